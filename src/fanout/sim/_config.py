@@ -1,0 +1,121 @@
+"""Configuration of the simulated server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["FAULT_KINDS", "SimConfig"]
+
+#: Every fault the simulator can inject, by name.
+FAULT_KINDS: tuple[str, ...] = (
+    "500",  # internal server error
+    "502",  # bad gateway
+    "503",  # service unavailable
+    "408",  # request timeout
+    "reset",  # TCP connection reset after the request was read
+    "hang",  # never answer; the client has to give up
+    "malformed",  # 200 with a body that is not JSON
+    "stream_cut",  # SSE stream closed before `[DONE]` (non-streaming: body cut short)
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimConfig:
+    """Everything the simulated server does, with defaults calibrated to a hosted
+    mid-size model behind a continuous-batching engine.
+
+    Times are in seconds of *model time*; the server runs them ``time_scale``
+    times faster (rate-limit windows and ``retry-after`` headers included).
+    """
+
+    # --- timing model -------------------------------------------------------
+    step_s: float = 0.015
+    """Decode step time at batch size 1 (reading the weights once)."""
+    step_per_seq_s: float = 0.0004
+    """Extra step time for every running sequence beyond the first (~2.7 %)."""
+    step_per_kv_token_s: float = 1e-6
+    """Extra step time per token held in the KV cache (attention reads)."""
+    prefill_tokens_per_s: float = 5000.0
+    """Prefill speed: prompt tokens processed per second before the first token."""
+    slots: int = 256
+    """Maximum running sequences. ``slots=1`` models a server that does not batch."""
+    kv_capacity_tokens: int = 2_000_000
+    """KV-cache capacity. A request reserves prompt + answer tokens at admission."""
+    rtt_s: float = 0.15
+    """Network round trip added to every request (half before, half after)."""
+    stream_chunk_tokens: int = 1
+    """While a streaming request runs, the engine wakes at least every this many steps."""
+    time_scale: float = 1.0
+    """Run everything this many times faster."""
+
+    # --- content --------------------------------------------------------------
+    answer_tokens: int | Callable[[str], int] = 200
+    """Answer length in tokens: a number, or a function of the question text.
+    A hint in the question, ``{{tokens=N}}``, overrides both."""
+    model: str = "sim-1"
+    """Model name listed by ``GET /v1/models`` (any name is accepted in requests)."""
+    max_context_tokens: int = 128_000
+    """Requests whose prompt exceeds this are refused with 400 ``context_length_exceeded``."""
+
+    # --- limits (per API key) ---------------------------------------------------
+    rpm: int | None = None
+    """Requests per minute, or None for no limit."""
+    tpm: int | None = None
+    """Tokens per minute (prompt + ``max_tokens`` x ``n`` charged at admission), or None."""
+    limit_period_s: float = 60.0
+    """Length of the window the per-minute limits are policed over. 60 lets a whole
+    minute's budget go in one burst; 1 polices ``rpm/60`` per second."""
+    quota_tokens: int | None = None
+    """Total tokens the key may ever use; beyond it every request gets 429
+    ``insufficient_quota``."""
+
+    # --- faults -------------------------------------------------------------------
+    fault_rates: Mapping[str, float] = field(default_factory=dict)
+    """Probability of each fault kind (see ``FAULT_KINDS``) per request."""
+    fault_schedule: Mapping[int, str] = field(default_factory=dict)
+    """Faults on given request numbers (1-based, in arrival order)."""
+    seed: int = 0
+    """Seed of the fault dice."""
+
+    def __post_init__(self) -> None:
+        positive = {
+            "step_s": self.step_s,
+            "prefill_tokens_per_s": self.prefill_tokens_per_s,
+            "time_scale": self.time_scale,
+            "limit_period_s": self.limit_period_s,
+        }
+        for name, value in positive.items():
+            if not value > 0:
+                raise ValueError(f"SimConfig.{name} must be > 0, got {value!r}")
+        non_negative = {
+            "step_per_seq_s": self.step_per_seq_s,
+            "step_per_kv_token_s": self.step_per_kv_token_s,
+            "rtt_s": self.rtt_s,
+        }
+        for name, value in non_negative.items():
+            if value < 0:
+                raise ValueError(f"SimConfig.{name} must be >= 0, got {value!r}")
+        if self.stream_chunk_tokens < 1:
+            raise ValueError("SimConfig.stream_chunk_tokens must be >= 1")
+        if self.slots < 1:
+            raise ValueError(f"SimConfig.slots must be >= 1, got {self.slots!r}")
+        if self.kv_capacity_tokens < 1:
+            raise ValueError("SimConfig.kv_capacity_tokens must be >= 1")
+        for name, limit in (("rpm", self.rpm), ("tpm", self.tpm)):
+            if limit is not None and limit < 1:
+                raise ValueError(f"SimConfig.{name} must be >= 1 or None, got {limit!r}")
+        for kind, rate in self.fault_rates.items():
+            if kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(FAULT_KINDS)}")
+            if not 0 <= rate <= 1:
+                raise ValueError(f"fault rate for {kind!r} must be in [0, 1], got {rate!r}")
+        if sum(self.fault_rates.values()) > 1:
+            raise ValueError("fault rates add up to more than 1")
+        for number, kind in self.fault_schedule.items():
+            if kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault kind {kind!r} scheduled for request {number}")
+
+    def scaled(self, seconds: float) -> float:
+        """Model seconds to wall-clock seconds."""
+        return seconds / self.time_scale

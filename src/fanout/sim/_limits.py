@@ -1,0 +1,78 @@
+"""Per-key request and token budgets, policed like the hosted API."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+__all__ = ["Bucket", "go_duration"]
+
+
+def go_duration(seconds: float) -> str:
+    """Format like Go's ``time.Duration``: ``1s``, ``6m0s``, ``120ms``, ``1m30.5s``."""
+    if seconds <= 0:
+        return "0s"
+    if seconds < 1:
+        ms = seconds * 1000
+        return f"{ms:.0f}ms" if ms >= 1 else "1ms"
+    minutes, rest = divmod(seconds, 60)
+    secs = f"{rest:.3f}".rstrip("0").rstrip(".")
+    if minutes >= 1:
+        hours, minutes = divmod(int(minutes), 60)
+        head = f"{hours}h" if hours else ""
+        return f"{head}{minutes}m{secs}s"
+    return f"{secs}s"
+
+
+class Bucket:
+    """A token bucket holding ``limit * period / 60`` that refills at ``limit`` per minute.
+
+    Times are wall seconds; ``time_scale`` makes a model minute pass faster.
+    """
+
+    __slots__ = ("_clock", "_level", "_stamp", "capacity", "limit", "rate")
+
+    def __init__(
+        self,
+        limit: int,
+        *,
+        period_s: float,
+        time_scale: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.capacity = max(1.0, limit * period_s / 60.0)
+        self.rate = limit / 60.0 * time_scale  # units per wall second
+        self._clock = clock
+        self._level = self.capacity
+        self._stamp = clock()
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._level = min(self.capacity, self._level + (now - self._stamp) * self.rate)
+        self._stamp = now
+
+    def try_take(self, amount: float) -> float:
+        """Take ``amount`` and return 0, or take nothing and return the wall seconds
+        until it would fit."""
+        self._refill()
+        amount = min(amount, self.capacity)  # an oversized request waits for a full bucket
+        if self._level >= amount:
+            self._level -= amount
+            return 0.0
+        return (amount - self._level) / self.rate
+
+    def give_back(self, amount: float) -> None:
+        self._refill()
+        self._level = min(self.capacity, self._level + amount)
+
+    @property
+    def remaining(self) -> int:
+        self._refill()
+        return max(0, int(self._level))
+
+    @property
+    def reset_s(self) -> float:
+        """Wall seconds until the bucket is full again."""
+        self._refill()
+        return (self.capacity - self._level) / self.rate

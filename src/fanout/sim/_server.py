@@ -1,0 +1,512 @@
+"""The OpenAI-compatible face of the simulator."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ._config import SimConfig
+from ._engine import Engine, Sequence
+from ._http import HTTPServer, Request, Responder
+from ._limits import Bucket, go_duration
+from ._stats import RequestRecord, SimStats
+from ._text import _TOKEN, answer_for, count_tokens, render_merged, split_questions, wanted_tokens
+
+__all__ = ["SimServer", "serve"]
+
+KNOWN_PARAMS = frozenset(
+    {
+        "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
+        "n", "stream", "stream_options", "stop", "presence_penalty", "frequency_penalty",
+        "logit_bias", "logprobs", "top_logprobs", "user", "seed", "response_format", "tools",
+        "tool_choice", "parallel_tool_calls", "metadata", "store", "service_tier",
+        "reasoning_effort", "modalities", "prediction", "audio", "web_search_options",
+        "prompt_cache_key", "safety_identifier", "verbosity", "functions", "function_call",
+        "ignore_eos",
+    }
+)  # fmt: skip
+
+_MESSAGE_OVERHEAD = 3  # tokens per message for role and separators, as chat formats do
+
+
+class _KeyLimits:
+    def __init__(self, cfg: SimConfig) -> None:
+        period = cfg.limit_period_s
+        scale = cfg.time_scale
+        self.requests = (
+            Bucket(cfg.rpm, period_s=period, time_scale=scale) if cfg.rpm is not None else None
+        )
+        self.tokens = (
+            Bucket(cfg.tpm, period_s=period, time_scale=scale) if cfg.tpm is not None else None
+        )
+        self.spent = 0
+
+    def headers(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name, bucket in (("requests", self.requests), ("tokens", self.tokens)):
+            if bucket is not None:
+                out[f"x-ratelimit-limit-{name}"] = str(bucket.limit)
+                out[f"x-ratelimit-remaining-{name}"] = str(bucket.remaining)
+                out[f"x-ratelimit-reset-{name}"] = go_duration(bucket.reset_s)
+        return out
+
+
+def _error(message: str, type_: str, code: str | None, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def _prompt_text(messages: list[Any]) -> tuple[str, int]:
+    """(last user message, prompt tokens of the whole conversation)."""
+    total = 3
+    last_user = ""
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):  # content parts
+            content = " ".join(
+                str(p.get("text", "")) for p in content if isinstance(p, dict)
+            )
+        text = content if isinstance(content, str) else ""
+        total += _MESSAGE_OVERHEAD + count_tokens(text)
+        if isinstance(message, dict) and message.get("role") == "user":
+            last_user = text
+    return last_user, total
+
+
+def _truncate(text: str, tokens: int) -> str:
+    """The prefix of ``text`` holding its first ``tokens`` tokens."""
+    if tokens <= 0:
+        return ""
+    for i, match in enumerate(_TOKEN.finditer(text)):
+        if i == tokens - 1:
+            return text[: match.end()]
+    return text
+
+
+def _token_ends(text: str) -> list[int]:
+    return [m.end() for m in _TOKEN.finditer(text)]
+
+
+class SimServer:
+    """A running simulator. Build it with :func:`serve` (in-process) or ``fanout sim``."""
+
+    def __init__(self, config: SimConfig | None = None) -> None:
+        self.config = config or SimConfig()
+        self.stats = SimStats()
+        self._engine = Engine(self.config)
+        self._http = HTTPServer(self._handle)
+        self._keys: dict[str, _KeyLimits] = {}
+        self._dice = random.Random(self.config.seed)
+        self._count = 0
+        self._t0 = time.monotonic()
+        self._hung: set[asyncio.Future[None]] = set()
+
+    @property
+    def port(self) -> int:
+        return self._http.port
+
+    @property
+    def base_url(self) -> str:
+        """What to give ``AsyncOpenAI(base_url=...)``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self, port: int = 0) -> None:
+        self._t0 = time.monotonic()
+        self._engine.start()
+        await self._http.start(port)
+
+    async def stop(self) -> None:
+        await self._http.stop()
+        await self._engine.stop()
+
+    def reset_stats(self) -> None:
+        """Forget what was seen so far (limits and quota keep their state)."""
+        self.stats = SimStats()
+
+    # --- plumbing ---------------------------------------------------------------
+    def _now(self) -> float:
+        return time.monotonic() - self._t0
+
+    async def _sleep_model(self, seconds: float) -> None:
+        if seconds > 0:
+            await asyncio.sleep(self.config.scaled(seconds))
+
+    async def _handle(self, request: Request, out: Responder) -> None:
+        if request.method == "GET" and request.path in ("/v1/models", "/models"):
+            await out.send_json(200, {}, self._models())
+            return
+        if request.method == "GET" and request.path == "/sim/stats":
+            self._sync_engine_stats()
+            await out.send_json(200, {}, self.stats.to_dict())
+            return
+        if request.method == "POST" and request.path in ("/v1/chat/completions", "/chat/completions"):
+            await self._chat(request, out)
+            return
+        await out.send_json(404, {}, _error(f"no route {request.path}", "invalid_request_error", None))
+
+    def _models(self) -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [{"id": self.config.model, "object": "model", "created": 0, "owned_by": "fanout-sim"}],
+        }
+
+    def _sync_engine_stats(self) -> None:
+        self.stats.peak_running = self._engine.peak_running
+        self.stats.peak_kv_tokens = self._engine.peak_kv_reserved
+
+    def _pick_fault(self, number: int) -> str | None:
+        scheduled = self.config.fault_schedule.get(number)
+        if scheduled is not None:
+            return scheduled
+        roll = self._dice.random()
+        acc = 0.0
+        for kind, rate in self.config.fault_rates.items():
+            acc += rate
+            if roll < acc:
+                return kind
+        return None
+
+    # --- chat completions -------------------------------------------------------------
+    async def _chat(self, request: Request, out: Responder) -> None:
+        self._count += 1
+        record = RequestRecord(number=self._count, arrival=self._now())
+        self.stats.requests.append(record)
+        self.stats.in_flight += 1
+        self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
+        try:
+            await self._chat_inner(request, out, record)
+        finally:
+            self.stats.in_flight -= 1
+            self._sync_engine_stats()
+            if record.status is None:
+                record.status = out.status
+            if record.finished is None:
+                record.finished = self._now()
+
+    async def _chat_inner(self, request: Request, out: Responder, record: RequestRecord) -> None:
+        cfg = self.config
+        request_id = f"req_{uuid.uuid4().hex[:16]}"
+        base_headers = {"x-request-id": request_id}
+        auth = request.headers.get("authorization", "")
+        api_key = auth[7:] if auth.lower().startswith("bearer ") else auth
+        record.api_key = api_key[:4] + "…" if api_key else ""
+
+        async def fail(status: int, body: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+            record.status = status
+            record.error_code = body["error"].get("code")
+            await self._sleep_model(cfg.rtt_s / 2)
+            await out.send_json(status, {**base_headers, **(extra or {})}, body)
+
+        await self._sleep_model(cfg.rtt_s / 2)
+
+        try:
+            payload = json.loads(request.body or b"null")
+        except ValueError:
+            await fail(400, _error("request body is not valid JSON", "invalid_request_error", None))
+            return
+        if not isinstance(payload, dict):
+            await fail(400, _error("request body must be a JSON object", "invalid_request_error", None))
+            return
+        unknown = sorted(set(payload) - KNOWN_PARAMS)
+        for name in unknown:
+            self.stats.unknown_params[name] += 1
+        if unknown:
+            await fail(
+                400,
+                _error(f"Unrecognized request argument supplied: {unknown[0]}", "invalid_request_error",
+                       "unknown_parameter", unknown[0]),
+            )  # fmt: skip
+            return
+        messages = payload.get("messages")
+        if not isinstance(messages, list) or not messages:
+            await fail(400, _error("'messages' must be a non-empty array", "invalid_request_error",
+                                   None, "messages"))  # fmt: skip
+            return
+        if not isinstance(payload.get("model"), str):
+            await fail(400, _error("'model' is required", "invalid_request_error", None, "model"))
+            return
+        n = payload.get("n") or 1
+        max_tokens = payload.get("max_completion_tokens", payload.get("max_tokens"))
+        if not isinstance(n, int) or n < 1 or (max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1)):
+            await fail(400, _error("invalid 'n' or 'max_tokens'", "invalid_request_error", None))
+            return
+        stream = bool(payload.get("stream"))
+        record.stream = stream
+        question, prompt_tokens = _prompt_text(messages)
+        record.prompt_tokens = prompt_tokens
+
+        keys = self._keys.get(api_key)
+        if keys is None:
+            keys = self._keys[api_key] = _KeyLimits(cfg)
+
+        # Quota first: a key with no money left gets no rate-limit budget either.
+        if cfg.quota_tokens is not None and keys.spent >= cfg.quota_tokens:
+            self.stats.quota_exceeded += 1
+            await fail(
+                429,
+                _error("You exceeded your current quota, please check your plan and billing details.",
+                       "insufficient_quota", "insufficient_quota"),
+                keys.headers(),
+            )  # fmt: skip
+            return
+
+        # Rate limits, charged at admission.
+        charge = prompt_tokens + (max_tokens or 0) * n
+        wait = keys.requests.try_take(1) if keys.requests is not None else 0.0
+        if wait == 0 and keys.tokens is not None:
+            wait = keys.tokens.try_take(charge)
+            if wait > 0 and keys.requests is not None:
+                keys.requests.give_back(1)
+            kind = "tokens"
+        else:
+            kind = "requests"
+        if wait > 0:
+            self.stats.rate_limited += 1
+            retry_headers = {
+                "retry-after": str(max(1, round(wait + 0.4999))),
+                "retry-after-ms": str(max(1, round(wait * 1000))),
+            }
+            await fail(
+                429,
+                _error(f"Rate limit reached for {kind} per min. Please try again in "
+                       f"{go_duration(wait)}.", "requests" if kind == "requests" else "tokens",
+                       "rate_limit_exceeded"),
+                {**keys.headers(), **retry_headers},
+            )  # fmt: skip
+            return
+        limit_headers = {**base_headers, **keys.headers()}
+
+        if prompt_tokens > cfg.max_context_tokens:
+            await fail(400, _error(f"This model's maximum context length is {cfg.max_context_tokens} "
+                                   f"tokens; your messages resulted in {prompt_tokens} tokens.",
+                                   "invalid_request_error", "context_length_exceeded", "messages"))  # fmt: skip
+            return
+
+        fault = self._pick_fault(record.number)
+        if fault is not None:
+            record.fault = fault
+            self.stats.faults[fault] += 1
+        if fault in ("500", "502", "503", "408"):
+            status = int(fault)  # type: ignore[arg-type]
+            await fail(status, _error(f"simulated fault {fault}", "server_error", None), limit_headers)
+            return
+        if fault == "reset":
+            record.status = 0
+            out.reset()
+            return
+        if fault == "hang":
+            record.status = 0
+            await out.disconnected()  # until the client gives up
+            record.disconnected = True
+            return
+
+        content, finish_reason, parts = self._compose(payload, question, max_tokens)
+        completion_tokens = count_tokens(content)
+        record.questions = parts
+        seq = Sequence(prompt_tokens=prompt_tokens, target_tokens=completion_tokens)
+        if not self._engine.fits_ever(seq):
+            await fail(400, _error("request does not fit in the KV cache", "invalid_request_error",
+                                   "context_length_exceeded"))  # fmt: skip
+            return
+        keys.spent += prompt_tokens + completion_tokens * n
+        created = int(time.time())
+        completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+        model = payload["model"]
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens * n,
+            "total_tokens": prompt_tokens + completion_tokens * n,
+        }
+
+        if stream:
+            await self._stream(out, record, seq, content, finish_reason, n, usage, payload,
+                               completion_id, created, model, limit_headers, cut=fault == "stream_cut")  # fmt: skip
+            return
+
+        self._engine.submit(seq)
+        if not await self._wait_done(seq, out):
+            record.disconnected = True
+            record.status = 499
+            return
+        self._mark(record, seq, completion_tokens * n)
+        await self._sleep_model(cfg.rtt_s / 2)
+        body = {
+            "id": completion_id,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [
+                {
+                    "index": i,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": finish_reason,
+                }
+                for i in range(n)
+            ],
+            "usage": usage,
+            "system_fingerprint": "fp_fanout_sim",
+        }
+        if fault == "malformed":
+            record.status = 200
+            await out.send(200, {**limit_headers, "content-type": "application/json"},
+                           b'{"id": "' + completion_id.encode() + b'", "choices": [{"mess')  # fmt: skip
+            return
+        if fault == "stream_cut":
+            record.status = 200
+            await out.send_truncated(200, {**limit_headers, "content-type": "application/json"},
+                                     json.dumps(body).encode())  # fmt: skip
+            return
+        record.status = 200
+        await out.send_json(200, limit_headers, body)
+
+    def _compose(self, payload: dict[str, Any], question: str, max_tokens: int | None) -> tuple[str, str, int]:
+        """(content, finish_reason, questions answered)."""
+        parts = split_questions(question)
+        schema: dict[str, Any] | None = None
+        fmt = payload.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            js = fmt.get("json_schema")
+            if isinstance(js, dict) and isinstance(js.get("schema"), dict):
+                schema = js["schema"]
+        if len(parts) == 1 and schema is None:
+            text = parts[0].text
+            content = answer_for(text, wanted_tokens(text, self.config.answer_tokens))
+        else:
+            answers = [answer_for(p.text, wanted_tokens(p.text, self.config.answer_tokens)) for p in parts]
+            content = render_merged(parts, answers, schema)
+        finish_reason = "stop"
+        if max_tokens is not None and count_tokens(content) > max_tokens:
+            content = _truncate(content, max_tokens)
+            finish_reason = "length"
+        return content, finish_reason, len(parts)
+
+    async def _wait_done(self, seq: Sequence, out: Responder) -> bool:
+        """Wait for the sequence; False (and the sequence dropped) if the client left."""
+        gone = out.disconnected()
+        done = asyncio.ensure_future(seq.done.wait())
+        try:
+            await asyncio.wait({gone, done}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            self._engine.cancel(seq)
+            raise
+        finally:
+            if not done.done():
+                done.cancel()
+        if seq.done.is_set() and not seq.cancelled:
+            return True
+        self._engine.cancel(seq)
+        return False
+
+    def _mark(self, record: RequestRecord, seq: Sequence, completion_tokens: int) -> None:
+        record.admitted = seq.admitted_at - self._t0 if seq.admitted_at is not None else None
+        record.first_token = seq.first_token_at - self._t0 if seq.first_token_at is not None else None
+        record.finished = self._now()
+        record.completion_tokens = completion_tokens
+
+    async def _stream(
+        self,
+        out: Responder,
+        record: RequestRecord,
+        seq: Sequence,
+        content: str,
+        finish_reason: str,
+        n: int,
+        usage: dict[str, int],
+        payload: dict[str, Any],
+        completion_id: str,
+        created: int,
+        model: str,
+        headers: dict[str, str],
+        *,
+        cut: bool,
+    ) -> None:
+        include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
+        ends = _token_ends(content)
+        progress: asyncio.Queue[int] = asyncio.Queue()
+        seq.on_tokens = progress.put_nowait
+        self._engine.submit(seq)
+
+        def chunk(delta: dict[str, Any], finish: str | None, *, with_usage: bool = False) -> bytes:
+            obj: dict[str, Any] = {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [
+                    {"index": i, "delta": delta, "logprobs": None, "finish_reason": finish}
+                    for i in range(n)
+                ],
+            }
+            if with_usage:
+                obj["choices"] = []
+                obj["usage"] = usage
+            elif include_usage:
+                obj["usage"] = None
+            return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
+        gone = out.disconnected()
+        await out.start_stream(200, {**headers, "content-type": "text/event-stream"})
+        record.status = 200
+        sent_chars = 0
+        sent_tokens = 0
+        first = True
+        cut_at = max(1, len(ends) // 2)
+        try:
+            while sent_tokens < len(ends):
+                got = asyncio.ensure_future(progress.get())
+                await asyncio.wait({got, gone}, return_when=asyncio.FIRST_COMPLETED)
+                if not got.done():
+                    got.cancel()
+                    self._engine.cancel(seq)
+                    record.disconnected = True
+                    record.status = 499
+                    return
+                generated = got.result()
+                while not progress.empty():
+                    generated = progress.get_nowait()
+                if cut and generated >= cut_at:
+                    out.cut()
+                    return
+                end = ends[min(generated, len(ends)) - 1]
+                delta: dict[str, Any] = {"content": content[sent_chars:end]}
+                if first:
+                    delta = {"role": "assistant", **delta}
+                    first = False
+                sent_chars, sent_tokens = end, generated
+                await out.write_chunk(chunk(delta, None))
+            if first:
+                await out.write_chunk(chunk({"role": "assistant", "content": ""}, None))
+            self._mark(record, seq, usage["completion_tokens"])
+            await self._sleep_model(self.config.rtt_s / 2)
+            await out.write_chunk(chunk({}, finish_reason))
+            if include_usage:
+                await out.write_chunk(chunk({}, None, with_usage=True))
+            await out.write_chunk(b"data: [DONE]\n\n")
+            await out.end_stream()
+        except (ConnectionError, asyncio.CancelledError):
+            self._engine.cancel(seq)
+            record.disconnected = True
+            raise
+
+
+@contextlib.asynccontextmanager
+async def serve(config: SimConfig | None = None, *, port: int = 0) -> AsyncIterator[SimServer]:
+    """Run a simulator in this event loop for the duration of the block.
+
+    ::
+
+        async with fanout.sim.serve(SimConfig(slots=1)) as server:
+            client = AsyncOpenAI(base_url=server.base_url, api_key="sim")
+    """
+    server = SimServer(config)
+    await server.start(port)
+    try:
+        yield server
+    finally:
+        await server.stop()
