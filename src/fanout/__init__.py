@@ -1,12 +1,68 @@
-"""fanout: answer many independent LLM questions fast and cheaply."""
+"""fanout: answer many independent LLM questions fast and cheaply.
+
+::
+
+    import fanout
+    from openai import AsyncOpenAI
+
+    answers = await fanout.ask_many(["What is X?", "Explain Y."],
+                                    client=AsyncOpenAI(), model="gpt-4o-mini")
+"""
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+
+from ._config import Limits as Limits
+from ._config import Retry as Retry
+from ._engine import Fanout as Fanout
+from ._engine import QuestionLike as QuestionLike
+from ._engine import ask_many as ask_many
+from ._exceptions import ConfigError as ConfigError
+from ._exceptions import FanoutError as FanoutError
+from ._exceptions import InvalidQuestionError as InvalidQuestionError
+from ._exceptions import PartialFailureError as PartialFailureError
+from ._exceptions import QuestionError as QuestionError
+from ._exceptions import QuestionTimeoutError as QuestionTimeoutError
+from ._exceptions import QuotaExceededError as QuotaExceededError
+from ._limiter import LimitState as LimitState
+from ._limiter import LocalLimiter as LocalLimiter
+from ._limiter import RateLimiter as RateLimiter
+from ._limiter import parse_duration as parse_duration
+from ._models import Answer as Answer
+from ._models import Answers as Answers
+from ._models import Question as Question
+from ._models import Report as Report
+from ._models import Usage as Usage
+from ._tokens import estimate_messages_tokens as estimate_messages_tokens
 
 try:
     __version__ = version("llm-fanout")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "Answer",
+    "Answers",
+    "ConfigError",
+    "Fanout",
+    "FanoutError",
+    "InvalidQuestionError",
+    "LimitState",
+    "Limits",
+    "LocalLimiter",
+    "PartialFailureError",
+    "Question",
+    "QuestionError",
+    "QuestionLike",
+    "QuestionTimeoutError",
+    "QuotaExceededError",
+    "RateLimiter",
+    "Report",
+    "Retry",
+    "Usage",
+    "__version__",
+    "ask_many",
+    "estimate_messages_tokens",
+    "parse_duration",
+]

@@ -60,7 +60,9 @@ class SimConfig:
 
     # --- limits (per API key) ---------------------------------------------------
     rpm: int | None = None
-    """Requests per minute, or None for no limit."""
+    """Requests per minute, or None for no limit. With ``time_scale`` the minute is a
+    model minute; the ``x-ratelimit-limit-*`` headers report the limit per *wall*
+    minute (``rpm * time_scale``), which is what a client has to pace itself to."""
     tpm: int | None = None
     """Tokens per minute (prompt + ``max_tokens`` x ``n`` charged at admission), or None."""
     limit_period_s: float = 60.0

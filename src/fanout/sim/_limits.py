@@ -30,7 +30,7 @@ class Bucket:
     Times are wall seconds; ``time_scale`` makes a model minute pass faster.
     """
 
-    __slots__ = ("_clock", "_level", "_stamp", "capacity", "limit", "rate")
+    __slots__ = ("_clock", "_level", "_stamp", "capacity", "limit", "rate", "wall_limit")
 
     def __init__(
         self,
@@ -41,6 +41,8 @@ class Bucket:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.limit = limit
+        self.wall_limit = max(1, round(limit * time_scale))
+        """The limit per wall-clock minute: what a client sees in the headers."""
         self.capacity = max(1.0, limit * period_s / 60.0)
         self.rate = limit / 60.0 * time_scale  # units per wall second
         self._clock = clock

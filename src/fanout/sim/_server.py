@@ -51,7 +51,7 @@ class _KeyLimits:
         out: dict[str, str] = {}
         for name, bucket in (("requests", self.requests), ("tokens", self.tokens)):
             if bucket is not None:
-                out[f"x-ratelimit-limit-{name}"] = str(bucket.limit)
+                out[f"x-ratelimit-limit-{name}"] = str(bucket.wall_limit)
                 out[f"x-ratelimit-remaining-{name}"] = str(bucket.remaining)
                 out[f"x-ratelimit-reset-{name}"] = go_duration(bucket.reset_s)
         return out

@@ -1,0 +1,80 @@
+"""Every error fanout raises, in one tree::
+
+    FanoutError
+    ├── ConfigError                 (also ValueError) bad Limits / Retry / policy values
+    ├── InvalidQuestionError        (also ValueError) a question that cannot be sent; names its index
+    ├── QuestionError               one question's final failure; names its index, keeps the cause
+    │   ├── QuotaExceededError      the key has no quota left (``insufficient_quota``); never retried
+    │   └── QuestionTimeoutError    the call's ``timeout=`` ran out before the question was answered
+    └── PartialFailureError         raised by ``ask_many`` when any question failed; carries *every*
+                                    answer, the successful ones included
+
+The SDK's own exception (``openai.APIStatusError`` and friends) is kept as the
+``__cause__`` of a :class:`QuestionError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._models import Answers
+
+__all__ = [
+    "ConfigError",
+    "FanoutError",
+    "InvalidQuestionError",
+    "PartialFailureError",
+    "QuestionError",
+    "QuestionTimeoutError",
+    "QuotaExceededError",
+]
+
+
+class FanoutError(Exception):
+    """Base class of every error fanout raises."""
+
+
+class ConfigError(FanoutError, ValueError):
+    """A configuration value is out of range or of the wrong kind."""
+
+
+class InvalidQuestionError(FanoutError, ValueError):
+    """A question cannot be sent (empty, not a string, ...)."""
+
+    def __init__(self, message: str, *, index: int | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+class QuestionError(FanoutError):
+    """One question failed for good. ``__cause__`` is the last underlying exception."""
+
+    def __init__(self, message: str, *, index: int, question: str, attempts: int) -> None:
+        super().__init__(message)
+        self.index = index
+        self.question = question
+        self.attempts = attempts
+
+
+class QuotaExceededError(QuestionError):
+    """The API key has no quota left (429 ``insufficient_quota``). Not retried."""
+
+
+class QuestionTimeoutError(QuestionError):
+    """The call's overall ``timeout=`` ran out before this question was answered."""
+
+
+class PartialFailureError(FanoutError):
+    """Some questions failed. ``answers`` holds every answer, in input order;
+    the failed ones have ``.error`` set."""
+
+    def __init__(self, message: str, *, answers: Answers) -> None:
+        super().__init__(message)
+        self.answers = answers
+
+    @property
+    def errors(self) -> Sequence[QuestionError]:
+        """The failures, in input order."""
+        return [a.error for a in self.answers if isinstance(a.error, QuestionError)]

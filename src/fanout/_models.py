@@ -1,0 +1,145 @@
+"""The data fanout takes and gives back: questions, answers and the report of a call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal, overload
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["Answer", "Answers", "Question", "Report", "Usage"]
+
+Mode = Literal["split", "merged"]
+
+
+class Question(BaseModel):
+    """One question, with optional per-question overrides of the create() parameters."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    id: str | None = None
+    """Your own identifier; copied onto the answer."""
+    params: Mapping[str, Any] = Field(default_factory=dict)
+    """Overrides for this question only (``max_tokens``, ``temperature``, ...)."""
+    system: str | None = None
+    """A system prompt for this question only (replaces the call's ``system``)."""
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("question text is empty")
+        return value
+
+
+class Usage(BaseModel):
+    """Token counts, as the API reported them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
+class Answer(BaseModel):
+    """The answer to one question (or the error that stopped it)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    index: int
+    """Position of the question in the input."""
+    question: str
+    id: str | None = None
+    text: str | None = None
+    """The answer, or None if the question failed."""
+    mode: Mode = "split"
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens of every attempt whose usage the API reported. A duplicate question
+    answered by another question's request reports zero (see ``shared_with``)."""
+    attempts: int = 0
+    latency_s: float = 0.0
+    """From the first attempt's start to the answer, retries and limit waits included."""
+    request_ids: list[str] = Field(default_factory=list)
+    error: BaseException | None = None
+    shared_with: int | None = None
+    """For a duplicate question: the index of the question whose request answered it."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Report(BaseModel):
+    """What a call did."""
+
+    questions: int = 0
+    answered: int = 0
+    failed: int = 0
+    wall_s: float = 0.0
+    requests: int = 0
+    """HTTP requests sent, retries included."""
+    retries: int = 0
+    rate_limited: int = 0
+    """429 responses seen."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    peak_concurrency: int = 0
+    """Most requests of this call in flight at once."""
+    limit_wait_s: float = 0.0
+    """Time requests spent waiting on rate limits and cool-downs, summed."""
+    deduplicated: int = 0
+    """Questions answered by an identical question's request."""
+    policy: str = "split"
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Answers(Sequence[Answer]):
+    """The answers of a call, in input order, and its report."""
+
+    __slots__ = ("_items", "report")
+
+    def __init__(self, items: Sequence[Answer], report: Report) -> None:
+        self._items = list(items)
+        self.report = report
+
+    @overload
+    def __getitem__(self, index: int) -> Answer: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Answer]: ...
+    def __getitem__(self, index: int | slice) -> Answer | Sequence[Answer]:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Answer]:
+        return iter(self._items)
+
+    @property
+    def texts(self) -> list[str | None]:
+        """Each answer's text (None where the question failed), in input order."""
+        return [a.text for a in self._items]
+
+    @property
+    def errors(self) -> list[Answer]:
+        """The answers that failed."""
+        return [a for a in self._items if a.error is not None]
+
+    def __repr__(self) -> str:
+        r = self.report
+        return f"<Answers {len(self)} answered={r.answered} failed={r.failed} wall_s={r.wall_s:.3f}>"
