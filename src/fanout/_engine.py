@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import openai
@@ -32,14 +32,15 @@ from ._tokens import estimate_messages_tokens
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+    from openai.types.chat import ChatCompletion
 
 __all__ = ["Fanout", "QuestionLike", "ask_many"]
 
 log = logging.getLogger("fanout")
 
-QuestionLike = Union[str, Question]
+QuestionLike = str | Question
 OnError = Literal["raise", "return"]
-OnAnswer = Callable[[Answer], Union[None, Awaitable[None]]]
+OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
 _POLICIES = frozenset({"split"})
 _DEFAULT_COOL_DOWN_S = 1.0
@@ -388,7 +389,11 @@ class Fanout:
                             await deliver(Answer(index=index, question=_preview(item), error=exc))
                             continue
                         params = self._params(question, opts)
-                        key = json.dumps(params, sort_keys=True, default=str) if opts.dedupe else str(index)
+                        key = (
+                            json.dumps(params, sort_keys=True, default=str)
+                            if opts.dedupe
+                            else str(index)
+                        )
                         if key in finished:
                             stats.deduplicated += 1
                             await deliver(_shared(finished[key], index, question))
@@ -449,7 +454,7 @@ class Fanout:
 
     async def _attempt(
         self, job: _Job, opts: _Options, stats: _CallStats, tally: _Tally
-    ) -> openai.types.chat.ChatCompletion:
+    ) -> ChatCompletion:
         params = job.params
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         n = params.get("n") or 1
@@ -469,7 +474,7 @@ class Fanout:
                 request_id = raw.headers.get("x-request-id")
                 if request_id:
                     tally.request_ids.append(request_id)
-                completion = raw.parse()
+                completion: ChatCompletion = raw.parse()
             except openai.APIStatusError as exc:
                 headers = exc.response.headers
                 self._limiter.observe(headers)
@@ -597,4 +602,3 @@ async def ask_many(
         questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
         **create_kwargs,
     )  # fmt: skip
-

@@ -15,10 +15,11 @@ The SDK's own exception (``openai.APIStatusError`` and friends) is kept as the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ._models import Answers
 
 __all__ = [

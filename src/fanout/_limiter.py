@@ -14,14 +14,16 @@ from __future__ import annotations
 import random
 import re
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 from aiolimiter import AsyncLimiter
 
-from ._config import Limits
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from ._config import Limits
 
 __all__ = ["LimitState", "LocalLimiter", "RateLimiter", "parse_duration"]
 
@@ -56,6 +58,8 @@ class LimitState:
     tpm: float | None
     rpm_learned: bool
     tpm_learned: bool
+    window_s: float
+    """The window requests and tokens are spread over (learned if smaller than configured)."""
     paused_for_s: float
 
 
@@ -82,7 +86,7 @@ class RateLimiter(Protocol):
 
 
 class _TokenBucket:
-    """Holds at most ``per_minute * window / 60`` tokens and refills continuously.
+    """Holds at most half of ``per_minute * window / 60`` tokens and refills continuously.
 
     A request larger than the bucket waits for a full bucket and then drives the
     level negative, so it is paid for by the time that follows.
@@ -90,7 +94,7 @@ class _TokenBucket:
 
     def __init__(self, per_minute: float, window_s: float, clock: Callable[[], float]) -> None:
         self.per_minute = per_minute
-        self.capacity = max(1.0, per_minute * window_s / 60.0)
+        self.capacity = max(1.0, per_minute * window_s / 60.0 / 2)  # half: see _smoothed_limiter
         self.rate = per_minute / 60.0
         self._clock = clock
         self._level = self.capacity
@@ -123,8 +127,12 @@ class _TokenBucket:
 
 
 def _smoothed_limiter(per_minute: float, window_s: float) -> AsyncLimiter:
+    """Release ``per_minute`` evenly, with a burst of at most half of one window's
+    budget: the other half absorbs the jitter between when we send and when the
+    server counts, so a server policing the same window never sees too many."""
     window = max(window_s, 60.0 / per_minute)  # at least one request per window
-    return AsyncLimiter(max_rate=per_minute * window / 60.0, time_period=window)
+    burst = max(1.0, per_minute * window / 60.0 / 2)
+    return AsyncLimiter(max_rate=burst, time_period=burst * 60.0 / per_minute)
 
 
 class LocalLimiter:
@@ -147,6 +155,9 @@ class LocalLimiter:
         self._tpm_learned = False
         self._pause_until = 0.0
         self._jitter_s = 0.0
+        self._window_s = limits.smoothing_s
+        self._window_learned = False
+        self._drain_new_limiter = False
         if limits.rpm is not None:
             self._set_rpm(limits.rpm)
         if limits.tpm is not None:
@@ -155,16 +166,37 @@ class LocalLimiter:
     # --- configuration ------------------------------------------------------------
     def _set_rpm(self, rpm: float) -> None:
         self._rpm = rpm * self._limits.headroom
-        self._requests = _smoothed_limiter(self._rpm, self._limits.smoothing_s)
+        self._requests = _smoothed_limiter(self._rpm, self._window_s)
 
     def _set_tpm(self, tpm: float) -> None:
-        self._tokens = _TokenBucket(tpm * self._limits.headroom, self._limits.smoothing_s, self._clock)
+        self._tokens = _TokenBucket(tpm * self._limits.headroom, self._window_s, self._clock)
+
+    def _learn_window(self, limit: float, remaining: float, reset_s: float) -> None:
+        """Infer the server's policing window from one response and shrink ours to it.
+
+        A server bucket refilling at ``limit`` per minute that reports
+        ``remaining`` now and full again in ``reset_s`` holds
+        ``remaining + reset_s * limit / 60``: that many per-minute sixtieths is
+        its window. Releasing no more than half of it at once never overruns it.
+        """
+        capacity = remaining + 1 + reset_s * limit / 60.0  # +1: remaining is rounded down
+        window = capacity * 60.0 / limit
+        if 0 < window < self._window_s * 0.8:
+            self._window_s = window
+            self._window_learned = True
+            if self._rpm is not None:
+                # The new limiter starts empty: no fresh burst on top of what was sent.
+                self._drain_new_limiter = True
+                self._set_rpm(self._rpm / self._limits.headroom)
 
     # --- the interface -----------------------------------------------------------
     async def acquire(self, tokens: int) -> float:
         start = self._clock()
         await self._wait_pause()
         if self._requests is not None:
+            if self._drain_new_limiter:
+                self._drain_new_limiter = False
+                await self._requests.acquire(self._requests.max_rate)  # takes no time
             await self._requests.acquire()
         if self._tokens is not None:
             while (wait := self._tokens.wait_for(tokens)) > 0:
@@ -203,17 +235,24 @@ class LocalLimiter:
         if self._limits.rpm is None and limit_req and limit_req != self._learned_rpm_value():
             self._set_rpm(limit_req)
             self._rpm_learned = True
-        if self._limits.tpm is None and limit_tok and (
-            self._tokens is None or self._tokens.per_minute != limit_tok * self._limits.headroom
+            self._drain_new_limiter = True  # what is in flight already spent the burst
+        if (
+            self._limits.tpm is None
+            and limit_tok
+            and (
+                self._tokens is None or self._tokens.per_minute != limit_tok * self._limits.headroom
+            )
         ):
             self._set_tpm(limit_tok)
             self._tpm_learned = True
-        # Slow down before the endpoint says no: with nothing left, wait for the
-        # time it takes to win back one request (or the next request's tokens).
         remaining_req = _number(get("x-ratelimit-remaining-requests"))
-        if remaining_req is not None and remaining_req < 1 and limit_req:
-            reset = parse_duration(get("x-ratelimit-reset-requests") or "") or 0.0
-            self.cool_down(min(reset, 60.0 / limit_req))
+        reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
+        if limit_req and remaining_req is not None and reset_req is not None:
+            self._learn_window(limit_req, remaining_req, reset_req)
+            # Slow down before the endpoint says no: with nothing left, wait for
+            # the time it takes to win back one request.
+            if remaining_req < 1:
+                self.cool_down(min(reset_req, 60.0 / limit_req))
         remaining_tok = _number(get("x-ratelimit-remaining-tokens"))
         if remaining_tok is not None and self._tokens is not None:
             self._tokens.drain_to(remaining_tok)
@@ -229,6 +268,7 @@ class LocalLimiter:
             tpm=self._tokens.per_minute if self._tokens is not None else None,
             rpm_learned=self._rpm_learned,
             tpm_learned=self._tpm_learned,
+            window_s=self._window_s,
             paused_for_s=max(0.0, self._pause_until - self._clock()),
         )
 

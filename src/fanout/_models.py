@@ -142,4 +142,6 @@ class Answers(Sequence[Answer]):
 
     def __repr__(self) -> str:
         r = self.report
-        return f"<Answers {len(self)} answered={r.answered} failed={r.failed} wall_s={r.wall_s:.3f}>"
+        return (
+            f"<Answers {len(self)} answered={r.answered} failed={r.failed} wall_s={r.wall_s:.3f}>"
+        )

@@ -68,7 +68,12 @@ class _RichProgress:
     def update(self, *, done: int, total: int | None, retries: int, rate_limited: int) -> None:
         rate = done / max(time.monotonic() - self._start, 1e-9)
         self._progress.update(
-            self._task, completed=done, total=total, rate=rate, retries=retries, limited=rate_limited
+            self._task,
+            completed=done,
+            total=total,
+            rate=rate,
+            retries=retries,
+            limited=rate_limited,
         )
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import openai
 from tenacity import (
@@ -20,10 +21,12 @@ from tenacity import (
     stop_after_attempt,
     stop_after_delay,
 )
-from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
-from ._config import Retry
+if TYPE_CHECKING:
+    from tenacity.stop import stop_base
+
+    from ._config import Retry
 
 __all__ = ["build_retrying", "is_quota_error", "is_retryable", "server_retry_after"]
 
@@ -106,9 +109,9 @@ class _wait_server_or_backoff(wait_base):
                 return min(asked, self._retry.max_wait)
         ceiling = min(
             self._retry.max_wait,
-            self._retry.initial_wait * 2 ** max(0, retry_state.attempt_number - 1),
+            self._retry.initial_wait * 2.0 ** max(0, retry_state.attempt_number - 1),
         )
-        return self._rng() * ceiling
+        return float(self._rng() * ceiling)
 
 
 def build_retrying(

@@ -56,9 +56,7 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, Iterable):
-        return " ".join(
-            str(part.get("text", "")) for part in content if isinstance(part, Mapping)
-        )
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
     return ""
 
 

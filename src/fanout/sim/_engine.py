@@ -19,13 +19,17 @@ batch at the next step boundary.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ._config import SimConfig
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ._config import SimConfig
 
 __all__ = ["Engine", "Sequence"]
 
@@ -73,10 +77,8 @@ class Engine:
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
             self._task = None
 
     def fits_ever(self, seq: Sequence) -> bool:

@@ -8,8 +8,7 @@ import json
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._config import SimConfig
 from ._engine import Engine, Sequence
@@ -17,6 +16,9 @@ from ._http import HTTPServer, Request, Responder
 from ._limits import Bucket, go_duration
 from ._stats import RequestRecord, SimStats
 from ._text import _TOKEN, answer_for, count_tokens, render_merged, split_questions, wanted_tokens
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 __all__ = ["SimServer", "serve"]
 
@@ -68,9 +70,7 @@ def _prompt_text(messages: list[Any]) -> tuple[str, int]:
     for message in messages:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):  # content parts
-            content = " ".join(
-                str(p.get("text", "")) for p in content if isinstance(p, dict)
-            )
+            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
         text = content if isinstance(content, str) else ""
         total += _MESSAGE_OVERHEAD + count_tokens(text)
         if isinstance(message, dict) and message.get("role") == "user":
@@ -144,15 +144,22 @@ class SimServer:
             self._sync_engine_stats()
             await out.send_json(200, {}, self.stats.to_dict())
             return
-        if request.method == "POST" and request.path in ("/v1/chat/completions", "/chat/completions"):
+        if request.method == "POST" and request.path in (
+            "/v1/chat/completions",
+            "/chat/completions",
+        ):
             await self._chat(request, out)
             return
-        await out.send_json(404, {}, _error(f"no route {request.path}", "invalid_request_error", None))
+        await out.send_json(
+            404, {}, _error(f"no route {request.path}", "invalid_request_error", None)
+        )
 
     def _models(self) -> dict[str, Any]:
         return {
             "object": "list",
-            "data": [{"id": self.config.model, "object": "model", "created": 0, "owned_by": "fanout-sim"}],
+            "data": [
+                {"id": self.config.model, "object": "model", "created": 0, "owned_by": "fanout-sim"}
+            ],
         }
 
     def _sync_engine_stats(self) -> None:
@@ -196,7 +203,9 @@ class SimServer:
         api_key = auth[7:] if auth.lower().startswith("bearer ") else auth
         record.api_key = api_key[:4] + "…" if api_key else ""
 
-        async def fail(status: int, body: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+        async def fail(
+            status: int, body: dict[str, Any], extra: dict[str, str] | None = None
+        ) -> None:
             record.status = status
             record.error_code = body["error"].get("code")
             await self._sleep_model(cfg.rtt_s / 2)
@@ -210,7 +219,9 @@ class SimServer:
             await fail(400, _error("request body is not valid JSON", "invalid_request_error", None))
             return
         if not isinstance(payload, dict):
-            await fail(400, _error("request body must be a JSON object", "invalid_request_error", None))
+            await fail(
+                400, _error("request body must be a JSON object", "invalid_request_error", None)
+            )
             return
         unknown = sorted(set(payload) - KNOWN_PARAMS)
         for name in unknown:
@@ -232,7 +243,11 @@ class SimServer:
             return
         n = payload.get("n") or 1
         max_tokens = payload.get("max_completion_tokens", payload.get("max_tokens"))
-        if not isinstance(n, int) or n < 1 or (max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1)):
+        if (
+            not isinstance(n, int)
+            or n < 1
+            or (max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1))
+        ):
             await fail(400, _error("invalid 'n' or 'max_tokens'", "invalid_request_error", None))
             return
         stream = bool(payload.get("stream"))
@@ -292,8 +307,10 @@ class SimServer:
             record.fault = fault
             self.stats.faults[fault] += 1
         if fault in ("500", "502", "503", "408"):
-            status = int(fault)  # type: ignore[arg-type]
-            await fail(status, _error(f"simulated fault {fault}", "server_error", None), limit_headers)
+            status = int(fault)
+            await fail(
+                status, _error(f"simulated fault {fault}", "server_error", None), limit_headers
+            )
             return
         if fault == "reset":
             record.status = 0
@@ -365,7 +382,9 @@ class SimServer:
         record.status = 200
         await out.send_json(200, limit_headers, body)
 
-    def _compose(self, payload: dict[str, Any], question: str, max_tokens: int | None) -> tuple[str, str, int]:
+    def _compose(
+        self, payload: dict[str, Any], question: str, max_tokens: int | None
+    ) -> tuple[str, str, int]:
         """(content, finish_reason, questions answered)."""
         parts = split_questions(question)
         schema: dict[str, Any] | None = None
@@ -378,7 +397,9 @@ class SimServer:
             text = parts[0].text
             content = answer_for(text, wanted_tokens(text, self.config.answer_tokens))
         else:
-            answers = [answer_for(p.text, wanted_tokens(p.text, self.config.answer_tokens)) for p in parts]
+            answers = [
+                answer_for(p.text, wanted_tokens(p.text, self.config.answer_tokens)) for p in parts
+            ]
             content = render_merged(parts, answers, schema)
         finish_reason = "stop"
         if max_tokens is not None and count_tokens(content) > max_tokens:
@@ -405,7 +426,9 @@ class SimServer:
 
     def _mark(self, record: RequestRecord, seq: Sequence, completion_tokens: int) -> None:
         record.admitted = seq.admitted_at - self._t0 if seq.admitted_at is not None else None
-        record.first_token = seq.first_token_at - self._t0 if seq.first_token_at is not None else None
+        record.first_token = (
+            seq.first_token_at - self._t0 if seq.first_token_at is not None else None
+        )
         record.finished = self._now()
         record.completion_tokens = completion_tokens
 

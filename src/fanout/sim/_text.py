@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 __all__ = [
     "TOKEN_HINT",
@@ -30,12 +32,53 @@ _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
 #: ``{{tokens=N}}`` written anywhere in a question sets its answer length.
 TOKEN_HINT = re.compile(r"\{\{\s*tokens\s*=\s*(\d+)\s*\}\}")
 
-_VOCAB = (
-    "the model answers each part with care and the result depends on context "
-    "data shows that batching helps when decode steps are shared across many "
-    "sequences so latency follows the longest answer rather than their sum "
-    "which explains why independent questions should run in parallel"
-).split()
+_VOCAB = [
+    "the",
+    "model",
+    "answers",
+    "each",
+    "part",
+    "with",
+    "care",
+    "and",
+    "the",
+    "result",
+    "depends",
+    "on",
+    "context",
+    "data",
+    "shows",
+    "that",
+    "batching",
+    "helps",
+    "when",
+    "decode",
+    "steps",
+    "are",
+    "shared",
+    "across",
+    "many",
+    "sequences",
+    "so",
+    "latency",
+    "follows",
+    "the",
+    "longest",
+    "answer",
+    "rather",
+    "than",
+    "their",
+    "sum",
+    "which",
+    "explains",
+    "why",
+    "independent",
+    "questions",
+    "should",
+    "run",
+    "in",
+    "parallel",
+]
 
 
 def count_tokens(text: str) -> int:
@@ -120,13 +163,13 @@ def render_merged(
         if len(keys) == 1 and (props[keys[0]] or {}).get("type") == "array":
             items = [
                 {"id": _marker_id(part.marker, i), "answer": answer}
-                for i, (part, answer) in enumerate(zip(parts, answers))
+                for i, (part, answer) in enumerate(zip(parts, answers, strict=False))
             ]
             return json.dumps({keys[0]: items}, ensure_ascii=False)
         filled = {key: answers[i] if i < len(answers) else "" for i, key in enumerate(keys)}
         return json.dumps(filled, ensure_ascii=False)
     sections = []
-    for i, (part, answer) in enumerate(zip(parts, answers)):
+    for i, (part, answer) in enumerate(zip(parts, answers, strict=False)):
         marker = part.marker or f"{i + 1}."
         sections.append(f"{marker} {answer}")
     return "\n\n".join(sections)

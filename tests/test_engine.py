@@ -1,0 +1,367 @@
+"""fanout.ask_many / fanout.Fanout against the simulator, through the real openai SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+import anyio
+import openai
+import pytest
+
+import fanout
+from fanout.sim import answer_for
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+    from .conftest import SimFactory
+
+
+def _questions(n: int, tokens: int = 200) -> list[str]:
+    return [f"Question number {i}? {{{{tokens={tokens}}}}}" for i in range(n)]
+
+
+def _expected(questions: list[str], tokens: int) -> list[str]:
+    return [answer_for(q, tokens) for q in questions]
+
+
+class TestSpeedAndConcurrency:
+    async def test_five_questions_take_under_a_third_of_sequential_time(
+        self, sim: SimFactory
+    ) -> None:
+        """5 x 200 tokens: fan-out < 0.35 x the same answers asked one after another."""
+        qs = _questions(5)
+        async with sim(time_scale=10) as (server, client):
+            sequential = fanout.Fanout(client, model="m", limits=fanout.Limits(max_concurrency=1))
+            start = time.perf_counter()
+            await sequential.ask_many(qs)
+            seq_s = time.perf_counter() - start
+            server.reset_stats()
+            start = time.perf_counter()
+            answers = await fanout.ask_many(qs, client=client, model="m")
+            fan_s = time.perf_counter() - start
+            assert fan_s < 0.35 * seq_s, (fan_s, seq_s)
+            assert answers.texts == _expected(qs, 200)
+            assert server.stats.peak_in_flight == 5
+            assert answers.report.peak_concurrency == 5
+
+    async def test_peak_concurrency_is_min_of_n_and_the_cap(self, sim: SimFactory) -> None:
+        """20 questions with max_concurrency=4: the server never sees more than 4 at once."""
+        qs = _questions(20, tokens=20)
+        async with sim(time_scale=50) as (server, client):
+            answers = await fanout.ask_many(
+                qs, client=client, model="m", limits=fanout.Limits(max_concurrency=4)
+            )
+            assert server.stats.peak_in_flight == 4
+            assert answers.report.peak_concurrency == 4
+            assert answers.texts == _expected(qs, 20)
+
+    async def test_concurrent_calls_on_one_fanout_share_its_cap(self, sim: SimFactory) -> None:
+        """Three ask_many calls at once on one Fanout(max_concurrency=3) stay at 3 in flight."""
+        async with sim(time_scale=50) as (server, client):
+            fo = fanout.Fanout(client, model="m", limits=fanout.Limits(max_concurrency=3))
+            batches = [[f"batch {b} q {i} {{{{tokens=30}}}}" for i in range(6)] for b in range(3)]
+            results = await asyncio.gather(*[fo.ask_many(b) for b in batches])
+            assert server.stats.peak_in_flight == 3
+            assert fo.peak_in_flight == 3
+            for batch, answers in zip(batches, results, strict=True):
+                assert answers.texts == _expected(batch, 30)
+
+
+class TestRateLimits:
+    async def test_configured_rpm_gives_no_429s(self, sim: SimFactory) -> None:
+        """Sim polices 600 rpm per model second; the same limit in Limits: 0 429s."""
+        scale = 10
+        async with sim(time_scale=scale, rpm=600, limit_period_s=1.0, answer_tokens=3) as (
+            server,
+            client,
+        ):
+            limits = fanout.Limits(rpm=600 * scale, smoothing_s=1.0 / scale, max_concurrency=100)
+            answers = await fanout.ask_many(
+                _questions(200, 3), client=client, model="m", limits=limits
+            )
+            assert server.stats.rate_limited == 0
+            assert answers.report.rate_limited == 0
+            assert answers.report.answered == 200
+            # 200 requests at 100/s with a 10-request burst: close to 1.9 s.
+            assert answers.report.wall_s > 1.5
+
+    async def test_limits_are_learned_from_headers(self, sim: SimFactory) -> None:
+        """No limits given: the engine learns the rpm from headers; 429s stay under 3 %."""
+        scale = 10
+        async with sim(time_scale=scale, rpm=300, limit_period_s=5.0, answer_tokens=3) as (
+            server,
+            client,
+        ):
+            fo = fanout.Fanout(client, model="m", limits=fanout.Limits(max_concurrency=8))
+            answers = await fo.ask_many(_questions(150, 3))
+            assert answers.report.answered == 150
+            assert fo.limiter.state().rpm == 300 * scale
+            assert fo.limiter.state().rpm_learned
+            assert server.stats.rate_limited <= 0.03 * len(server.stats.requests)
+
+    async def test_a_429_pauses_every_request_for_retry_after(self, sim: SimFactory) -> None:
+        """After a 429 the whole Fanout waits out retry-after, then all answers arrive."""
+        async with sim(time_scale=1, rpm=60, limit_period_s=3.0, answer_tokens=1, rtt_s=0) as (
+            server,
+            client,
+        ):
+            fo = fanout.Fanout(
+                client, model="m", limits=fanout.Limits(max_concurrency=10, rpm=None)
+            )
+            # Three go at once (bucket of 3), the rest get 429 with retry-after ~1 s.
+            answers = await fo.ask_many(_questions(5, 1), on_error="return")
+            assert answers.report.answered == 5
+            assert answers.report.rate_limited >= 1
+            assert answers.report.limit_wait_s > 0.5
+            ok = [r for r in server.stats.requests if r.status == 200]
+            assert len(ok) == 5
+
+    async def test_insufficient_quota_fails_fast_with_one_request_per_question(
+        self, sim: SimFactory
+    ) -> None:
+        """insufficient_quota is not retried: each affected question costs one request."""
+        async with sim(time_scale=100, quota_tokens=1, answer_tokens=5) as (server, client):
+            await fanout.ask_many(["warm up"], client=client, model="m")  # spends the quota
+            server.reset_stats()
+            answers = await fanout.ask_many(
+                _questions(4, 5), client=client, model="m", on_error="return"
+            )
+            assert len(server.stats.requests) == 4
+            for answer in answers:
+                assert isinstance(answer.error, fanout.QuotaExceededError)
+                assert answer.attempts == 1
+                assert isinstance(answer.error.__cause__, openai.RateLimitError)
+                assert f"question {answer.index}" in str(answer.error)
+
+
+class TestFaultsAndRetries:
+    async def test_every_answer_arrives_in_order_despite_5xx_and_resets(
+        self, sim: SimFactory
+    ) -> None:
+        """10 % 5xx and 5 % resets: all answers delivered in order; retries <= 1.3 x faults."""
+        qs = _questions(300, 5)
+        faults = {"500": 0.05, "503": 0.05, "reset": 0.05}
+        async with sim(time_scale=100, fault_rates=faults, seed=3) as (server, client):
+            answers = await fanout.ask_many(
+                qs, client=client, model="m", retry=fanout.Retry(initial_wait=0.01, max_attempts=8)
+            )
+            assert answers.texts == _expected(qs, 5)
+            injected = sum(server.stats.faults.values())
+            assert injected > 20
+            assert answers.report.retries <= 1.3 * injected
+            assert answers.report.retries >= injected  # each fault cost one retry
+
+    async def test_the_sdk_does_not_retry_on_top_of_fanout(self, sim: SimFactory) -> None:
+        """Retry(max_attempts=3) against a server that always fails: exactly 3 requests."""
+        async with sim(time_scale=100, fault_rates={"500": 1.0}) as (server, client):
+            assert client.max_retries == 2
+            answers = await fanout.ask_many(
+                ["doomed"], client=client, model="m", on_error="return",
+                retry=fanout.Retry(max_attempts=3, initial_wait=0.01),
+            )  # fmt: skip
+            assert len(server.stats.requests) == 3
+            assert answers[0].attempts == 3
+            assert isinstance(answers[0].error, fanout.QuestionError)
+            assert isinstance(answers[0].error.__cause__, openai.InternalServerError)
+            assert client.max_retries == 2  # the user's client is untouched
+
+    async def test_client_errors_are_not_retried_and_name_their_question(
+        self, sim: SimFactory
+    ) -> None:
+        """A 400 fails its own question at once; the others are answered and kept."""
+        qs: list[fanout.QuestionLike] = [
+            "fine 0",
+            fanout.Question(text="bad one", params={"extra_body": {"bogus_param": 1}}),
+            "fine 2",
+        ]
+        async with sim(time_scale=100, answer_tokens=4) as (server, client):
+            with pytest.raises(fanout.PartialFailureError) as info:
+                await fanout.ask_many(qs, client=client, model="m")
+            answers = info.value.answers
+            assert len(server.stats.requests) == 3
+            assert answers[0].text == answer_for("fine 0", 4)
+            assert answers[2].text == answer_for("fine 2", 4)
+            assert answers[1].text is None
+            (error,) = info.value.errors
+            assert error.index == 1
+            assert "question 1" in str(error)
+            assert isinstance(error.__cause__, openai.BadRequestError)
+
+    async def test_hung_requests_time_out_and_are_retried(self, sim: SimFactory) -> None:
+        """A request that hangs is abandoned at the client's timeout and asked again."""
+        async with sim(
+            time_scale=100, fault_schedule={1: "hang"}, answer_tokens=3, timeout=0.5
+        ) as (server, client):
+            answers = await fanout.ask_many(
+                ["will hang once"], client=client, model="m",
+                retry=fanout.Retry(initial_wait=0.01),
+            )  # fmt: skip
+            assert answers[0].text == answer_for("will hang once", 3)
+            assert answers[0].attempts == 2
+            assert server.stats.faults["hang"] == 1
+
+
+class TestCancellationAndTimeout:
+    async def test_cancelling_the_caller_leaves_nothing_running(self, sim: SimFactory) -> None:
+        """Cancel ask_many mid-flight: every request on the server is dropped promptly."""
+        async with sim(time_scale=1, answer_tokens=5000) as (server, client):
+            with anyio.move_on_after(0.5):
+                await fanout.ask_many(_questions(10, 5000), client=client, model="m")
+            for _ in range(100):
+                if server.stats.in_flight == 0 and server._engine.running == 0:
+                    break
+                await asyncio.sleep(0.02)
+            assert server.stats.peak_in_flight == 10
+            assert server.stats.in_flight == 0
+            assert server._engine.running == 0
+
+    async def test_timeout_keeps_finished_answers(self, sim: SimFactory) -> None:
+        """timeout=: short answers are kept, long ones fail with QuestionTimeoutError."""
+        qs = ["short {{tokens=5}}", "long {{tokens=5000}}", "short too {{tokens=5}}"]
+        async with sim(time_scale=1, rtt_s=0.01) as (server, client):
+            answers = await fanout.ask_many(
+                qs, client=client, model="m", timeout=1.0, on_error="return"
+            )
+            assert answers[0].text == answer_for(qs[0], 5)
+            assert answers[2].text == answer_for(qs[2], 5)
+            assert isinstance(answers[1].error, fanout.QuestionTimeoutError)
+            assert answers.report.failed == 1
+            for _ in range(100):
+                if server.stats.in_flight == 0:
+                    break
+                await asyncio.sleep(0.02)
+            assert server.stats.in_flight == 0
+
+
+class TestInput:
+    async def test_bad_input_is_refused_before_anything_is_sent(self, sim: SimFactory) -> None:
+        """Empty or non-string questions name their index; nothing reaches the server."""
+        async with sim(time_scale=100) as (server, client):
+            with pytest.raises(fanout.InvalidQuestionError, match="question 1 is empty") as info:
+                await fanout.ask_many(["ok", "  "], client=client, model="m")
+            assert info.value.index == 1
+            with pytest.raises(fanout.InvalidQuestionError, match="question 2 must be a str"):
+                await fanout.ask_many(["a", "b", 3], client=client, model="m")  # type: ignore[list-item]
+            with pytest.raises(fanout.InvalidQuestionError, match="not a single string"):
+                await fanout.ask_many("What is X?", client=client, model="m")
+            with pytest.raises(fanout.InvalidQuestionError, match="sequence"):
+                await fanout.ask_many(42, client=client, model="m")  # type: ignore[arg-type]
+            with pytest.raises(fanout.ConfigError, match="unknown policy"):
+                await fanout.ask_many(["a"], client=client, model="m", policy="sideways")
+            with pytest.raises(fanout.ConfigError, match="rpm"):
+                fanout.Limits(rpm=-5)
+            with pytest.raises(fanout.ConfigError, match="max_concurrency"):
+                fanout.Limits(max_concurrency=0)
+            with pytest.raises(fanout.ConfigError, match="max_attempts"):
+                fanout.Retry(max_attempts=0)
+            with pytest.raises(fanout.ConfigError, match="model"):
+                await fanout.ask_many(["a"], client=client)
+            assert server.stats.requests == []
+
+    async def test_an_empty_list_returns_empty_answers(self, sim: SimFactory) -> None:
+        """ask_many([]) sends nothing and returns zero answers."""
+        async with sim() as (server, client):
+            answers = await fanout.ask_many([], client=client, model="m")
+            assert len(answers) == 0
+            assert answers.report.requests == 0
+            assert server.stats.requests == []
+
+    async def test_identical_questions_are_sent_once(self, sim: SimFactory) -> None:
+        """Duplicates share one request; each keeps its own index."""
+        qs = ["same", "other", "same", "same"]
+        async with sim(time_scale=100, answer_tokens=4) as (server, client):
+            answers = await fanout.ask_many(qs, client=client, model="m")
+            assert len(server.stats.requests) == 2
+            assert answers.texts == [answer_for(q, 4) for q in qs]
+            assert [a.index for a in answers] == [0, 1, 2, 3]
+            assert answers[2].shared_with == 0
+            assert answers[3].shared_with == 0
+            assert answers.report.deduplicated == 2
+
+    async def test_per_question_overrides_and_system_prompt_are_sent(self, sim: SimFactory) -> None:
+        """Question.params override create() kwargs; system= becomes a system message."""
+        async with sim(time_scale=100, answer_tokens=50) as (server, client):
+            answers = await fanout.ask_many(
+                ["plain", fanout.Question(text="capped", id="c", params={"max_tokens": 5})],
+                client=client, model="m", system="Be brief.", max_tokens=20,
+            )  # fmt: skip
+            assert answers[0].usage.completion_tokens == 20
+            assert answers[0].finish_reason == "length"
+            assert answers[1].usage.completion_tokens == 5
+            assert answers[1].id == "c"
+            sys_tokens = [r.prompt_tokens for r in server.stats.requests]
+            assert min(sys_tokens) > 10  # system + user messages both counted
+
+    async def test_large_iterables_are_pulled_lazily(self, sim: SimFactory) -> None:
+        """A generator of 2,000 questions is consumed as the window frees, not all at once."""
+        pulled = 0
+
+        def gen() -> Iterator[str]:
+            nonlocal pulled
+            for i in range(2000):
+                pulled += 1
+                yield f"item {i}"
+
+        first_seen: list[int] = []
+
+        def on_answer(_: fanout.Answer) -> None:
+            if not first_seen:
+                first_seen.append(pulled)
+
+        async with sim(time_scale=1000, answer_tokens=2) as (server, client):
+            limits = fanout.Limits(max_concurrency=10)
+            answers = await fanout.ask_many(
+                gen(), client=client, model="m", limits=limits, on_answer=on_answer
+            )
+            assert len(answers) == 2000
+            assert answers[1999].text == answer_for("item 1999", 2)
+            assert first_seen[0] <= 2 * 10 + 1  # the in-flight window, not the input
+            assert server.stats.peak_in_flight <= 10
+
+    async def test_async_iterables_work_and_keep_order(self, sim: SimFactory) -> None:
+        """Questions from an async generator come back in their order."""
+
+        async def agen() -> AsyncIterator[str]:
+            for i in range(30):
+                await asyncio.sleep(0)
+                yield f"async item {i} {{{{tokens={30 - i}}}}}"
+
+        async with sim(time_scale=100) as (_, client):
+            answers = await fanout.ask_many(agen(), client=client, model="m")
+            assert answers.texts == [
+                answer_for(f"async item {i} {{{{tokens={30 - i}}}}}", 30 - i) for i in range(30)
+            ]
+
+
+class TestAsCompletedAndReport:
+    async def test_as_completed_yields_in_finish_order_with_indices(self, sim: SimFactory) -> None:
+        """Shorter answers come first; every index appears exactly once."""
+        qs = [f"q{i} {{{{tokens={t}}}}}" for i, t in enumerate([400, 10, 200, 50])]
+        async with sim(time_scale=20) as (_, client):
+            fo = fanout.Fanout(client, model="m")
+            got = [a async for a in fo.as_completed(qs)]
+            assert [a.index for a in got] == [1, 3, 2, 0]
+            for a in got:
+                assert a.text == answer_for(qs[a.index], [400, 10, 200, 50][a.index])
+
+    async def test_report_counts_requests_tokens_and_wall_time(self, sim: SimFactory) -> None:
+        """The report's tokens equal what the server billed; requests equal what it saw."""
+        async with sim(time_scale=100, answer_tokens=7, fault_schedule={2: "500"}) as (
+            server,
+            client,
+        ):
+            answers = await fanout.ask_many(
+                _questions(6, 7), client=client, model="m", retry=fanout.Retry(initial_wait=0.01)
+            )
+            r = answers.report
+            ok = [x for x in server.stats.requests if x.status == 200]
+            assert r.requests == len(server.stats.requests) == 7
+            assert r.retries == 1
+            assert r.completion_tokens == sum(x.completion_tokens for x in ok) == 42
+            assert r.prompt_tokens == sum(x.prompt_tokens for x in ok)
+            assert r.wall_s > 0
+            assert r.answered == 6
+            assert all(a.request_ids for a in answers)

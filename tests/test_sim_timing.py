@@ -1,0 +1,107 @@
+"""The simulator's timing model: continuous batching, slots, KV capacity, time scale."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from fanout.sim import SimConfig
+from fanout.sim._engine import Engine
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+    from .conftest import SimFactory
+
+
+async def _ask(client: AsyncOpenAI, text: str) -> str:
+    r = await client.chat.completions.create(
+        model="sim-1", messages=[{"role": "user", "content": text}]
+    )
+    content = r.choices[0].message.content
+    assert content is not None
+    return content
+
+
+async def _one_long_and_five_short(client: AsyncOpenAI) -> tuple[float, float]:
+    start = time.perf_counter()
+    await _ask(client, "One long answer {{tokens=1000}}")
+    one = time.perf_counter() - start
+    start = time.perf_counter()
+    await asyncio.gather(*[_ask(client, f"Short answer {i} {{{{tokens=200}}}}") for i in range(5)])
+    return one, time.perf_counter() - start
+
+
+class TestBatching:
+    async def test_five_concurrent_200_token_answers_take_about_a_fifth_of_one_1000_token_answer(
+        self, sim: SimFactory
+    ) -> None:
+        """Default settings: 5 x 200 tokens in parallel < 0.35 x one 1000-token answer."""
+        async with sim(time_scale=10) as (server, client):
+            one, five = await _one_long_and_five_short(client)
+            assert five < 0.35 * one, (one, five)
+            assert server.stats.peak_running == 5
+
+    async def test_a_server_with_one_slot_does_not_batch(self, sim: SimFactory) -> None:
+        """slots=1: 5 x 200 tokens take more than 0.8 x one 1000-token answer."""
+        async with sim(time_scale=10, slots=1) as (server, client):
+            one, five = await _one_long_and_five_short(client)
+            assert five > 0.8 * one, (one, five)
+            assert server.stats.peak_running == 1
+
+    async def test_kv_capacity_limits_how_many_sequences_run_at_once(self, sim: SimFactory) -> None:
+        """Each request reserves prompt + answer tokens; only 3 fit in 700 tokens."""
+        async with sim(time_scale=100, kv_capacity_tokens=700, answer_tokens=200) as (
+            server,
+            client,
+        ):
+            await asyncio.gather(*[_ask(client, f"q{i}") for i in range(8)])
+            assert server.stats.peak_running == 3
+            assert server.stats.peak_kv_tokens <= 700
+            assert server.stats.completions == 8
+
+    async def test_time_scale_runs_the_model_faster(self, sim: SimFactory) -> None:
+        """The same request at time_scale=20 takes a fraction of the time at 2."""
+        timings = []
+        for scale in (2, 20):
+            async with sim(time_scale=scale) as (_, client):
+                start = time.perf_counter()
+                await _ask(client, "q {{tokens=100}}")
+                timings.append(time.perf_counter() - start)
+        assert timings[1] < 0.3 * timings[0], timings
+
+    async def test_prefill_delays_the_first_token_in_proportion_to_the_prompt(
+        self, sim: SimFactory
+    ) -> None:
+        """A 20,000-token prompt at 5,000 tokens/s adds about 4 model seconds."""
+        async with sim(time_scale=20, rtt_s=0.0) as (server, client):
+            await _ask(client, "short {{tokens=1}}")
+            await _ask(client, "word " * 20_000 + "{{tokens=1}}")
+            short, long = server.stats.requests
+            assert short.first_token is not None
+            assert long.first_token is not None
+            short_ttft = short.first_token - short.arrival
+            long_ttft = long.first_token - long.arrival
+            assert long_ttft > short_ttft + 0.6 * (4.0 / 20), (short_ttft, long_ttft)
+
+
+class TestStepArithmetic:
+    def test_steps_within_inverts_duration(self) -> None:
+        """The closed form for 'how many steps fit' agrees with the step sum."""
+        for a, c in ((0.015, 0.0), (0.015, 2e-6), (0.001, 1e-3)):
+            for k in (0, 1, 2, 10, 999):
+                t = Engine._duration(k, a, c)
+                assert Engine._steps_within(t, a, c) == k
+                assert Engine._steps_within(t + a * 0.5, a, c) == k
+
+    def test_config_rejects_nonsense(self) -> None:
+        """Bad SimConfig values fail at construction, naming the field."""
+        import pytest
+
+        with pytest.raises(ValueError, match="slots"):
+            SimConfig(slots=0)
+        with pytest.raises(ValueError, match="unknown fault kind"):
+            SimConfig(fault_rates={"boom": 0.1})
+        with pytest.raises(ValueError, match="time_scale"):
+            SimConfig(time_scale=0)
