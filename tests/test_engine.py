@@ -72,13 +72,13 @@ class TestSpeedAndConcurrency:
 
 class TestRateLimits:
     async def test_configured_rpm_gives_no_429s(self, sim: SimFactory) -> None:
-        """Sim polices 600 rpm per model second; the same limit in Limits: 0 429s."""
+        """Sim polices 600 rpm per model second; the same rpm in Limits: 0 429s (window learned)."""
         scale = 10
         async with sim(time_scale=scale, rpm=600, limit_period_s=1.0, answer_tokens=3) as (
             server,
             client,
         ):
-            limits = fanout.Limits(rpm=600 * scale, smoothing_s=1.0 / scale, max_concurrency=100)
+            limits = fanout.Limits(rpm=600 * scale, max_concurrency=100)
             answers = await fanout.ask_many(
                 _questions(200, 3), client=client, model="m", limits=limits
             )

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib.metadata as _metadata
 
 from ._config import Limits as Limits
 from ._config import Retry as Retry
@@ -37,8 +37,8 @@ from ._models import Usage as Usage
 from ._tokens import estimate_messages_tokens as estimate_messages_tokens
 
 try:
-    __version__ = version("llm-fanout")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = _metadata.version("llm-fanout")
+except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [

@@ -33,17 +33,20 @@ class Limits:
     rpm: float | None = None
     tpm: float | None = None
     max_concurrency: int = 64
-    smoothing_s: float = 1.0
-    """Requests and tokens are released evenly over windows of this length (at
-    least one request per window), rather than a whole minute's budget at once:
-    endpoints often police per-minute limits over sub-minute periods."""
+    smoothing_s: float | None = None
+    """Longest window requests and tokens are spread over. Endpoints often police
+    per-minute limits over shorter periods, so fanout never releases a minute's
+    budget at once: it starts by pacing requests evenly, learns the endpoint's
+    window from the first response's ``x-ratelimit-*`` headers, and then allows
+    bursts of up to half of that window's budget. None: use the learned window
+    (1 s if the endpoint reports none); a number caps it."""
     headroom: float = 1.0
     """Fraction of the limits to use (0.9 keeps 10 % spare for other clients)."""
 
     def __post_init__(self) -> None:
         _check_positive("Limits", "rpm", self.rpm, allow_none=True)
         _check_positive("Limits", "tpm", self.tpm, allow_none=True)
-        _check_positive("Limits", "smoothing_s", self.smoothing_s, allow_none=False)
+        _check_positive("Limits", "smoothing_s", self.smoothing_s, allow_none=True)
         if isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int):
             raise ConfigError("Limits.max_concurrency must be an int")
         if self.max_concurrency < 1:

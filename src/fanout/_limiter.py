@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["LimitState", "LocalLimiter", "RateLimiter", "parse_duration"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
+_DEFAULT_WINDOW_S = 1.0
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
@@ -105,6 +106,11 @@ class _TokenBucket:
         self._level = min(self.capacity, self._level + (now - self._stamp) * self.rate)
         self._stamp = now
 
+    def resize(self, window_s: float) -> None:
+        self._refill()
+        self.capacity = max(1.0, self.per_minute * window_s / 60.0 / 2)
+        self._level = min(self._level, self.capacity)
+
     def wait_for(self, amount: float) -> float:
         self._refill()
         need = min(amount, self.capacity)
@@ -155,8 +161,11 @@ class LocalLimiter:
         self._tpm_learned = False
         self._pause_until = 0.0
         self._jitter_s = 0.0
-        self._window_s = limits.smoothing_s
-        self._window_learned = False
+        # Until the endpoint shows how it polices its limits, release requests
+        # evenly (a window of 0 means "no burst"): a cautious start that costs at
+        # most one round trip.
+        self._window_s = 0.0
+        self._window_known = False
         self._drain_new_limiter = False
         if limits.rpm is not None:
             self._set_rpm(limits.rpm)
@@ -171,33 +180,48 @@ class LocalLimiter:
     def _set_tpm(self, tpm: float) -> None:
         self._tokens = _TokenBucket(tpm * self._limits.headroom, self._window_s, self._clock)
 
-    def _learn_window(self, limit: float, remaining: float, reset_s: float) -> None:
-        """Infer the server's policing window from one response and shrink ours to it.
-
-        A server bucket refilling at ``limit`` per minute that reports
-        ``remaining`` now and full again in ``reset_s`` holds
-        ``remaining + reset_s * limit / 60``: that many per-minute sixtieths is
-        its window. Releasing no more than half of it at once never overruns it.
-        """
-        capacity = remaining + 1 + reset_s * limit / 60.0  # +1: remaining is rounded down
-        window = capacity * 60.0 / limit
-        if 0 < window < self._window_s * 0.8:
+    def _set_window(self, window: float) -> None:
+        """Spread requests and tokens over ``window`` seconds from now on."""
+        cap = self._limits.smoothing_s
+        if cap is not None:
+            window = min(window, cap)
+        if self._window_known and not window < self._window_s * 0.8:
+            return  # once known, only shrink, and only for a real difference
+        if not self._window_known or window != self._window_s:
             self._window_s = window
-            self._window_learned = True
+            self._window_known = True
             if self._rpm is not None:
                 # The new limiter starts empty: no fresh burst on top of what was sent.
                 self._drain_new_limiter = True
-                self._set_rpm(self._rpm / self._limits.headroom)
+                self._requests = _smoothed_limiter(self._rpm, window)
+            if self._tokens is not None:
+                self._tokens.resize(window)
+
+    @staticmethod
+    def _server_window(limit: float, remaining: float, reset_s: float) -> float:
+        """The server's policing window, inferred from one response.
+
+        A server bucket refilling at ``limit`` per minute that reports
+        ``remaining`` now and full again in ``reset_s`` holds
+        ``remaining + reset_s * limit / 60``: that many sixtieths of a minute
+        is its window. Releasing no more than half of it at once never overruns it.
+        """
+        capacity = remaining + 1 + reset_s * limit / 60.0  # +1: remaining is rounded down
+        return capacity * 60.0 / limit
 
     # --- the interface -----------------------------------------------------------
     async def acquire(self, tokens: int) -> float:
         start = self._clock()
         await self._wait_pause()
-        if self._requests is not None:
+        while (requests := self._requests) is not None:
             if self._drain_new_limiter:
                 self._drain_new_limiter = False
-                await self._requests.acquire(self._requests.max_rate)  # takes no time
-            await self._requests.acquire()
+                await requests.acquire(requests.max_rate)  # takes no time
+            await requests.acquire()
+            if requests is self._requests:
+                break
+            # The limiter was replaced (a limit or window was learned) while we
+            # waited: queue again on the current one, or two would release at once.
         if self._tokens is not None:
             while (wait := self._tokens.wait_for(tokens)) > 0:
                 await anyio.sleep(wait)
@@ -248,11 +272,14 @@ class LocalLimiter:
         remaining_req = _number(get("x-ratelimit-remaining-requests"))
         reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
         if limit_req and remaining_req is not None and reset_req is not None:
-            self._learn_window(limit_req, remaining_req, reset_req)
+            self._set_window(self._server_window(limit_req, remaining_req, reset_req))
+        elif not self._window_known:
+            # The endpoint says nothing about how it polices: use the configured window.
+            self._set_window(self._limits.smoothing_s or _DEFAULT_WINDOW_S)
+        if limit_req and remaining_req is not None and reset_req is not None and remaining_req < 1:
             # Slow down before the endpoint says no: with nothing left, wait for
             # the time it takes to win back one request.
-            if remaining_req < 1:
-                self.cool_down(min(reset_req, 60.0 / limit_req))
+            self.cool_down(min(reset_req, 60.0 / limit_req))
         remaining_tok = _number(get("x-ratelimit-remaining-tokens"))
         if remaining_tok is not None and self._tokens is not None:
             self._tokens.drain_to(remaining_tok)

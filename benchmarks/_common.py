@@ -1,0 +1,69 @@
+"""Helpers shared by the benchmarks: a simulator in its own process, and result files."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import platform
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def sim_process(*args: str) -> Iterator[str]:
+    """Run ``fanout sim`` in a child process (its own core); yield its base URL."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "fanout", "sim", "--port", str(port), *args]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if str(port) not in line:
+                raise RuntimeError(f"simulator did not start: {line!r}")
+            yield f"http://127.0.0.1:{port}/v1"
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def sim_stats(base_url: str) -> dict[str, Any]:
+    import urllib.request
+
+    root = base_url.rsplit("/v1", 1)[0]
+    with urllib.request.urlopen(f"{root}/sim/stats", timeout=30) as r:  # loopback only
+        data: dict[str, Any] = json.load(r)
+        return data
+
+
+def save(name: str, data: dict[str, Any]) -> Path:
+    RESULTS.mkdir(exist_ok=True)
+    data = {
+        "benchmark": name,
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {_cores()} cores",
+        **data,
+    }
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    return path
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 0

@@ -1,0 +1,56 @@
+"""The public API: everything in __all__ exists, is sorted, and nothing public is missing."""
+
+from __future__ import annotations
+
+import fanout
+import fanout.sim
+
+
+def _check(module: object) -> None:
+    names = module.__all__  # type: ignore[attr-defined]
+
+    # isort-style, as ruff's RUF022 keeps it: CONSTANTS, then Classes, then functions.
+    def kind(n: str) -> int:
+        return 0 if n.isupper() else 1 if n[0].isupper() else 2
+
+    assert names == sorted(names, key=lambda n: (kind(n), n))
+    for name in names:
+        assert hasattr(module, name), name
+    public = {n for n in vars(module) if not n.startswith("_") and n not in {"annotations"}}
+    imported_modules = {n for n in public if type(getattr(module, n)).__name__ == "module"}
+    assert public - imported_modules <= set(names), sorted(public - imported_modules - set(names))
+
+
+def test_fanout_all_is_complete_and_sorted() -> None:
+    """fanout.__all__ lists every public name, sorted."""
+    _check(fanout)
+
+
+def test_sim_all_is_complete_and_sorted() -> None:
+    """fanout.sim.__all__ lists every public name, sorted."""
+    _check(fanout.sim)
+
+
+def test_every_error_derives_from_fanout_error() -> None:
+    """One root for the exception tree."""
+    errors = [getattr(fanout, n) for n in fanout.__all__ if n.endswith("Error")]
+    assert len(errors) >= 6
+    for err in errors:
+        assert issubclass(err, fanout.FanoutError), err
+
+
+def test_the_library_does_not_import_the_simulator() -> None:
+    """Importing fanout leaves fanout.sim unloaded (checked in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = "import sys, fanout; print('fanout.sim' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_version_comes_from_package_metadata() -> None:
+    """__version__ matches the installed distribution."""
+    from importlib.metadata import version
+
+    assert fanout.__version__ == version("llm-fanout")
