@@ -295,8 +295,12 @@ class TestInput:
             sys_tokens = [r.prompt_tokens for r in server.stats.requests]
             assert min(sys_tokens) > 10  # system + user messages both counted
 
-    async def test_large_iterables_are_pulled_lazily(self, sim: SimFactory) -> None:
-        """A generator of 2,000 questions is consumed as the window frees, not all at once."""
+    @pytest.mark.parametrize(("policy", "bound"), [("split", 2 * 10 + 1), ("auto", 256 + 2 * 10)])
+    async def test_large_iterables_are_pulled_lazily(
+        self, sim: SimFactory, policy: str, bound: int
+    ) -> None:
+        """A generator of 2,000 questions is consumed as the window frees, not all at
+        once (auto plans chunks of 256)."""
         pulled = 0
 
         def gen() -> Iterator[str]:
@@ -314,11 +318,11 @@ class TestInput:
         async with sim(time_scale=1000, answer_tokens=2) as (server, client):
             limits = fanout.Limits(max_concurrency=10)
             answers = await fanout.ask_many(
-                gen(), client=client, model="m", limits=limits, on_answer=on_answer
+                gen(), client=client, model="m", limits=limits, on_answer=on_answer, policy=policy
             )
             assert len(answers) == 2000
-            assert answers[1999].text == answer_for("item 1999", 2)
-            assert first_seen[0] <= 2 * 10 + 1  # the in-flight window, not the input
+            assert answers.texts[1999] == answer_for("item 1999", 2)
+            assert first_seen[0] <= bound  # the in-flight window (and chunk), not the input
             assert server.stats.peak_in_flight <= 10
 
     async def test_async_iterables_work_and_keep_order(self, sim: SimFactory) -> None:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import importlib.metadata as _metadata
 
 from ._config import Limits as Limits
+from ._config import Policy as Policy
 from ._config import Retry as Retry
 from ._engine import Fanout as Fanout
 from ._engine import QuestionLike as QuestionLike
 from ._engine import ask_many as ask_many
+from ._engine import plan as plan
 from ._exceptions import ConfigError as ConfigError
 from ._exceptions import FanoutError as FanoutError
 from ._exceptions import InvalidQuestionError as InvalidQuestionError
@@ -34,6 +36,12 @@ from ._models import Answers as Answers
 from ._models import Question as Question
 from ._models import Report as Report
 from ._models import Usage as Usage
+from ._planning import Budget as Budget
+from ._planning import Candidate as Candidate
+from ._planning import EndpointEstimate as EndpointEstimate
+from ._planning import EndpointModel as EndpointModel
+from ._planning import Plan as Plan
+from ._planning import PlanInputs as PlanInputs
 from ._tokens import estimate_messages_tokens as estimate_messages_tokens
 
 try:
@@ -44,7 +52,11 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
 __all__ = [
     "Answer",
     "Answers",
+    "Budget",
+    "Candidate",
     "ConfigError",
+    "EndpointEstimate",
+    "EndpointModel",
     "Fanout",
     "FanoutError",
     "InvalidQuestionError",
@@ -52,6 +64,9 @@ __all__ = [
     "Limits",
     "LocalLimiter",
     "PartialFailureError",
+    "Plan",
+    "PlanInputs",
+    "Policy",
     "Question",
     "QuestionError",
     "QuestionLike",
@@ -65,4 +80,5 @@ __all__ = [
     "ask_many",
     "estimate_messages_tokens",
     "parse_duration",
+    "plan",
 ]

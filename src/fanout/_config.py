@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ._exceptions import ConfigError
 
-__all__ = ["Limits", "Retry"]
+__all__ = ["Limits", "Policy", "Retry"]
 
 
 def _check_positive(owner: str, name: str, value: float | None, *, allow_none: bool) -> None:
@@ -82,3 +82,83 @@ class Retry:
         _check_positive("Retry", "max_wait", self.max_wait, allow_none=False)
         _check_positive("Retry", "initial_wait", self.initial_wait, allow_none=False)
         _check_positive("Retry", "max_elapsed", self.max_elapsed, allow_none=True)
+
+
+MODES = ("auto", "split", "merge")
+OBJECTIVES = ("latency", "cost")
+MERGE_FORMATS = ("auto", "json", "text")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    """How to turn questions into requests: one each (split), one for all (merge),
+    or groups in between, chosen per call by a cost model (auto).
+
+    ``mode``: ``"auto"`` (default) estimates the wall time and the token cost of
+    candidate plans and picks one; ``"split"`` sends every question alone;
+    ``"merge"`` sends them in merged requests of at most ``max_group_size``
+    questions (all in one when None).
+
+    ``objective`` (auto only): ``"latency"`` picks the fastest plan, breaking
+    near-ties (within ``latency_slack``, default 5 %) by cost; ``"cost"`` picks the
+    cheapest plan whose estimated time is within ``latency_slack`` (default 25 %)
+    of the fastest.
+
+    ``expected_tokens``: the expected length of one answer, when you know it
+    better than the history of this ``Fanout`` does (a per-question
+    ``Question.expected_tokens`` wins over it).
+
+    ``merge_format``: how a merged request asks for its answers: ``"json"`` (a
+    JSON-schema structured output), ``"text"`` (tagged sections), or ``"auto"``:
+    JSON, falling back to text for good on an endpoint that refuses
+    ``response_format``.
+    """
+
+    mode: str = "auto"
+    objective: str = "latency"
+    latency_slack: float | None = None
+    max_group_size: int | None = None
+    expected_tokens: int | None = None
+    merge_format: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"unknown policy {self.mode!r}; known: {', '.join(MODES)}")
+        if self.objective not in OBJECTIVES:
+            raise ConfigError(
+                f"unknown objective {self.objective!r}; known: {', '.join(OBJECTIVES)}"
+            )
+        if self.merge_format not in MERGE_FORMATS:
+            raise ConfigError(
+                f"unknown merge_format {self.merge_format!r}; known: {', '.join(MERGE_FORMATS)}"
+            )
+        if self.latency_slack is not None and not (
+            isinstance(self.latency_slack, (int, float)) and 0 <= self.latency_slack <= 10
+        ):
+            raise ConfigError(
+                f"Policy.latency_slack must be in [0, 10], got {self.latency_slack!r}"
+            )
+        for name in ("max_group_size", "expected_tokens"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ConfigError(f"Policy.{name} must be a positive int or None, got {value!r}")
+
+    @property
+    def slack(self) -> float:
+        """The latency slack in force for this objective."""
+        if self.latency_slack is not None:
+            return float(self.latency_slack)
+        return 0.05 if self.objective == "latency" else 0.25
+
+    @classmethod
+    def coerce(cls, value: Policy | str) -> Policy:
+        """A Policy from a Policy or a mode string."""
+        if isinstance(value, Policy):
+            return value
+        if isinstance(value, str):
+            return cls(mode=value)
+        raise ConfigError(
+            f"policy must be a fanout.Policy or a mode string, not {type(value).__name__}"
+        )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import openai
 
-from ._config import Limits, Retry
+from ._config import Limits, Policy, Retry
 from ._exceptions import (
     ConfigError,
     InvalidQuestionError,
@@ -25,16 +25,26 @@ from ._exceptions import (
     QuotaExceededError,
 )
 from ._limiter import LocalLimiter, RateLimiter
+from ._merging import MergedRequest, apportion, build_merged, parse_merged
 from ._models import Answer, Answers, Question, Report, Usage
+from ._planning import (
+    MERGE_ANSWER_OVERHEAD,
+    PRIOR_ANSWER_TOKENS,
+    EndpointModel,
+    Plan,
+    PlanInputs,
+    make_plan,
+)
 from ._progress import ProgressSink, make_progress
 from ._retrying import build_retrying, is_quota_error, server_retry_after
-from ._tokens import estimate_messages_tokens
+from ._tokens import estimate_messages_tokens, estimate_text_tokens
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
     from openai import AsyncOpenAI
     from openai.types.chat import ChatCompletion
 
-__all__ = ["Fanout", "QuestionLike", "ask_many"]
+__all__ = ["Fanout", "QuestionLike", "ask_many", "plan"]
 
 log = logging.getLogger("fanout")
 
@@ -42,8 +52,22 @@ QuestionLike = str | Question
 OnError = Literal["raise", "return"]
 OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
-_POLICIES = frozenset({"split"})
 _DEFAULT_COOL_DOWN_S = 1.0
+_SEQUENCE_CHUNK = 1024  # questions planned together from a list
+_STREAM_CHUNK = 256  # ... and from an iterator
+# create() parameters that change what one reply holds: with them, never merge.
+_UNMERGEABLE_PARAMS = frozenset(
+    {
+        "response_format",
+        "tools",
+        "functions",
+        "tool_choice",
+        "n",
+        "logprobs",
+        "top_logprobs",
+        "stop",
+    }
+)
 
 
 # --- input handling -------------------------------------------------------------------
@@ -92,7 +116,7 @@ class _Options:
     model: str
     system: str | None
     retry: Retry
-    policy: str
+    policy: Policy
     on_error: OnError
     timeout: float | None
     progress: bool
@@ -111,6 +135,8 @@ class _CallStats:
     limit_wait_s: float = 0.0
     deduplicated: int = 0
     done: int = 0
+    plan: Plan | None = None
+    reasked: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -155,9 +181,10 @@ class Fanout:
         system: str | None = None,
         limits: Limits | None = None,
         retry: Retry | None = None,
-        policy: str = "split",
+        policy: Policy | str = "auto",
         on_error: OnError = "raise",
         limiter: RateLimiter | None = None,
+        endpoint: EndpointModel | None = None,
         **create_kwargs: Any,
     ) -> None:
         if not hasattr(client, "with_options") or not hasattr(client, "chat"):
@@ -166,7 +193,6 @@ class Fanout:
             raise ConfigError(f"limits must be a fanout.Limits, not {type(limits).__name__}")
         if retry is not None and not isinstance(retry, Retry):
             raise ConfigError(f"retry must be a fanout.Retry, not {type(retry).__name__}")
-        _check_policy(policy)
         _check_on_error(on_error)
         self.client = client
         self._client = client.with_options(max_retries=0)
@@ -174,12 +200,15 @@ class Fanout:
         self.retry = retry or Retry()
         self.model = model
         self.system = system
-        self.policy = policy
+        self.policy = Policy.coerce(policy)
         self.on_error: OnError = on_error
         self.create_kwargs = dict(create_kwargs)
         self._limiter: RateLimiter = limiter or LocalLimiter(self.limits)
         self._slots = anyio.CapacityLimiter(self.limits.max_concurrency)
+        self._endpoint = endpoint or EndpointModel()
+        self._json_ok = True  # until the endpoint refuses response_format
         self._in_flight = 0
+        self._finishes = 0  # requests ended so far (to count those ending during another's life)
         self.peak_in_flight = 0
         """Most requests in flight at once on this ``Fanout``, across all calls."""
 
@@ -190,6 +219,30 @@ class Fanout:
     def limiter(self) -> RateLimiter:
         return self._limiter
 
+    @property
+    def endpoint(self) -> EndpointModel:
+        """What this ``Fanout`` has learned about the endpoint's timing."""
+        return self._endpoint
+
+    def plan(
+        self,
+        questions: Iterable[QuestionLike],
+        *,
+        model: str | None = None,
+        system: str | None = None,
+        policy: Policy | str | None = None,
+        **create_kwargs: Any,
+    ) -> Plan:
+        """What would ``ask_many`` do with these questions, and why? Sends nothing."""
+        _check_container(questions)
+        opts = self._options(model or self.model or "dry-run", system, None, policy, None,
+                             None, False, None, True, create_kwargs)  # fmt: skip
+        jobs = []
+        for i, item in enumerate(questions):
+            q = _to_question(item, i)
+            jobs.append(_Job(index=i, question=q, params=self._params(q, opts), key=str(i)))
+        return self._plan(jobs, opts)
+
     # --- public calls -----------------------------------------------------------------
     async def ask_many(
         self,
@@ -198,7 +251,7 @@ class Fanout:
         model: str | None = None,
         system: str | None = None,
         retry: Retry | None = None,
-        policy: str | None = None,
+        policy: Policy | str | None = None,
         on_error: OnError | None = None,
         timeout: float | None = None,
         progress: bool = False,
@@ -292,7 +345,7 @@ class Fanout:
         model: str | None,
         system: str | None,
         retry: Retry | None,
-        policy: str | None,
+        policy: Policy | str | None,
         on_error: OnError | None,
         timeout: float | None,
         progress: bool,
@@ -303,8 +356,7 @@ class Fanout:
         resolved_model = model or self.model or create_kwargs.pop("model", None)
         if not resolved_model:
             raise ConfigError("no model: pass model= to Fanout(...) or to the call")
-        if policy is not None:
-            _check_policy(policy)
+        resolved_policy = Policy.coerce(policy) if policy is not None else self.policy
         if on_error is not None:
             _check_on_error(on_error)
         if retry is not None and not isinstance(retry, Retry):
@@ -318,7 +370,7 @@ class Fanout:
             model=resolved_model,
             system=system if system is not None else self.system,
             retry=retry or self.retry,
-            policy=policy or self.policy,
+            policy=resolved_policy,
             on_error=on_error or self.on_error,
             timeout=timeout,
             progress=progress,
@@ -337,6 +389,33 @@ class Fanout:
         params["messages"] = messages
         return params
 
+    def _plan(self, jobs: list[_Job], opts: _Options) -> Plan:
+        """Plan a batch of distinct questions (pure, apart from reading what was learned)."""
+        policy = opts.policy
+        call_mergeable = not (_UNMERGEABLE_PARAMS & opts.create_kwargs.keys())
+        learned = self._endpoint.answer_tokens
+        answer_tokens = []
+        for job in jobs:
+            q = job.question
+            expected = q.expected_tokens or policy.expected_tokens or learned or PRIOR_ANSWER_TOKENS
+            cap = job.params.get("max_completion_tokens", job.params.get("max_tokens"))
+            if isinstance(cap, int) and cap > 0:
+                expected = min(expected, cap)
+            answer_tokens.append(max(1, int(expected)))
+        shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
+        inputs = PlanInputs(
+            question_tokens=[3 + estimate_text_tokens(job.question.text) for job in jobs],
+            shared_prompt_tokens=shared,
+            answer_tokens=answer_tokens,
+            endpoint=self._endpoint.estimate(),
+            budget=self._limiter.budget(),
+            max_concurrency=self.limits.max_concurrency,
+            mergeable=[call_mergeable and job.question.mergeable for job in jobs],
+        )
+        plan = make_plan(inputs, policy)
+        log.debug("plan for %d questions: %s", len(jobs), plan.reason)
+        return plan
+
     async def _drive(
         self,
         questions: Iterable[Any] | AsyncIterable[Any],
@@ -346,8 +425,20 @@ class Fanout:
         *,
         keep_finished: bool,
     ) -> None:
-        """Run every question, calling ``emit`` once per question index."""
+        """Run every question, calling ``emit`` once per question index.
+
+        Questions are read in chunks; each chunk's distinct questions are planned
+        together (split, merged, or groups) and their groups dispatched under the
+        in-flight window, so memory follows the window, not the input.
+        """
+        is_sequence = isinstance(questions, (list, tuple))
         total = len(questions) if isinstance(questions, (list, tuple)) else None
+        if is_sequence:
+            chunk_size = _SEQUENCE_CHUNK
+        elif opts.policy.mode == "split":
+            chunk_size = 1  # nothing to plan: send each question as it arrives
+        else:
+            chunk_size = _STREAM_CHUNK
         sink: ProgressSink | None = make_progress() if opts.progress else None
         pending: dict[str, _Job] = {}
         finished: dict[str, Answer] = {}
@@ -364,11 +455,7 @@ class Fanout:
                 sink.update(done=stats.done, total=total, retries=stats.retries,
                             rate_limited=stats.rate_limited)  # fmt: skip
 
-        async def run(job: _Job) -> None:
-            try:
-                answer = await self._ask_one(job, opts, stats)
-            finally:
-                window.release()
+        async def finish(job: _Job, answer: Answer) -> None:
             job.finished = True
             pending.pop(job.key, None)
             if keep_finished:
@@ -377,10 +464,30 @@ class Fanout:
             for index, q in job.duplicates:
                 await deliver(_shared(answer, index, q))
 
+        async def run_group(group: list[_Job]) -> None:
+            try:
+                if len(group) == 1:
+                    await finish(group[0], await self._ask_one(group[0], opts, stats))
+                else:
+                    await self._ask_merged(group, opts, stats, finish)
+            finally:
+                window.release()
+
+        async def dispatch(tg: TaskGroup, batch: list[_Job]) -> None:
+            if not batch:
+                return
+            plan = self._plan(batch, opts)
+            if stats.plan is None:
+                stats.plan = plan
+            for positions in plan.groups:
+                await window.acquire()
+                tg.start_soon(run_group, [batch[i] for i in positions])
+
         try:
             with anyio.move_on_after(opts.timeout):
                 async with anyio.create_task_group() as tg:
                     index = -1
+                    batch: list[_Job] = []
                     async for item in _aiter(questions):
                         index += 1
                         try:
@@ -402,10 +509,13 @@ class Fanout:
                             stats.deduplicated += 1
                             pending[key].duplicates.append((index, question))
                             continue
-                        await window.acquire()
                         job = _Job(index=index, question=question, params=params, key=key)
                         pending[key] = job
-                        tg.start_soon(run, job)
+                        batch.append(job)
+                        if len(batch) >= chunk_size:
+                            await dispatch(tg, batch)
+                            batch = []
+                    await dispatch(tg, batch)
             # Timed out: whatever is still pending fails with a timeout, nothing is lost.
             for job in list(pending.values()):
                 if job.finished:
@@ -420,16 +530,23 @@ class Fanout:
             if sink is not None:
                 sink.close()
 
+    async def _with_retries(
+        self, params: dict[str, Any], opts: _Options, stats: _CallStats, tally: _Tally
+    ) -> ChatCompletion:
+        """One request, retried by the one retry layer; raises the last failure."""
+        retrying = build_retrying(opts.retry, sleep=anyio.sleep)
+        async for attempt in retrying:
+            with attempt:
+                tally.attempts += 1
+                return await self._attempt(params, opts, stats, tally)
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
     async def _ask_one(self, job: _Job, opts: _Options, stats: _CallStats) -> Answer:
         start = time.monotonic()
         tally = _Tally()
-        retrying = build_retrying(opts.retry, sleep=anyio.sleep)
         q = job.question
         try:
-            async for attempt in retrying:
-                with attempt:
-                    tally.attempts += 1
-                    completion = await self._attempt(job, opts, stats, tally)
+            completion = await self._with_retries(job.params, opts, stats, tally)
         except Exception as exc:
             error = self._question_error(exc, job, tally.attempts)
             log.debug("question %d failed after %d attempts: %r", job.index, tally.attempts, exc)
@@ -439,6 +556,8 @@ class Fanout:
                 request_ids=tally.request_ids, error=error,
             )  # fmt: skip
         choice = completion.choices[0] if completion.choices else None
+        if completion.usage is not None:
+            self._endpoint.observe_answer(completion.usage.completion_tokens)
         return Answer(
             index=job.index,
             question=q.text,
@@ -452,10 +571,110 @@ class Fanout:
             request_ids=tally.request_ids,
         )
 
+    def _merged_params(self, request: MergedRequest, opts: _Options, k: int) -> dict[str, Any]:
+        messages: list[dict[str, str]] = []
+        if opts.system:
+            messages.append({"role": "system", "content": opts.system})
+        messages.append({"role": "user", "content": request.user_message})
+        params: dict[str, Any] = {"model": opts.model, **opts.create_kwargs, "messages": messages}
+        for name in ("max_tokens", "max_completion_tokens"):
+            if isinstance(params.get(name), int):
+                # The cap was per answer: the merged reply may hold k of them.
+                params[name] = params[name] * k + MERGE_ANSWER_OVERHEAD * k
+        if request.response_format is not None:
+            params["response_format"] = request.response_format
+        return params
+
+    async def _ask_merged(
+        self,
+        group: list[_Job],
+        opts: _Options,
+        stats: _CallStats,
+        finish: Callable[[_Job, Answer], Awaitable[None]],
+    ) -> None:
+        """Ask a group in one request; re-ask on their own the questions whose
+        answer did not come back whole. Every question of the group is finished."""
+        start = time.monotonic()
+        policy = opts.policy
+        fmt = (
+            policy.merge_format
+            if policy.merge_format != "auto"
+            else ("json" if self._json_ok else "text")
+        )
+        texts = [job.question.text for job in group]
+        tally = _Tally()
+        completion: ChatCompletion | None = None
+        request = build_merged(texts, fmt)
+        while True:
+            try:
+                completion = await self._with_retries(self._merged_params(request, opts, len(group)),
+                                                      opts, stats, tally)  # fmt: skip
+            except Exception as exc:
+                if (
+                    request.format == "json"
+                    and policy.merge_format == "auto"
+                    and _refuses_response_format(exc)
+                ):
+                    log.info(
+                        "endpoint refuses response_format; merging with tagged text from now on"
+                    )
+                    self._json_ok = False
+                    request = build_merged(texts, "text")
+                    continue
+                log.debug(
+                    "merged request for %d questions failed (%r); asking each alone",
+                    len(group),
+                    exc,
+                )
+            break
+
+        found: dict[str, str] = {}
+        prompt_shares = [0] * len(group)
+        completion_shares = [0] * len(group)
+        if completion is not None:
+            choice = completion.choices[0] if completion.choices else None
+            content = choice.message.content if choice is not None else None
+            truncated = choice is not None and choice.finish_reason == "length"
+            found = parse_merged(content, request, truncated=truncated)
+            prompt_shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
+            completion_shares = apportion(
+                tally.usage.completion_tokens, [len(found.get(tag, "")) for tag in request.tags]
+            )
+        latency = time.monotonic() - start
+        reask: list[tuple[_Job, Usage]] = []
+        for i, (job, tag) in enumerate(zip(group, request.tags, strict=True)):
+            share = Usage(prompt_tokens=prompt_shares[i], completion_tokens=completion_shares[i])
+            text = found.get(tag)
+            if text is None:
+                reask.append((job, share))
+                continue
+            self._endpoint.observe_answer(completion_shares[i])
+            q = job.question
+            await finish(job, Answer(
+                index=job.index, question=q.text, id=q.id, text=text, mode="merged",
+                finish_reason="stop", usage=share, attempts=tally.attempts, latency_s=latency,
+                request_ids=list(tally.request_ids),
+            ))  # fmt: skip
+        if not reask:
+            return
+        stats.reasked.extend(job.index for job, _ in reask)
+
+        async def again(job: _Job, share: Usage) -> None:
+            answer = await self._ask_one(job, opts, stats)
+            await finish(job, answer.model_copy(update={
+                "usage": answer.usage + share,
+                "attempts": answer.attempts + tally.attempts,
+                "request_ids": [*tally.request_ids, *answer.request_ids],
+                "latency_s": time.monotonic() - start,
+            }))  # fmt: skip
+
+        async with anyio.create_task_group() as tg:
+            for job, share in reask:
+                tg.start_soon(again, job, share)
+
     async def _attempt(
-        self, job: _Job, opts: _Options, stats: _CallStats, tally: _Tally
+        self, params: dict[str, Any], opts: _Options, stats: _CallStats, tally: _Tally
     ) -> ChatCompletion:
-        params = job.params
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         n = params.get("n") or 1
         reserve = estimate_messages_tokens(params["messages"], opts.model) + int(max_out) * int(n)
@@ -464,10 +683,12 @@ class Fanout:
             stats.requests += 1
             if tally.attempts > 1:
                 stats.retries += 1
+            finishes_before = self._finishes
             stats.in_flight += 1
             stats.peak = max(stats.peak, stats.in_flight)
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+            sent = time.monotonic()
             try:
                 raw = await self._client.chat.completions.with_raw_response.create(**params)
                 self._limiter.observe(raw.headers)
@@ -491,12 +712,19 @@ class Fanout:
             finally:
                 stats.in_flight -= 1
                 self._in_flight -= 1
+                self._finishes += 1
         usage = completion.usage
         if usage is not None:
             tally.usage = tally.usage + Usage(
                 prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
             )
             self._limiter.settle(reserve, usage.total_tokens)
+            self._endpoint.observe(
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                finished_meanwhile=self._finishes - finishes_before - 1,
+                latency_s=time.monotonic() - sent,
+            )
         return completion
 
     @staticmethod
@@ -538,7 +766,9 @@ class Fanout:
             peak_concurrency=stats.peak,
             limit_wait_s=stats.limit_wait_s,
             deduplicated=stats.deduplicated,
-            policy=opts.policy,
+            policy=opts.policy.mode,
+            plan=stats.plan,
+            reasked=sorted(stats.reasked),
         )
 
 
@@ -562,11 +792,6 @@ def _shared(answer: Answer, index: int, question: Question) -> Answer:
     )
 
 
-def _check_policy(policy: object) -> None:
-    if not isinstance(policy, str) or policy not in _POLICIES:
-        raise ConfigError(f"unknown policy {policy!r}; known: {', '.join(sorted(_POLICIES))}")
-
-
 def _check_on_error(on_error: object) -> None:
     if on_error not in ("raise", "return"):
         raise ConfigError(f"on_error must be 'raise' or 'return', got {on_error!r}")
@@ -580,7 +805,7 @@ async def ask_many(
     system: str | None = None,
     limits: Limits | None = None,
     retry: Retry | None = None,
-    policy: str = "split",
+    policy: Policy | str = "auto",
     on_error: OnError = "raise",
     timeout: float | None = None,
     progress: bool = False,
@@ -602,3 +827,33 @@ async def ask_many(
         questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
         **create_kwargs,
     )  # fmt: skip
+
+
+def _refuses_response_format(exc: BaseException) -> bool:
+    """A 400/422 that is about ``response_format`` (structured outputs unsupported)."""
+    if not isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)):
+        return False
+    text = f"{exc.param or ''} {exc.message}".lower()
+    return "response_format" in text or "json_schema" in text
+
+
+def plan(
+    questions: Iterable[QuestionLike],
+    *,
+    model: str = "dry-run",
+    system: str | None = None,
+    policy: Policy | str = "auto",
+    limits: Limits | None = None,
+    fanout: Fanout | None = None,
+    **create_kwargs: Any,
+) -> Plan:
+    """A dry run: the plan ``ask_many`` would follow for these questions, with every
+    candidate's estimated time and tokens and the reason for the choice. Sends
+    nothing. Pass ``fanout=`` to plan with what an existing ``Fanout`` has learned
+    about its endpoint; otherwise the priors and ``limits`` are used."""
+    if fanout is None:
+        from openai import AsyncOpenAI
+
+        fanout = Fanout(AsyncOpenAI(api_key="dry-run", base_url="http://127.0.0.1:9/v1"),
+                        model=model, limits=limits)  # fmt: skip
+    return fanout.plan(questions, model=model, system=system, policy=policy, **create_kwargs)

@@ -11,6 +11,7 @@ released evenly (``Limits.smoothing_s``) instead of a minute's worth at once.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import time
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from ._config import Limits
+from ._planning import Budget
 
 __all__ = ["LimitState", "LocalLimiter", "RateLimiter", "parse_duration"]
 
@@ -84,6 +86,10 @@ class RateLimiter(Protocol):
         ...
 
     def state(self) -> LimitState: ...
+
+    def budget(self) -> Budget:
+        """Requests and tokens that may go now, and the rates after that (for the planner)."""
+        ...
 
 
 class _TokenBucket:
@@ -288,6 +294,36 @@ class LocalLimiter:
         if self._rpm is None:
             return None
         return self._rpm / self._limits.headroom
+
+    def budget(self) -> Budget:
+        requests_now = math.inf
+        if self._requests is not None:
+            lim = self._requests
+            if self._drain_new_limiter:
+                requests_now = 0.0
+            else:
+                lo, hi = 0, int(lim.max_rate)  # largest whole amount it would let through now
+                try:
+                    while lo < hi:
+                        mid = (lo + hi + 1) // 2
+                        if lim.has_capacity(mid):
+                            lo = mid
+                        else:
+                            hi = mid - 1
+                except RuntimeError:  # no running event loop (a dry run): assume it is full
+                    lo = int(lim.max_rate)
+                requests_now = float(lo)
+        tokens_now = math.inf
+        if self._tokens is not None:
+            self._tokens._refill()
+            tokens_now = max(0.0, self._tokens._level)
+        return Budget(
+            requests_now=requests_now,
+            tokens_now=tokens_now,
+            rpm=self._rpm,
+            tpm=self._tokens.per_minute if self._tokens is not None else None,
+            paused_s=max(0.0, self._pause_until - self._clock()),
+        )
 
     def state(self) -> LimitState:
         return LimitState(

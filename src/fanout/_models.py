@@ -7,9 +7,12 @@ from typing import Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ._planning import Plan
+
 __all__ = ["Answer", "Answers", "Question", "Report", "Usage"]
 
 Mode = Literal["split", "merged"]
+"""How an answer was obtained: its own request, or a share of a merged one."""
 
 
 class Question(BaseModel):
@@ -24,6 +27,13 @@ class Question(BaseModel):
     """Overrides for this question only (``max_tokens``, ``temperature``, ...)."""
     system: str | None = None
     """A system prompt for this question only (replaces the call's ``system``)."""
+    expected_tokens: int | None = Field(default=None, ge=1)
+    """How long you expect the answer to be, in tokens (a hint for the planner)."""
+
+    @property
+    def mergeable(self) -> bool:
+        """Questions with their own parameters or system prompt are always sent alone."""
+        return not self.params and self.system is None
 
     @field_validator("text")
     @classmethod
@@ -84,6 +94,8 @@ class Answer(BaseModel):
 class Report(BaseModel):
     """What a call did."""
 
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     questions: int = 0
     answered: int = 0
     failed: int = 0
@@ -102,10 +114,28 @@ class Report(BaseModel):
     deduplicated: int = 0
     """Questions answered by an identical question's request."""
     policy: str = "split"
+    plan: Plan | None = None
+    """The plan the call followed: groups, every candidate's estimated time and
+    tokens, the inputs used, and the reason in one sentence. For an input read in
+    chunks, the plan of the first chunk."""
+    reasked: list[int] = Field(default_factory=list)
+    """Questions whose merged answer was missing, empty or cut short, and which
+    were asked again on their own."""
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def estimated_wall_s(self) -> float | None:
+        return self.plan.chosen.est_wall_s if self.plan is not None else None
+
+    @property
+    def estimate_error(self) -> float | None:
+        """|estimated - actual| / actual wall time of the plan."""
+        if self.plan is None or self.wall_s <= 0:
+            return None
+        return abs(self.plan.chosen.est_wall_s - self.wall_s) / self.wall_s
 
 
 class Answers(Sequence[Answer]):

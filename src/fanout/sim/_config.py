@@ -58,6 +58,9 @@ class SimConfig:
     A hint in the question, ``{{tokens=N}}``, overrides both."""
     model: str = "sim-1"
     """Model name listed by ``GET /v1/models`` (any name is accepted in requests)."""
+    supports_response_format: bool = True
+    """False: refuse ``response_format`` with 400, like an endpoint without
+    structured outputs."""
     max_context_tokens: int = 128_000
     """Requests whose prompt exceeds this are refused with 400 ``context_length_exceeded``."""
 

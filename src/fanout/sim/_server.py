@@ -250,6 +250,13 @@ class SimServer:
         ):
             await fail(400, _error("invalid 'n' or 'max_tokens'", "invalid_request_error", None))
             return
+        if payload.get("response_format") is not None and not cfg.supports_response_format:
+            await fail(
+                400,
+                _error("response_format is not supported by this model", "invalid_request_error",
+                       "unsupported_parameter", "response_format"),
+            )  # fmt: skip
+            return
         stream = bool(payload.get("stream"))
         record.stream = stream
         question, prompt_tokens = _prompt_text(messages)

@@ -100,8 +100,9 @@ def answer_for(question: str, tokens: int) -> str:
 
     It starts with ``ref`` and an 8-hex-digit digest of the question (two tokens)
     so that a reader, or a test, can tell which question an answer belongs to.
+    Whitespace does not matter: the digest is taken over the words.
     """
-    digest = hashlib.sha256(question.strip().encode()).hexdigest()
+    digest = hashlib.sha256(" ".join(question.split()).encode()).hexdigest()
     words = ["ref", digest[:8]]
     seed = int(digest[8:16], 16)
     i = 0
@@ -113,9 +114,10 @@ def answer_for(question: str, tokens: int) -> str:
 
 # --- prompts that hold several questions ------------------------------------------
 
-# A section marker at the start of a line: "1." "1)" "(1)" "Q1:" "[q1]" "Question 1:"
+# A section marker at the very start of a line (indented lines continue the
+# question before them): "1." "1)" "(1)" "Q1:" "[q1]" "Question 1:"
 _MARKER = re.compile(
-    r"^[ \t]*(?P<marker>\(\d{1,3}\)|\d{1,3}[.)]|Q\d{1,3}[:.]|Question \d{1,3}[:.]|\[[A-Za-z0-9_\-]{1,40}\])[ \t]+",
+    r"^(?P<marker>\(\d{1,3}\)|\d{1,3}[.)]|Q\d{1,3}[:.]|Question \d{1,3}[:.]|\[[A-Za-z0-9_\-]{1,40}\])[ \t]+",
     re.MULTILINE,
 )
 

@@ -1,0 +1,477 @@
+"""The cost model: choose split, merge or groups in between, and say why.
+
+A *plan* partitions the questions into requests: a group of one is a split call,
+a group of several a merged call. For each candidate group size the planner
+estimates the wall time and the tokens, from
+
+* the questions: prompt tokens of each, and of the shared prefix (system prompt);
+* the answers: expected tokens per answer (a hint, else learned, else a prior);
+* the endpoint, learned online from every response (:class:`EndpointModel`):
+  round trip, prefill time per prompt token, decode time per output token, and how
+  much each request already in flight slows a new one (about 0 on a
+  continuous-batching server, about 1 on one that serializes);
+* the limits: requests and tokens that may go now, the per-minute rates after
+  that, and the concurrency cap.
+
+Everything here is pure computation: no I/O, no clocks.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._config import Policy
+
+__all__ = [
+    "Budget",
+    "Candidate",
+    "EndpointEstimate",
+    "EndpointModel",
+    "Plan",
+    "PlanInputs",
+    "make_plan",
+]
+
+# Tokens a merged request adds: the instructions once, and a tag (and JSON
+# punctuation) per question in the prompt and per answer in the reply.
+MERGE_PROMPT_OVERHEAD = 60
+MERGE_PROMPT_PER_QUESTION = 6
+MERGE_ANSWER_OVERHEAD = 8
+PRIOR_ANSWER_TOKENS = 200
+
+
+@dataclass(frozen=True)
+class EndpointEstimate:
+    """What the planner believes about the endpoint.
+
+    A request with ``p`` prompt tokens and ``c`` completion tokens, during whose
+    life ``k`` other requests finish, takes
+    ``rtt + p * prefill * (1 + prefill_slowdown * k) + c * decode * (1 + slowdown * k)``.
+    On a server that serializes, the last of ``m`` requests waits for the ``m - 1``
+    before it (slowdown about 1); on a continuous-batching server they all finish
+    together and barely slow each other (slowdown about 0).
+    """
+
+    rtt_s: float
+    """Fixed time per request: network, queueing, scheduling."""
+    prefill_s_per_token: float
+    decode_s_per_token: float
+    """Decode time per output token for a request running alone."""
+    slowdown_per_request: float
+    """Relative slowdown of a request's decoding per request that finishes during its
+    life: about 0 on a continuous-batching server, about 1 on one that serializes."""
+    prefill_slowdown_per_request: float
+    """The same for its prefill (a serializing server queues prompts too)."""
+    observations: int
+
+    def request_s(self, prompt_tokens: float, completion_tokens: float, others: int) -> float:
+        """Estimated latency of a request that ``others`` requests finish before."""
+        return (
+            self.rtt_s
+            + prompt_tokens
+            * self.prefill_s_per_token
+            * (1 + self.prefill_slowdown_per_request * others)
+            + completion_tokens * self.decode_s_per_token * (1 + self.slowdown_per_request * others)
+        )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Rate-limit room, as the planner sees it."""
+
+    requests_now: float = math.inf
+    tokens_now: float = math.inf
+    rpm: float | None = None
+    tpm: float | None = None
+    paused_s: float = 0.0
+
+
+_N_FEATURES = 5
+
+
+class EndpointModel:
+    """Learns an endpoint's timing from the responses a ``Fanout`` sees.
+
+    Each response gives one observation: prompt tokens ``p``, completion tokens
+    ``c``, the number ``k`` of other requests that finished during its life, and
+    its latency ``L``.
+    It fits ``L = rtt + p*prefill + c*decode + p*k*prefill_slow + c*k*decode_slow``
+    by least squares over the last ``window`` observations, pulled towards the
+    priors with the weight of ``prior_weight`` observations (a ridge), so that a
+    few responses already move the estimate and none is needed to start.
+    """
+
+    def __init__(
+        self,
+        *,
+        rtt_s: float = 0.3,
+        prefill_s_per_token: float = 0.0002,
+        decode_s_per_token: float = 0.015,
+        slowdown_per_request: float = 0.03,
+        window: int = 256,
+        prior_weight: float = 0.05,
+    ) -> None:
+        self._prior = (
+            rtt_s,
+            prefill_s_per_token,
+            decode_s_per_token,
+            prefill_s_per_token * slowdown_per_request,
+            decode_s_per_token * slowdown_per_request,
+        )
+        self._obs: deque[tuple[float, float, float, float]] = deque(maxlen=window)
+        self._prior_weight = prior_weight
+        self._cached: EndpointEstimate | None = None
+        self._answer_tokens: float | None = None
+
+    # --- learning ---------------------------------------------------------------
+    def observe(
+        self,
+        *,
+        prompt_tokens: int,
+        completion_tokens: int,
+        finished_meanwhile: int,
+        latency_s: float,
+    ) -> None:
+        if latency_s <= 0 or completion_tokens < 0:
+            return
+        self._obs.append(
+            (float(prompt_tokens), float(completion_tokens), float(finished_meanwhile), latency_s)
+        )
+        self._cached = None
+
+    def observe_answer(self, completion_tokens: float) -> None:
+        """Learn the typical answer length (an exponentially weighted mean)."""
+        if completion_tokens <= 0:
+            return
+        if self._answer_tokens is None:
+            self._answer_tokens = completion_tokens
+        else:
+            self._answer_tokens += 0.2 * (completion_tokens - self._answer_tokens)
+
+    @property
+    def answer_tokens(self) -> float | None:
+        return self._answer_tokens
+
+    # --- estimating ---------------------------------------------------------------
+    def estimate(self) -> EndpointEstimate:
+        if self._cached is None:
+            self._cached = self._fit()
+        return self._cached
+
+    def _fit(self) -> EndpointEstimate:
+        prior = self._prior
+        n = len(self._obs)
+        if n == 0:
+            return self._to_estimate(prior, 0)
+        rows = [(1.0, p, c, p * k, c * k) for p, c, k, _ in self._obs]
+        ys = [lat for *_, lat in self._obs]
+        # Ridge towards the priors, each weighing like `prior_weight` rows, and no
+        # coefficient below zero (a coefficient that wants to be negative is set
+        # to zero and the rest refitted: a small active-set least squares).
+        lam = [
+            self._prior_weight * max(1e-12, sum(r[i] ** 2 for r in rows) / n)
+            for i in range(_N_FEATURES)
+        ]
+        active = list(range(_N_FEATURES))
+        theta = [0.0] * _N_FEATURES
+        while active:
+            a = [
+                [sum(r[i] * r[j] for r in rows) + (lam[i] if i == j else 0.0) for j in active]
+                for i in active
+            ]
+            b = [
+                sum(r[i] * y for r, y in zip(rows, ys, strict=True)) + lam[i] * prior[i]
+                for i in active
+            ]
+            solution = _solve(a, b)
+            if solution is None:
+                return self._to_estimate(prior, n)
+            worst = min(range(len(active)), key=lambda j: solution[j])
+            if solution[worst] >= 0:
+                for j, i in enumerate(active):
+                    theta[i] = solution[j]
+                break
+            del active[worst]
+        return self._to_estimate(theta, n)
+
+    @staticmethod
+    def _to_estimate(theta: Sequence[float], n: int) -> EndpointEstimate:
+        rtt, prefill, decode, prefill_slow, decode_slow = theta
+        decode = max(decode, 1e-5)
+        prefill = max(prefill, 1e-7)
+        return EndpointEstimate(
+            rtt_s=max(rtt, 0.0),
+            prefill_s_per_token=prefill,
+            decode_s_per_token=decode,
+            slowdown_per_request=min(max(decode_slow / decode, 0.0), 1.5),
+            prefill_slowdown_per_request=min(max(prefill_slow / prefill, 0.0), 1.5),
+            observations=n,
+        )
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
+    """Gaussian elimination with partial pivoting (4 unknowns; no numpy needed)."""
+    n = len(b)
+    m = [[*row, b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        if abs(m[pivot][col]) < 1e-18:
+            return None
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(col + 1, n):
+            f = m[r][col] / m[col][col]
+            for c in range(col, n + 1):
+                m[r][c] -= f * m[col][c]
+    x = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
+    return x
+
+
+# --- plans --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PlanInputs:
+    """Everything a plan was computed from (for the report and for dry runs)."""
+
+    question_tokens: list[int]
+    shared_prompt_tokens: int
+    answer_tokens: list[int]
+    endpoint: EndpointEstimate
+    budget: Budget
+    max_concurrency: int
+    mergeable: list[bool]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to send the questions, and what it is estimated to cost."""
+
+    label: str
+    group_size: int
+    requests: int
+    est_wall_s: float
+    est_prompt_tokens: int
+    est_completion_tokens: int
+    est_limit_wait_s: float
+
+    @property
+    def est_tokens(self) -> int:
+        return self.est_prompt_tokens + self.est_completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "group_size": self.group_size,
+            "requests": self.requests,
+            "est_wall_s": round(self.est_wall_s, 4),
+            "est_prompt_tokens": self.est_prompt_tokens,
+            "est_completion_tokens": self.est_completion_tokens,
+            "est_limit_wait_s": round(self.est_limit_wait_s, 4),
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The chosen partition of the questions into requests, and why."""
+
+    groups: list[list[int]]
+    """Question positions (within the planned batch) per request, in order."""
+    chosen: Candidate
+    candidates: list[Candidate]
+    reason: str
+    mode: str
+    objective: str
+    inputs: PlanInputs = field(repr=False)
+
+    @property
+    def mode_label(self) -> str:
+        return self.chosen.label
+
+
+def _group_sizes_to_try(n: int, cap: int) -> list[int]:
+    sizes = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 50, 64, 100, 128, 256, n}
+    return sorted(s for s in sizes if 1 <= s <= min(n, cap))
+
+
+def _partition(indices: list[int], size: int) -> list[list[int]]:
+    """Contiguous groups of near-equal size, at most ``size`` each."""
+    if not indices:
+        return []
+    m = math.ceil(len(indices) / size)
+    base, extra = divmod(len(indices), m)
+    groups, start = [], 0
+    for g in range(m):
+        length = base + (1 if g < extra else 0)
+        groups.append(indices[start : start + length])
+        start += length
+    return groups
+
+
+def _estimate(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, int, float]:
+    """(wall seconds, prompt tokens, completion tokens, time spent waiting on limits)."""
+    ep = inputs.endpoint
+    budget = inputs.budget
+    requests: list[tuple[int, int]] = []
+    for group in groups:
+        merged = len(group) > 1
+        p = inputs.shared_prompt_tokens + sum(inputs.question_tokens[i] for i in group)
+        c = sum(inputs.answer_tokens[i] for i in group)
+        if merged:
+            p += MERGE_PROMPT_OVERHEAD + MERGE_PROMPT_PER_QUESTION * len(group)
+            c += MERGE_ANSWER_OVERHEAD * len(group)
+        requests.append((p, c))
+    prompt_total = sum(p for p, _ in requests)
+    completion_total = sum(c for _, c in requests)
+
+    # When may each request leave, given the request and token budgets?
+    releases: list[float] = []
+    tokens_used = 0.0
+    for j, (p, c) in enumerate(requests):
+        t = budget.paused_s
+        if budget.rpm and j + 1 > budget.requests_now:
+            t = max(t, budget.paused_s + (j + 1 - budget.requests_now) * 60.0 / budget.rpm)
+        tokens_used += p + c
+        if budget.tpm and tokens_used > budget.tokens_now:
+            t = max(t, budget.paused_s + (tokens_used - budget.tokens_now) * 60.0 / budget.tpm)
+        releases.append(t)
+    # Run them through the concurrency cap: request j starts when released and a
+    # slot is free; it is slowed by the requests in flight when it starts.
+    # Run them through the concurrency cap: request j starts when released and a
+    # slot is free. The requests in flight when it starts and those released
+    # before it would finish alone overlap it; for the wall time, the slowest
+    # request is the one they all finish before.
+    active: list[float] = []  # finish times of the requests in flight (a min-heap)
+    wall = 0.0
+    waited = 0.0
+    cap = inputs.max_concurrency
+    for j, ((p, c), release) in enumerate(zip(requests, releases, strict=True)):
+        start = release
+        while active and active[0] <= start:
+            heapq.heappop(active)
+        if len(active) >= cap:
+            start = max(start, heapq.heappop(active))
+            while active and active[0] <= start:
+                heapq.heappop(active)
+        alone = ep.request_s(p, c, 0)
+        later = bisect.bisect_left(releases, start + alone, lo=j + 1) - (j + 1)
+        others = min(cap - 1, len(active) + later)
+        finish = start + ep.request_s(p, c, others)
+        heapq.heappush(active, finish)
+        wall = max(wall, finish)
+        waited += release
+    return wall, prompt_total, completion_total, waited
+
+
+def make_plan(inputs: PlanInputs, policy: Policy) -> Plan:
+    """Choose a plan for ``inputs`` under ``policy`` (pure; no I/O)."""
+    n = len(inputs.question_tokens)
+    mergeable = [i for i in range(n) if inputs.mergeable[i]]
+    alone = [[i] for i in range(n) if not inputs.mergeable[i]]
+    cap = policy.max_group_size or max(1, len(mergeable))
+    if policy.mode == "split":
+        sizes = [1]
+    elif policy.mode == "merge":
+        sizes = [min(cap, max(1, len(mergeable)))]
+    else:
+        sizes = _group_sizes_to_try(max(1, len(mergeable)), cap)
+
+    candidates: list[tuple[Candidate, list[list[int]]]] = []
+    for size in sizes:
+        groups = _partition(mergeable, size) + alone
+        groups.sort(key=lambda g: g[0])
+        wall, p, c, waited = _estimate(groups, inputs)
+        if size == 1 or len(mergeable) <= 1:
+            label = "split"
+        elif size >= len(mergeable):
+            label = "merge"
+        else:
+            label = f"groups of {size}"
+        candidates.append(
+            (
+                Candidate(
+                    label=label,
+                    group_size=size,
+                    requests=len(groups),
+                    est_wall_s=wall,
+                    est_prompt_tokens=p,
+                    est_completion_tokens=c,
+                    est_limit_wait_s=waited,
+                ),
+                groups,
+            )
+        )
+
+    fastest = min(c.est_wall_s for c, _ in candidates)
+    within = [(c, g) for c, g in candidates if c.est_wall_s <= fastest * (1 + policy.slack) + 1e-9]
+    if policy.mode != "auto":
+        chosen, groups = candidates[0]
+    elif policy.objective == "latency":
+        # The fastest; among near-ties, the cheapest; then the fewest requests.
+        chosen, groups = min(
+            within, key=lambda cg: (cg[0].est_tokens, cg[0].requests, cg[0].est_wall_s)
+        )
+    else:
+        chosen, groups = min(within, key=lambda cg: (cg[0].est_tokens, cg[0].est_wall_s))
+    reason = _reason(chosen, [c for c, _ in candidates], inputs, policy)
+    return Plan(
+        groups=groups,
+        chosen=chosen,
+        candidates=[c for c, _ in candidates],
+        reason=reason,
+        mode=policy.mode,
+        objective=policy.objective,
+        inputs=inputs,
+    )
+
+
+def _reason(
+    chosen: Candidate, candidates: list[Candidate], inputs: PlanInputs, policy: Policy
+) -> str:
+    what = f"{chosen.label} ({chosen.requests} request{'s' if chosen.requests != 1 else ''})"
+    if policy.mode != "auto":
+        return f"{what}: policy mode {policy.mode!r} was asked for."
+    others = [c for c in candidates if c is not chosen]
+    if not others:
+        return f"{what}: the only possible plan for {len(inputs.question_tokens)} question(s)."
+    split = next((c for c in candidates if c.group_size == 1), None)
+    merge = max(candidates, key=lambda c: c.group_size)
+    ep = inputs.endpoint
+    serial = max(ep.slowdown_per_request, ep.prefill_slowdown_per_request) >= 0.5
+    if chosen.group_size == 1:
+        why = (
+            "the endpoint decodes concurrent requests in parallel"
+            if not serial
+            else "the answers are long enough that parallel requests still finish first"
+        )
+        return (
+            f"{what}: estimated {chosen.est_wall_s:.2f}s against {merge.est_wall_s:.2f}s for "
+            f"{merge.label}, because {why} (slowdown per request in flight "
+            f"{ep.slowdown_per_request:.2f})."
+        )
+    causes = []
+    if split is not None and split.est_limit_wait_s > 0.25 * split.est_wall_s * split.requests:
+        causes.append("the rate limits would hold split requests back")
+    if serial:
+        causes.append("the endpoint does not run requests in parallel")
+    if split is not None and chosen.est_tokens < split.est_tokens:
+        causes.append(
+            f"it needs {split.est_tokens - chosen.est_tokens} fewer tokens (the shared prompt is paid once)"
+        )
+    if split is not None and chosen.est_wall_s < split.est_wall_s and not causes:
+        causes.append("round trips dominate such short answers")
+    because = "; ".join(causes) or "it is the best trade-off of time and tokens"
+    versus = (
+        f" against {split.est_wall_s:.2f}s and {split.est_tokens} tokens for split"
+        if split is not None
+        else ""
+    )
+    return (
+        f"{what}: estimated {chosen.est_wall_s:.2f}s and {chosen.est_tokens} tokens{versus}; "
+        f"objective {policy.objective}: {because}."
+    )
