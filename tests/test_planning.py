@@ -1,0 +1,150 @@
+"""The cost model: learning an endpoint, and choosing plans (pure, no server)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from fanout import Budget, EndpointEstimate, EndpointModel, Policy
+from fanout._planning import PlanInputs, _partition, make_plan
+
+BATCHING = EndpointEstimate(
+    rtt_s=0.3, prefill_s_per_token=0.0002, decode_s_per_token=0.015,
+    slowdown_per_request=0.03, prefill_slowdown_per_request=0.03, observations=10,
+)  # fmt: skip
+SERIAL = EndpointEstimate(
+    rtt_s=0.3, prefill_s_per_token=0.0002, decode_s_per_token=0.015,
+    slowdown_per_request=1.0, prefill_slowdown_per_request=1.0, observations=10,
+)  # fmt: skip
+
+
+def inputs(
+    n: int,
+    *,
+    answer: int = 200,
+    endpoint: EndpointEstimate = BATCHING,
+    budget: Budget | None = None,
+    shared: int = 20,
+    mergeable: list[bool] | None = None,
+    concurrency: int = 64,
+) -> PlanInputs:
+    return PlanInputs(
+        question_tokens=[15] * n,
+        shared_prompt_tokens=shared,
+        answer_tokens=[answer] * n,
+        endpoint=endpoint,
+        budget=budget or Budget(),
+        max_concurrency=concurrency,
+        mergeable=mergeable if mergeable is not None else [True] * n,
+    )
+
+
+class TestEndpointModel:
+    def _simulate(self, model: EndpointModel, serial: bool, rng: random.Random) -> None:
+        """Bursts of 5 requests of mixed length, as a server of either kind answers them."""
+        for _ in range(8):
+            lengths = [rng.choice([5, 20, 60, 120]) for _ in range(5)]
+            if serial:
+                order = list(range(5))
+                rng.shuffle(order)
+                elapsed = 0.0
+                for k, i in enumerate(order):
+                    elapsed += 500 * 0.0002 + lengths[i] * 0.01
+                    model.observe(prompt_tokens=500, completion_tokens=lengths[i],
+                                  finished_meanwhile=k, latency_s=0.1 + elapsed)  # fmt: skip
+            else:
+                for k, i in enumerate(sorted(range(5), key=lambda j: lengths[j])):
+                    latency = 0.1 + 500 * 0.0002 * 1.05 + lengths[i] * 0.01 * 1.1
+                    model.observe(prompt_tokens=500, completion_tokens=lengths[i],
+                                  finished_meanwhile=k, latency_s=latency)  # fmt: skip
+
+    def test_a_serializing_server_is_recognised(self) -> None:
+        """Requests that wait for each other give a slowdown near 1 per request."""
+        model = EndpointModel()
+        self._simulate(model, serial=True, rng=random.Random(1))
+        est = model.estimate()
+        assert max(est.slowdown_per_request, est.prefill_slowdown_per_request) > 0.5
+
+    def test_a_batching_server_is_recognised(self) -> None:
+        """Requests decoded together barely slow each other."""
+        model = EndpointModel()
+        self._simulate(model, serial=False, rng=random.Random(2))
+        est = model.estimate()
+        assert est.slowdown_per_request < 0.2
+        assert est.prefill_slowdown_per_request < 0.2
+        assert est.decode_s_per_token == pytest.approx(0.011, rel=0.2)
+
+    def test_priors_stand_until_there_is_data(self) -> None:
+        """With no observations the estimate is the prior."""
+        est = EndpointModel(rtt_s=0.5, decode_s_per_token=0.02).estimate()
+        assert est.rtt_s == 0.5
+        assert est.decode_s_per_token == 0.02
+        assert est.observations == 0
+
+    def test_answer_length_is_learned(self) -> None:
+        """The typical answer length follows what the endpoint returns."""
+        model = EndpointModel()
+        for _ in range(30):
+            model.observe_answer(12)
+        assert model.answer_tokens == pytest.approx(12)
+
+
+class TestPlans:
+    def test_long_answers_on_a_batching_server_split(self) -> None:
+        """5 x 200 tokens with ample limits: split, estimated several times faster."""
+        plan = make_plan(inputs(5), Policy())
+        assert plan.chosen.label == "split"
+        merge = next(c for c in plan.candidates if c.label == "merge")
+        assert merge.est_wall_s > 4 * plan.chosen.est_wall_s
+
+    def test_a_tight_request_budget_merges(self) -> None:
+        """3 requests per minute and one available now: merging avoids a minute of waiting."""
+        plan = make_plan(inputs(5, answer=2, budget=Budget(requests_now=1, rpm=3)), Policy())
+        assert plan.chosen.label == "merge"
+        split = next(c for c in plan.candidates if c.label == "split")
+        assert split.est_limit_wait_s > 60
+
+    def test_a_serializing_server_merges_short_answers(self) -> None:
+        """On a one-slot server, one request beats five queued ones for one-word answers."""
+        plan = make_plan(inputs(5, answer=1, endpoint=SERIAL, shared=2000), Policy())
+        assert plan.chosen.label == "merge"
+
+    def test_cost_objective_takes_the_cheapest_plan_within_the_slack(self) -> None:
+        """Near-equal times: cost picks fewer tokens; latency keeps the fastest."""
+        ins = inputs(4, answer=5, shared=1500, endpoint=BATCHING)
+        fastest = make_plan(ins, Policy(objective="latency"))
+        cheap = make_plan(ins, Policy(objective="cost", latency_slack=5.0))
+        assert cheap.chosen.est_tokens < fastest.chosen.est_tokens
+        assert cheap.chosen.est_wall_s <= fastest.chosen.est_wall_s * 6
+
+    def test_max_group_size_bounds_every_group(self) -> None:
+        """No group is larger than max_group_size; groups differ by at most one."""
+        plan = make_plan(inputs(11, endpoint=SERIAL, answer=1), Policy(max_group_size=4))
+        sizes = [len(g) for g in plan.groups]
+        assert max(sizes) <= 4
+        assert max(sizes) - min(sizes) <= 1
+
+    @pytest.mark.parametrize("mode", ["split", "merge", "auto"])
+    def test_every_question_is_in_exactly_one_group(self, mode: str) -> None:
+        """The groups partition the questions, whatever the mode."""
+        mergeable = [i % 3 != 0 for i in range(17)]
+        plan = make_plan(inputs(17, mergeable=mergeable, endpoint=SERIAL), Policy(mode=mode))
+        flat = sorted(i for g in plan.groups for i in g)
+        assert flat == list(range(17))
+        for group in plan.groups:
+            if len(group) > 1:
+                assert all(mergeable[i] for i in group)
+
+    def test_forced_modes_say_so(self) -> None:
+        """split and merge modes give one candidate and say the policy asked for it."""
+        split = make_plan(inputs(4), Policy(mode="split"))
+        merge = make_plan(inputs(4), Policy(mode="merge"))
+        assert [len(g) for g in split.groups] == [1, 1, 1, 1]
+        assert merge.groups == [[0, 1, 2, 3]]
+        assert "asked for" in split.reason
+
+    def test_partition_is_contiguous_and_balanced(self) -> None:
+        """Groups keep input order and near-equal sizes."""
+        assert _partition(list(range(7)), 3) == [[0, 1, 2], [3, 4], [5, 6]]
+        assert _partition([], 3) == []

@@ -1,0 +1,262 @@
+"""Merge mode and the auto policy, end to end against the simulator."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import fanout
+from fanout.sim import answer_for
+
+from .conftest import SimFactory
+from .test_merging import HOSTILE
+
+
+def _first_tokens(text: str, n: int) -> str:
+    return " ".join(text.split()[:n])
+
+
+class TestMergeMode:
+    @pytest.mark.parametrize("fmt", ["json", "text"])
+    async def test_hostile_questions_cannot_shift_answers(self, sim: SimFactory, fmt: str) -> None:
+        """Questions holding 'Answer 2:', fake tags, lists or JSON: every answer stays put."""
+        async with sim(time_scale=100, answer_tokens=9) as (server, client):
+            policy = fanout.Policy(mode="merge", merge_format=fmt)
+            answers = await fanout.ask_many(HOSTILE, client=client, model="m", policy=policy)
+            assert len(server.stats.requests) == 1
+            assert server.stats.requests[0].questions == len(HOSTILE)
+            assert answers.texts == [answer_for(q, 9) for q in HOSTILE]
+            assert {a.mode for a in answers} == {"merged"}
+            assert answers.report.reasked == []
+
+    async def test_usage_of_a_merged_request_is_apportioned_exactly(self, sim: SimFactory) -> None:
+        """The answers' usage adds up to exactly what the server billed."""
+        qs = [f"q{i} {{{{tokens={5 * (i + 1)}}}}}" for i in range(4)]
+        async with sim(time_scale=100) as (server, client):
+            answers = await fanout.ask_many(qs, client=client, model="m", policy="merge")
+            (billed,) = server.stats.requests
+            assert sum(a.usage.prompt_tokens for a in answers) == billed.prompt_tokens
+            assert sum(a.usage.completion_tokens for a in answers) == billed.completion_tokens
+            # Longer answers carry more of the completion tokens.
+            shares = [a.usage.completion_tokens for a in answers]
+            assert shares == sorted(shares)
+
+    async def test_an_endpoint_without_response_format_falls_back_to_text(
+        self, sim: SimFactory
+    ) -> None:
+        """A 400 on response_format switches this Fanout to tagged text, once."""
+        qs = ["alpha?", "beta?", "gamma?"]
+        async with sim(time_scale=100, answer_tokens=6, supports_response_format=False) as (
+            server,
+            client,
+        ):
+            fo = fanout.Fanout(client, model="m", policy="merge")
+            first = await fo.ask_many(qs)
+            assert first.texts == [answer_for(q, 6) for q in qs]
+            assert [r.status for r in server.stats.requests] == [400, 200]
+            assert server.stats.requests[0].error_code == "unsupported_parameter"
+            server.reset_stats()
+            second = await fo.ask_many(["delta?", "epsilon?"])
+            assert second.report.failed == 0
+            assert [r.status for r in server.stats.requests] == [200]
+
+    @pytest.mark.parametrize("fmt", ["json", "text"])
+    async def test_answers_cut_by_max_tokens_are_reasked_alone(
+        self, sim: SimFactory, fmt: str
+    ) -> None:
+        """A merged reply truncated part-way still yields every answer."""
+        qs = [f"long {i} {{{{tokens=50}}}}" for i in range(5)]
+        async with sim(time_scale=100) as (_server, client):
+            answers = await fanout.ask_many(
+                qs, client=client, model="m", max_tokens=20,
+                policy=fanout.Policy(mode="merge", merge_format=fmt),
+            )  # fmt: skip
+            reasked = answers.report.reasked
+            assert reasked, "the merged reply should have been cut"
+            assert len(reasked) < 5
+            for a in answers:
+                full = answer_for(qs[a.index], 50)
+                if a.index in reasked:
+                    assert a.mode == "split"
+                    assert a.text == _first_tokens(full, 20)
+                    assert a.finish_reason == "length"
+                else:
+                    assert a.mode == "merged"
+                    assert a.text == full
+
+    async def test_a_failed_merged_request_is_asked_question_by_question(
+        self, sim: SimFactory
+    ) -> None:
+        """If the merged request fails for good, each question is asked alone."""
+        qs = ["one?", "two?", "three?"]
+        async with sim(time_scale=100, answer_tokens=4, fault_schedule={1: "500"}) as (
+            server,
+            client,
+        ):
+            answers = await fanout.ask_many(
+                qs, client=client, model="m", policy="merge", retry=fanout.Retry(max_attempts=1)
+            )
+            assert answers.texts == [answer_for(q, 4) for q in qs]
+            assert answers.report.reasked == [0, 1, 2]
+            assert len(server.stats.requests) == 4
+
+    async def test_groups_of_k_send_ceil_n_over_k_requests(self, sim: SimFactory) -> None:
+        """merge with max_group_size=2 on 5 questions: 3 merged requests, at once."""
+        qs = [f"grouped {i}" for i in range(5)]
+        async with sim(time_scale=100, answer_tokens=5) as (server, client):
+            answers = await fanout.ask_many(
+                qs, client=client, model="m", policy=fanout.Policy(mode="merge", max_group_size=2)
+            )
+            assert sorted(r.questions for r in server.stats.requests) == [1, 2, 2]
+            assert server.stats.peak_in_flight == 3
+            assert answers.texts == [answer_for(q, 5) for q in qs]
+
+    async def test_questions_with_their_own_parameters_are_never_merged(
+        self, sim: SimFactory
+    ) -> None:
+        """A Question with params or a system prompt goes alone; the rest merge."""
+        qs: list[fanout.QuestionLike] = [
+            "a?",
+            fanout.Question(text="b?", params={"temperature": 0}),
+            "c?",
+        ]
+        async with sim(time_scale=100, answer_tokens=3) as (server, client):
+            answers = await fanout.ask_many(qs, client=client, model="m", policy="merge")
+            assert [a.mode for a in answers] == ["merged", "split", "merged"]
+            assert sorted(r.questions for r in server.stats.requests) == [1, 2]
+
+    async def test_a_caller_response_format_prevents_merging(self, sim: SimFactory) -> None:
+        """The caller's own response_format applies per answer: merging would break it."""
+        async with sim(time_scale=100, answer_tokens=3) as (server, client):
+            await fanout.ask_many(
+                ["x?", "y?"], client=client, model="m", policy="merge",
+                response_format={"type": "json_object"},
+            )  # fmt: skip
+            assert [r.questions for r in server.stats.requests] == [1, 1]
+
+
+class TestAutoPolicy:
+    async def test_long_answers_with_ample_limits_split_and_beat_merge(
+        self, sim: SimFactory
+    ) -> None:
+        """5 x ~200 tokens: auto splits, and is about 4x faster than merging."""
+        qs = [f"Explain topic {i}. {{{{tokens=200}}}}" for i in range(5)]
+        async with sim(time_scale=10) as (_, client):
+            fo = fanout.Fanout(client, model="m")
+            start = time.perf_counter()
+            merged = await fo.ask_many(qs, policy="merge")
+            merge_s = time.perf_counter() - start
+            start = time.perf_counter()
+            auto = await fo.ask_many(qs, policy="auto")
+            auto_s = time.perf_counter() - start
+            assert auto.report.plan is not None
+            assert auto.report.plan.chosen.label == "split"
+            assert {a.mode for a in auto} == {"split"}
+            assert merged.texts == auto.texts
+            assert merge_s / auto_s > 3.5, (merge_s, auto_s)
+
+    async def test_short_answers_behind_a_3_rpm_limit_merge(self, sim: SimFactory) -> None:
+        """5 one-word answers, 3 requests per minute: one merged request."""
+        scale = 10
+        qs = [f"One word for colour {i}? {{{{tokens=1}}}}" for i in range(5)]
+        async with sim(time_scale=scale, rpm=3) as (server, client):
+            fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=3 * scale))
+            answers = await fo.ask_many(qs, policy=fanout.Policy(expected_tokens=1))
+            assert answers.report.plan is not None
+            assert answers.report.plan.chosen.label == "merge", answers.report.plan.reason
+            assert "rate limits" in answers.report.plan.reason
+            assert len(server.stats.requests) == 1
+            assert server.stats.rate_limited == 0
+            assert answers.texts == [answer_for(q, 1) for q in qs]
+
+    async def test_a_serializing_server_with_a_long_shared_prompt_merges_for_cost(
+        self, sim: SimFactory
+    ) -> None:
+        """slots=1 and a 2,000-token system prompt: objective=cost merges, paying it once."""
+        system = "Reference material. " + "lorem ipsum dolor " * 700
+        async with sim(time_scale=10, slots=1) as (server, client):
+            fo = fanout.Fanout(client, model="m", system=system)
+            # What the Fanout learns about the endpoint from an earlier call.
+            warm = [f"warm {i} {{{{tokens={t}}}}}" for i, t in enumerate([40, 5, 60, 20, 80, 10])]
+            await fo.ask_many(warm, policy="split")
+            assert fo.endpoint.estimate().prefill_slowdown_per_request > 0.5
+            server.reset_stats()
+            qs = [
+                fanout.Question(text=f"One word: item {i}? {{{{tokens=1}}}}", expected_tokens=1)
+                for i in range(5)
+            ]
+            answers = await fo.ask_many(qs, policy=fanout.Policy(objective="cost"))
+            plan = answers.report.plan
+            assert plan is not None
+            assert plan.chosen.label == "merge", plan.reason
+            assert len(server.stats.requests) == 1
+            split = next(c for c in plan.candidates if c.label == "split")
+            assert plan.chosen.est_prompt_tokens < split.est_prompt_tokens / 3
+
+    async def test_a_batching_server_with_the_same_questions_splits_for_latency(
+        self, sim: SimFactory
+    ) -> None:
+        """The same one-word questions on a batching server: split is fastest."""
+        system = "Reference material. " + "lorem ipsum dolor " * 700
+        async with sim(time_scale=10) as (_, client):
+            fo = fanout.Fanout(client, model="m", system=system)
+            warm = [f"warm {i} {{{{tokens={t}}}}}" for i, t in enumerate([40, 5, 60, 20, 80, 10])]
+            await fo.ask_many(warm, policy="split")
+            assert fo.endpoint.estimate().prefill_slowdown_per_request < 0.5
+            qs = [fanout.Question(text=f"One word: item {i}?", expected_tokens=1) for i in range(5)]
+            plan = fo.plan(qs)
+            assert plan.chosen.label == "split", plan.reason
+
+    async def test_the_report_shows_the_plan_its_estimates_and_the_outcome(
+        self, sim: SimFactory
+    ) -> None:
+        """Chosen plan, every candidate's time and tokens, inputs, reason, and the error."""
+        async with sim(time_scale=50, answer_tokens=30) as (_, client):
+            answers = await fanout.ask_many([f"q{i}" for i in range(6)], client=client, model="m")
+            report = answers.report
+            plan = report.plan
+            assert plan is not None
+            assert len(plan.candidates) >= 3
+            assert all(c.est_wall_s > 0 and c.est_tokens > 0 for c in plan.candidates)
+            assert {c.label for c in plan.candidates} >= {"split", "merge"}
+            assert plan.reason
+            assert len(plan.inputs.question_tokens) == 6
+            assert report.estimated_wall_s == plan.chosen.est_wall_s
+            assert report.estimate_error is not None
+            assert report.policy == "auto"
+
+
+class TestDryRunAndOverrides:
+    async def test_plan_sends_nothing(self, sim: SimFactory) -> None:
+        """Fanout.plan and fanout.plan only compute; the server sees no request."""
+        async with sim() as (server, client):
+            fo = fanout.Fanout(client, model="m")
+            plan = fo.plan(["a?", "b?", "c?"], policy="merge")
+            assert plan.chosen.label == "merge"
+            assert plan.groups == [[0, 1, 2]]
+            free = fanout.plan(["a?", "b?"], limits=fanout.Limits(rpm=3))
+            assert free.chosen.label == "merge", free.reason
+            assert server.stats.requests == []
+
+    async def test_a_per_call_policy_overrides_the_fanouts(self, sim: SimFactory) -> None:
+        """Fanout(policy='merge') then ask_many(policy='split'): split wins for that call."""
+        async with sim(time_scale=100, answer_tokens=3) as (server, client):
+            fo = fanout.Fanout(client, model="m", policy="merge")
+            answers = await fo.ask_many(["a?", "b?"], policy="split")
+            assert [a.mode for a in answers] == ["split", "split"]
+            assert len(server.stats.requests) == 2
+
+    def test_policy_values_are_validated(self) -> None:
+        """Unknown modes, objectives and formats, and bad sizes, fail at construction."""
+        with pytest.raises(fanout.ConfigError, match="unknown policy"):
+            fanout.Policy(mode="sideways")
+        with pytest.raises(fanout.ConfigError, match="objective"):
+            fanout.Policy(objective="vibes")
+        with pytest.raises(fanout.ConfigError, match="merge_format"):
+            fanout.Policy(merge_format="xml")
+        with pytest.raises(fanout.ConfigError, match="max_group_size"):
+            fanout.Policy(max_group_size=0)
+        assert fanout.Policy.coerce("merge") == fanout.Policy(mode="merge")
+        assert fanout.Policy(objective="cost").slack == 0.25
+        assert fanout.Policy().slack == 0.05
