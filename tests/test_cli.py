@@ -61,8 +61,10 @@ def test_sim_serves_over_http_from_the_command_line() -> None:
 
 def test_demo_table_reports_the_speedup() -> None:
     """The demo's table shows each scenario's merged and split times and the ratio."""
-    rows = [DemoRow("batching", merged_s=1.6, split_s=0.4, merged_requests=1, split_requests=5)]
+    rows = [DemoRow("batching", merged_s=1.6, split_s=0.4, merged_requests=1, split_requests=5,
+                    auto_s=0.41, auto_choice="split")]  # fmt: skip
     text = format_demo(rows, time_scale=10)
     assert "batching" in text
     assert "4.00x" in text
     assert "16.0s" in text
+    assert "split" in text and "4.1s" in text

@@ -26,17 +26,13 @@ class DemoRow:
     split_s: float
     merged_requests: int
     split_requests: int
+    auto_s: float = 0.0
+    auto_choice: str = ""
 
     @property
     def speedup(self) -> float:
         """How many times faster five concurrent requests were than one merged request."""
         return self.merged_s / self.split_s
-
-
-def _merged_prompt(questions: list[str]) -> str:
-    lines = ["Answer each of the following questions separately, in numbered sections:"]
-    lines += [f"{i}. {q}" for i, q in enumerate(questions, 1)]
-    return "\n".join(lines)
 
 
 async def _scenario(name: str, *, time_scale: float, slots: int, rpm: int | None) -> DemoRow:
@@ -47,22 +43,35 @@ async def _scenario(name: str, *, time_scale: float, slots: int, rpm: int | None
     config = SimConfig(time_scale=time_scale, slots=slots, rpm=rpm)
     # The limits fanout is told are per wall-clock minute, like the sim's headers.
     limits = Limits(rpm=rpm * time_scale if rpm else None)
-    timings: dict[str, tuple[float, int]] = {}
-    for mode in ("merged", "split"):
+    timings: dict[str, tuple[float, int, str]] = {}
+    for mode in ("merge", "split", "auto"):
         async with serve(config) as server:
             client = AsyncOpenAI(base_url=server.base_url, api_key="sim-demo")
-            fo = Fanout(client, model="sim-1", limits=limits)
-            batch = [_merged_prompt(QUESTIONS)] if mode == "merged" else QUESTIONS
+            endpoint = None
+            if mode == "auto":
+                # What a Fanout in use has learned: an earlier call (on another API
+                # key, so this one's request budget is untouched) teaches it the
+                # endpoint's speed and whether it runs requests in parallel.
+                warm_client = AsyncOpenAI(base_url=server.base_url, api_key="sim-demo-warm-up")
+                warm = Fanout(warm_client, model="sim-1")
+                await warm.ask_many([f"Warm-up {i} {{{{tokens={t}}}}}" for i, t in enumerate((40, 5, 60, 20, 80))],
+                                    policy="split")  # fmt: skip
+                await warm_client.close()
+                endpoint = warm.endpoint
+            fo = Fanout(client, model="sim-1", limits=limits, endpoint=endpoint)
             start = time.perf_counter()
-            answers = await fo.ask_many(batch)
-            timings[mode] = (time.perf_counter() - start, answers.report.requests)
+            answers = await fo.ask_many(QUESTIONS, policy=mode)
+            chosen = answers.report.plan.chosen.label if answers.report.plan else mode
+            timings[mode] = (time.perf_counter() - start, answers.report.requests, chosen)
             await client.close()
     return DemoRow(
         scenario=name,
-        merged_s=timings["merged"][0],
+        merged_s=timings["merge"][0],
         split_s=timings["split"][0],
-        merged_requests=timings["merged"][1],
+        merged_requests=timings["merge"][1],
         split_requests=timings["split"][1],
+        auto_s=timings["auto"][0],
+        auto_choice=timings["auto"][2],
     )
 
 
@@ -86,17 +95,19 @@ def format_demo(rows: list[DemoRow], time_scale: float) -> str:
         "Five independent questions, ~200 tokens per answer, on fanout's simulated server",
         f"(time_scale={time_scale:g}: model seconds = wall seconds x {time_scale:g}).",
         "",
-        f"{'scenario':<40} {'merged (1 req)':>15} {'split (5 req)':>15} {'split speedup':>14}",
+        f"{'scenario':<38} {'merged':>8} {'split':>8} {'split speedup':>14}   {'auto picks':<10} {'auto':>7}",
     ]
     for r in rows:
         out.append(
-            f"{r.scenario:<40} {r.merged_s * time_scale:>14.1f}s {r.split_s * time_scale:>14.1f}s"
-            f" {r.speedup:>13.2f}x"
+            f"{r.scenario:<38} {r.merged_s * time_scale:>7.1f}s {r.split_s * time_scale:>7.1f}s"
+            f" {r.speedup:>13.2f}x   {r.auto_choice:<10} {r.auto_s * time_scale:>6.1f}s"
         )
     out += [
         "",
-        "Times are model seconds. Splitting wins on a batching server: the five answers",
-        "decode in the same steps. Under a tight request limit or on a server that does",
-        "not batch, one merged request is as fast or faster.",
+        "Times are model seconds; merged = one request, split = five at once.",
+        "Splitting wins on a batching server: the five answers decode in the same steps.",
+        "Under a tight request limit or on a server that does not batch, one merged",
+        "request is as fast or faster. fanout's auto policy picks per call, from what it",
+        "has learned about the endpoint and its limits.",
     ]
     return "\n".join(out)
