@@ -11,11 +11,11 @@ from fanout._planning import PlanInputs, _partition, make_plan
 
 BATCHING = EndpointEstimate(
     rtt_s=0.3, prefill_s_per_token=0.0002, decode_s_per_token=0.015,
-    slowdown_per_request=0.03, prefill_slowdown_per_request=0.03, observations=10,
+    prefill_wait_s_per_token=0.000006, decode_wait_s_per_token=0.00045, observations=10,
 )  # fmt: skip
 SERIAL = EndpointEstimate(
     rtt_s=0.3, prefill_s_per_token=0.0002, decode_s_per_token=0.015,
-    slowdown_per_request=1.0, prefill_slowdown_per_request=1.0, observations=10,
+    prefill_wait_s_per_token=0.0002, decode_wait_s_per_token=0.015, observations=10,
 )  # fmt: skip
 
 
@@ -47,24 +47,28 @@ class TestEndpointModel:
             lengths = [rng.choice([5, 20, 60, 120]) for _ in range(5)]
             if serial:
                 order = list(range(5))
-                rng.shuffle(order)
-                elapsed = 0.0
-                for k, i in enumerate(order):
-                    elapsed += 500 * 0.0002 + lengths[i] * 0.01
-                    model.observe(prompt_tokens=500, completion_tokens=lengths[i],
-                                  finished_meanwhile=k, latency_s=0.1 + elapsed)  # fmt: skip
+                rng.shuffle(order)  # served in arrival order, whatever their length
             else:
-                for k, i in enumerate(sorted(range(5), key=lambda j: lengths[j])):
+                order = sorted(range(5), key=lambda j: lengths[j])  # short ones finish first
+            done_p = done_c = 0
+            elapsed = 0.0
+            for i in order:
+                if serial:
+                    elapsed += 500 * 0.0002 + lengths[i] * 0.01
+                    latency = 0.1 + elapsed
+                else:
                     latency = 0.1 + 500 * 0.0002 * 1.05 + lengths[i] * 0.01 * 1.1
-                    model.observe(prompt_tokens=500, completion_tokens=lengths[i],
-                                  finished_meanwhile=k, latency_s=latency)  # fmt: skip
+                model.observe(prompt_tokens=500, completion_tokens=lengths[i], latency_s=latency,
+                              others_prompt_tokens=done_p, others_completion_tokens=done_c)  # fmt: skip
+                done_p += 500
+                done_c += lengths[i]
 
     def test_a_serializing_server_is_recognised(self) -> None:
         """Requests that wait for each other give a slowdown near 1 per request."""
         model = EndpointModel()
         self._simulate(model, serial=True, rng=random.Random(1))
         est = model.estimate()
-        assert max(est.slowdown_per_request, est.prefill_slowdown_per_request) > 0.5
+        assert est.slowdown_per_request > 0.7
 
     def test_a_batching_server_is_recognised(self) -> None:
         """Requests decoded together barely slow each other."""
@@ -72,7 +76,6 @@ class TestEndpointModel:
         self._simulate(model, serial=False, rng=random.Random(2))
         est = model.estimate()
         assert est.slowdown_per_request < 0.2
-        assert est.prefill_slowdown_per_request < 0.2
         assert est.decode_s_per_token == pytest.approx(0.011, rel=0.2)
 
     def test_priors_stand_until_there_is_data(self) -> None:

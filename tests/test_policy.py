@@ -180,7 +180,7 @@ class TestAutoPolicy:
             # What the Fanout learns about the endpoint from an earlier call.
             warm = [f"warm {i} {{{{tokens={t}}}}}" for i, t in enumerate([40, 5, 60, 20, 80, 10])]
             await fo.ask_many(warm, policy="split")
-            assert fo.endpoint.estimate().prefill_slowdown_per_request > 0.5
+            assert fo.endpoint.estimate().slowdown_per_request > 0.5
             server.reset_stats()
             qs = [
                 fanout.Question(text=f"One word: item {i}? {{{{tokens=1}}}}", expected_tokens=1)
@@ -203,7 +203,7 @@ class TestAutoPolicy:
             fo = fanout.Fanout(client, model="m", system=system)
             warm = [f"warm {i} {{{{tokens={t}}}}}" for i, t in enumerate([40, 5, 60, 20, 80, 10])]
             await fo.ask_many(warm, policy="split")
-            assert fo.endpoint.estimate().prefill_slowdown_per_request < 0.5
+            assert fo.endpoint.estimate().slowdown_per_request < 0.5
             qs = [fanout.Question(text=f"One word: item {i}?", expected_tokens=1) for i in range(5)]
             plan = fo.plan(qs)
             assert plan.chosen.label == "split", plan.reason

@@ -208,7 +208,11 @@ class Fanout:
         self._endpoint = endpoint or EndpointModel()
         self._json_ok = True  # until the endpoint refuses response_format
         self._in_flight = 0
-        self._finishes = 0  # requests ended so far (to count those ending during another's life)
+        # Tokens of the requests answered so far: the work that finished during a
+        # request's life is the difference, which teaches the endpoint model how
+        # much requests delay each other.
+        self._done_prompt_tokens = 0
+        self._done_completion_tokens = 0
         self.peak_in_flight = 0
         """Most requests in flight at once on this ``Fanout``, across all calls."""
 
@@ -683,7 +687,7 @@ class Fanout:
             stats.requests += 1
             if tally.attempts > 1:
                 stats.retries += 1
-            finishes_before = self._finishes
+            done_before = (self._done_prompt_tokens, self._done_completion_tokens)
             stats.in_flight += 1
             stats.peak = max(stats.peak, stats.in_flight)
             self._in_flight += 1
@@ -712,7 +716,6 @@ class Fanout:
             finally:
                 stats.in_flight -= 1
                 self._in_flight -= 1
-                self._finishes += 1
         usage = completion.usage
         if usage is not None:
             tally.usage = tally.usage + Usage(
@@ -722,9 +725,12 @@ class Fanout:
             self._endpoint.observe(
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
-                finished_meanwhile=self._finishes - finishes_before - 1,
                 latency_s=time.monotonic() - sent,
+                others_prompt_tokens=self._done_prompt_tokens - done_before[0],
+                others_completion_tokens=self._done_completion_tokens - done_before[1],
             )
+            self._done_prompt_tokens += usage.prompt_tokens
+            self._done_completion_tokens += usage.completion_tokens
         return completion
 
     @staticmethod

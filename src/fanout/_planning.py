@@ -51,11 +51,12 @@ class EndpointEstimate:
     """What the planner believes about the endpoint.
 
     A request with ``p`` prompt tokens and ``c`` completion tokens, during whose
-    life ``k`` other requests finish, takes
-    ``rtt + p * prefill * (1 + prefill_slowdown * k) + c * decode * (1 + slowdown * k)``.
-    On a server that serializes, the last of ``m`` requests waits for the ``m - 1``
-    before it (slowdown about 1); on a continuous-batching server they all finish
-    together and barely slow each other (slowdown about 0).
+    life other requests holding ``P`` prompt and ``C`` completion tokens finish,
+    takes ``rtt + p * prefill + c * decode + P * prefill_wait + C * decode_wait``.
+    On a server that serializes, a request waits for the whole work of the ones
+    ahead of it (``*_wait`` about equal to ``prefill`` and ``decode``); on a
+    continuous-batching server they run together and barely delay each other
+    (``*_wait`` near 0).
     """
 
     rtt_s: float
@@ -63,21 +64,34 @@ class EndpointEstimate:
     prefill_s_per_token: float
     decode_s_per_token: float
     """Decode time per output token for a request running alone."""
-    slowdown_per_request: float
-    """Relative slowdown of a request's decoding per request that finishes during its
-    life: about 0 on a continuous-batching server, about 1 on one that serializes."""
-    prefill_slowdown_per_request: float
-    """The same for its prefill (a serializing server queues prompts too)."""
+    prefill_wait_s_per_token: float
+    """Delay per prompt token of the requests that finish during a request's life."""
+    decode_wait_s_per_token: float
+    """Delay per completion token of the requests that finish during a request's life."""
     observations: int
 
-    def request_s(self, prompt_tokens: float, completion_tokens: float, others: int) -> float:
-        """Estimated latency of a request that ``others`` requests finish before."""
+    @property
+    def slowdown_per_request(self) -> float:
+        """How much one equal request finishing first delays another: about 0 on a
+        continuous-batching server, about 1 on one that serializes."""
+        work = self.prefill_s_per_token * 100 + self.decode_s_per_token * 100
+        wait = self.prefill_wait_s_per_token * 100 + self.decode_wait_s_per_token * 100
+        return wait / work if work > 0 else 0.0
+
+    def request_s(
+        self,
+        prompt_tokens: float,
+        completion_tokens: float,
+        others_prompt: float = 0.0,
+        others_completion: float = 0.0,
+    ) -> float:
+        """Estimated latency of one request, given the work that finishes before it."""
         return (
             self.rtt_s
-            + prompt_tokens
-            * self.prefill_s_per_token
-            * (1 + self.prefill_slowdown_per_request * others)
-            + completion_tokens * self.decode_s_per_token * (1 + self.slowdown_per_request * others)
+            + prompt_tokens * self.prefill_s_per_token
+            + completion_tokens * self.decode_s_per_token
+            + others_prompt * self.prefill_wait_s_per_token
+            + others_completion * self.decode_wait_s_per_token
         )
 
 
@@ -98,13 +112,13 @@ _N_FEATURES = 5
 class EndpointModel:
     """Learns an endpoint's timing from the responses a ``Fanout`` sees.
 
-    Each response gives one observation: prompt tokens ``p``, completion tokens
-    ``c``, the number ``k`` of other requests that finished during its life, and
-    its latency ``L``.
-    It fits ``L = rtt + p*prefill + c*decode + p*k*prefill_slow + c*k*decode_slow``
-    by least squares over the last ``window`` observations, pulled towards the
-    priors with the weight of ``prior_weight`` observations (a ridge), so that a
-    few responses already move the estimate and none is needed to start.
+    Each response gives one observation: its prompt and completion tokens, the
+    prompt and completion tokens of the other requests that finished during its
+    life, and its latency. The model (see :class:`EndpointEstimate`) is fitted by
+    least squares over the last ``window`` observations, with no coefficient
+    below zero, and pulled towards the priors with the weight of
+    ``prior_weight`` observations, so no response is needed to start and the
+    priors only decide what the data cannot (a ridge).
     """
 
     def __init__(
@@ -124,7 +138,7 @@ class EndpointModel:
             prefill_s_per_token * slowdown_per_request,
             decode_s_per_token * slowdown_per_request,
         )
-        self._obs: deque[tuple[float, float, float, float]] = deque(maxlen=window)
+        self._obs: deque[tuple[float, float, float, float, float]] = deque(maxlen=window)
         self._prior_weight = prior_weight
         self._cached: EndpointEstimate | None = None
         self._answer_tokens: float | None = None
@@ -135,14 +149,18 @@ class EndpointModel:
         *,
         prompt_tokens: int,
         completion_tokens: int,
-        finished_meanwhile: int,
         latency_s: float,
+        others_prompt_tokens: int = 0,
+        others_completion_tokens: int = 0,
     ) -> None:
+        """One response: its tokens, its latency, and the tokens of the other
+        requests that finished while it was in flight."""
         if latency_s <= 0 or completion_tokens < 0:
             return
         self._obs.append(
-            (float(prompt_tokens), float(completion_tokens), float(finished_meanwhile), latency_s)
-        )
+            (float(prompt_tokens), float(completion_tokens), float(others_prompt_tokens),
+             float(others_completion_tokens), latency_s)
+        )  # fmt: skip
         self._cached = None
 
     def observe_answer(self, completion_tokens: float) -> None:
@@ -169,7 +187,7 @@ class EndpointModel:
         n = len(self._obs)
         if n == 0:
             return self._to_estimate(prior, 0)
-        rows = [(1.0, p, c, p * k, c * k) for p, c, k, _ in self._obs]
+        rows = [(1.0, p, c, op, oc) for p, c, op, oc, _ in self._obs]
         ys = [lat for *_, lat in self._obs]
         # Ridge towards the priors, each weighing like `prior_weight` rows, and no
         # coefficient below zero (a coefficient that wants to be negative is set
@@ -202,15 +220,13 @@ class EndpointModel:
 
     @staticmethod
     def _to_estimate(theta: Sequence[float], n: int) -> EndpointEstimate:
-        rtt, prefill, decode, prefill_slow, decode_slow = theta
-        decode = max(decode, 1e-5)
-        prefill = max(prefill, 1e-7)
+        rtt, prefill, decode, prefill_wait, decode_wait = theta
         return EndpointEstimate(
             rtt_s=max(rtt, 0.0),
-            prefill_s_per_token=prefill,
-            decode_s_per_token=decode,
-            slowdown_per_request=min(max(decode_slow / decode, 0.0), 1.5),
-            prefill_slowdown_per_request=min(max(prefill_slow / prefill, 0.0), 1.5),
+            prefill_s_per_token=max(prefill, 0.0),
+            decode_s_per_token=max(decode, 1e-6),
+            prefill_wait_s_per_token=max(prefill_wait, 0.0),
+            decode_wait_s_per_token=max(decode_wait, 0.0),
             observations=n,
         )
 
@@ -341,28 +357,45 @@ def _estimate(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, 
             t = max(t, budget.paused_s + (tokens_used - budget.tokens_now) * 60.0 / budget.tpm)
         releases.append(t)
     # Run them through the concurrency cap: request j starts when released and a
-    # slot is free; it is slowed by the requests in flight when it starts.
-    # Run them through the concurrency cap: request j starts when released and a
-    # slot is free. The requests in flight when it starts and those released
-    # before it would finish alone overlap it; for the wall time, the slowest
-    # request is the one they all finish before.
-    active: list[float] = []  # finish times of the requests in flight (a min-heap)
+    # slot is free. The requests in flight when it starts, and those released
+    # before it would finish alone, overlap it; for the wall time (the slowest
+    # request) count their work as finishing first.
+    prefix_p = [0.0]
+    prefix_c = [0.0]
+    for p, c in requests:
+        prefix_p.append(prefix_p[-1] + p)
+        prefix_c.append(prefix_c[-1] + c)
+    active: list[tuple[float, int, int]] = []  # (finish, p, c) of requests in flight
+    active_p = active_c = 0.0
     wall = 0.0
     waited = 0.0
     cap = inputs.max_concurrency
     for j, ((p, c), release) in enumerate(zip(requests, releases, strict=True)):
         start = release
-        while active and active[0] <= start:
-            heapq.heappop(active)
+
+        def retire(until: float) -> None:
+            nonlocal active_p, active_c
+            while active and active[0][0] <= until:
+                _, done_p, done_c = heapq.heappop(active)
+                active_p -= done_p
+                active_c -= done_c
+
+        retire(start)
         if len(active) >= cap:
-            start = max(start, heapq.heappop(active))
-            while active and active[0] <= start:
-                heapq.heappop(active)
-        alone = ep.request_s(p, c, 0)
-        later = bisect.bisect_left(releases, start + alone, lo=j + 1) - (j + 1)
-        others = min(cap - 1, len(active) + later)
-        finish = start + ep.request_s(p, c, others)
-        heapq.heappush(active, finish)
+            first, done_p, done_c = heapq.heappop(active)
+            active_p -= done_p
+            active_c -= done_c
+            start = max(start, first)
+            retire(start)
+        alone = ep.request_s(p, c)
+        end = bisect.bisect_left(releases, start + alone, lo=j + 1)
+        end = min(end, j + 1 + max(0, cap - 1 - len(active)))
+        others_p = active_p + prefix_p[end] - prefix_p[j + 1]
+        others_c = active_c + prefix_c[end] - prefix_c[j + 1]
+        finish = start + ep.request_s(p, c, others_p, others_c)
+        heapq.heappush(active, (finish, p, c))
+        active_p += p
+        active_c += c
         wall = max(wall, finish)
         waited += release
     return wall, prompt_total, completion_total, waited
@@ -442,7 +475,7 @@ def _reason(
     split = next((c for c in candidates if c.group_size == 1), None)
     merge = max(candidates, key=lambda c: c.group_size)
     ep = inputs.endpoint
-    serial = max(ep.slowdown_per_request, ep.prefill_slowdown_per_request) >= 0.5
+    serial = ep.slowdown_per_request >= 0.5
     if chosen.group_size == 1:
         why = (
             "the endpoint decodes concurrent requests in parallel"

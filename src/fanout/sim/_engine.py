@@ -166,24 +166,30 @@ class Engine:
             k += 1
         return k
 
-    def _advance(self, k: int) -> None:
+    def _advance(self, k: int, start: float, prefill: float, a: float, c: float) -> None:
+        """Credit ``k`` steps that began at wall time ``start`` after ``prefill``
+        model seconds; first-token and finish times are those of their own step."""
         if k <= 0:
             return
-        now = self._clock()
+        scale = self._cfg.time_scale
+
+        def at(steps: int) -> float:
+            return start + (prefill + self._duration(steps, a, c)) / scale
+
         finished: list[Sequence] = []
         for seq in self._running:
             before = seq.generated
             seq.generated = min(seq.target_tokens, seq.generated + k)
             if before == 0 and seq.generated > 0:
-                seq.first_token_at = now
+                seq.first_token_at = at(1)
             if seq.on_tokens is not None and seq.generated != before:
                 seq.on_tokens(seq.generated)
             if seq.generated >= seq.target_tokens:
+                seq.finished_at = at(seq.target_tokens - before)
                 finished.append(seq)
         for seq in finished:
             self._running.remove(seq)
             self._kv_reserved -= seq.reserved
-            seq.finished_at = now
             seq.done.set()
 
     async def _loop(self) -> None:
@@ -210,7 +216,9 @@ class Engine:
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=max(0.0, end - now))
             except asyncio.TimeoutError:
-                self._advance(k)  # k steps done; the next span starts where they ended
+                self._advance(
+                    k, boundary, prefill_debt, a, c
+                )  # the next span starts where they ended
                 boundary, prefill_debt = end, 0.0
                 continue
             # Interrupted by an arrival or a cancellation: credit what was done and
@@ -222,6 +230,6 @@ class Engine:
                 continue
             elapsed -= prefill_debt
             done = min(k, self._steps_within(elapsed, a, c))
-            self._advance(done)
+            self._advance(done, boundary, prefill_debt, a, c)
             boundary += (prefill_debt + self._duration(done, a, c)) / scale
             prefill_debt = 0.0
