@@ -139,6 +139,10 @@ class EndpointModel:
             decode_s_per_token * slowdown_per_request,
         )
         self._obs: deque[tuple[float, float, float, float, float]] = deque(maxlen=window)
+        # Running sums of the normal equations, so a refit costs the same however
+        # many observations the window holds.
+        self._xtx = [[0.0] * _N_FEATURES for _ in range(_N_FEATURES)]
+        self._xty = [0.0] * _N_FEATURES
         self._prior_weight = prior_weight
         self._cached: EndpointEstimate | None = None
         self._answer_tokens: float | None = None
@@ -157,11 +161,21 @@ class EndpointModel:
         requests that finished while it was in flight."""
         if latency_s <= 0 or completion_tokens < 0:
             return
-        self._obs.append(
-            (float(prompt_tokens), float(completion_tokens), float(others_prompt_tokens),
-             float(others_completion_tokens), latency_s)
-        )  # fmt: skip
+        obs = (float(prompt_tokens), float(completion_tokens), float(others_prompt_tokens),
+               float(others_completion_tokens), latency_s)  # fmt: skip
+        if len(self._obs) == self._obs.maxlen:
+            self._accumulate(self._obs[0], -1.0)
+        self._obs.append(obs)
+        self._accumulate(obs, 1.0)
         self._cached = None
+
+    def _accumulate(self, obs: tuple[float, float, float, float, float], sign: float) -> None:
+        p, c, op, oc, latency = obs
+        row = (1.0, p, c, op, oc)
+        for i in range(_N_FEATURES):
+            self._xty[i] += sign * row[i] * latency
+            for j in range(_N_FEATURES):
+                self._xtx[i][j] += sign * row[i] * row[j]
 
     def observe_answer(self, completion_tokens: float) -> None:
         """Learn the typical answer length (an exponentially weighted mean)."""
@@ -187,26 +201,16 @@ class EndpointModel:
         n = len(self._obs)
         if n == 0:
             return self._to_estimate(prior, 0)
-        rows = [(1.0, p, c, op, oc) for p, c, op, oc, _ in self._obs]
-        ys = [lat for *_, lat in self._obs]
+        xtx, xty = self._xtx, self._xty
         # Ridge towards the priors, each weighing like `prior_weight` rows, and no
         # coefficient below zero (a coefficient that wants to be negative is set
         # to zero and the rest refitted: a small active-set least squares).
-        lam = [
-            self._prior_weight * max(1e-12, sum(r[i] ** 2 for r in rows) / n)
-            for i in range(_N_FEATURES)
-        ]
+        lam = [self._prior_weight * max(1e-12, xtx[i][i] / n) for i in range(_N_FEATURES)]
         active = list(range(_N_FEATURES))
         theta = [0.0] * _N_FEATURES
         while active:
-            a = [
-                [sum(r[i] * r[j] for r in rows) + (lam[i] if i == j else 0.0) for j in active]
-                for i in active
-            ]
-            b = [
-                sum(r[i] * y for r, y in zip(rows, ys, strict=True)) + lam[i] * prior[i]
-                for i in active
-            ]
+            a = [[xtx[i][j] + (lam[i] if i == j else 0.0) for j in active] for i in active]
+            b = [xty[i] + lam[i] * prior[i] for i in active]
             solution = _solve(a, b)
             if solution is None:
                 return self._to_estimate(prior, n)
