@@ -30,7 +30,9 @@ async def main_async() -> dict[str, float]:
                             others_completion_tokens=rng.randint(0, 500))  # fmt: skip
     results = {}
     for n in (5, 50, 500):
-        questions = [f"Question number {i}: explain topic {i} in a few sentences." for i in range(n)]
+        questions = [
+            f"Question number {i}: explain topic {i} in a few sentences." for i in range(n)
+        ]
         repeats = 2000 if n <= 50 else 100
         fo.plan(questions)  # warm
         start = time.perf_counter()
@@ -39,7 +41,9 @@ async def main_async() -> dict[str, float]:
             fo.plan(questions)
         per_call = (time.perf_counter() - start) / repeats
         results[f"ms_per_plan_{n}"] = round(per_call * 1000, 4)
-        print(f"{n:>4} questions: {per_call * 1000:.3f} ms per plan (endpoint model refitted each time)")
+        print(
+            f"{n:>4} questions: {per_call * 1000:.3f} ms per plan (endpoint model refitted each time)"
+        )
     await client.close()
     return results
 

@@ -16,6 +16,9 @@ import importlib.metadata as _metadata
 from ._config import Limits as Limits
 from ._config import Policy as Policy
 from ._config import Retry as Retry
+from ._detect import DetectedQuestion as DetectedQuestion
+from ._detect import Detection as Detection
+from ._detect import detect as detect
 from ._engine import Fanout as Fanout
 from ._engine import QuestionLike as QuestionLike
 from ._engine import ask_many as ask_many
@@ -55,6 +58,8 @@ __all__ = [
     "Budget",
     "Candidate",
     "ConfigError",
+    "DetectedQuestion",
+    "Detection",
     "EndpointEstimate",
     "EndpointModel",
     "Fanout",
@@ -78,6 +83,7 @@ __all__ = [
     "Usage",
     "__version__",
     "ask_many",
+    "detect",
     "estimate_messages_tokens",
     "parse_duration",
     "plan",

@@ -1,0 +1,102 @@
+"""Detection quality on the labelled corpus in tests/data/detection_corpus.jsonl.
+
+Reports: single-question prompts left whole (target >= 98 %), multi-question
+prompts split exactly right (target >= 90 %), dependent groups split apart (target
+0), and precision / recall of the decision to split.
+
+Run: ``python benchmarks/detection.py [--show-misses]``
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from fanout import detect
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "detection_corpus.jsonl"
+
+
+def load() -> list[dict[str, Any]]:
+    return [
+        json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+
+
+def judge(entry: dict[str, Any]) -> dict[str, bool]:
+    d = detect(entry["text"])
+    expected = entry["groups"]
+    should_split = len(expected) > 1
+    n_parts = sum(len(g) for g in expected)
+    exact = not should_split and not d.independent
+    if len(expected) > 1 or n_parts > 1:
+        exact = len(d.questions) == n_parts and d.groups == expected
+        for part, start in zip(d.questions, entry.get("parts", []), strict=False):
+            exact = exact and part.text.startswith(start)
+        if "preamble" in entry:
+            exact = exact and entry["preamble"] in d.preamble
+    # A dependent group is split apart if its parts land in different detected groups.
+    broken = False
+    if len(d.questions) == n_parts:
+        where = {i: gi for gi, g in enumerate(d.groups) for i in g}
+        broken = any(len({where[i] for i in g}) > 1 for g in expected if len(g) > 1)
+    return {"exact": exact, "split": d.independent, "should_split": should_split, "broken": broken}
+
+
+def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    verdicts = [(e, judge(e)) for e in entries]
+    singles = [v for e, v in verdicts if e["category"] == "single"]
+    multis = [v for e, v in verdicts if e["category"] != "single"]
+    tp = sum(v["split"] and v["should_split"] for _, v in verdicts)
+    fp = sum(v["split"] and not v["should_split"] for _, v in verdicts)
+    fn = sum(not v["split"] and v["should_split"] for _, v in verdicts)
+    by_lang: Counter[str] = Counter()
+    by_lang_ok: Counter[str] = Counter()
+    for e, v in verdicts:
+        by_lang[e["lang"]] += 1
+        by_lang_ok[e["lang"]] += v["exact"]
+    return {
+        "prompts": len(entries),
+        "single_kept_whole": sum(not v["split"] for v in singles) / len(singles),
+        "multi_exact": sum(v["exact"] for v in multis) / len(multis),
+        "dependent_groups_broken": sum(v["broken"] for _, v in verdicts),
+        "split_precision": tp / (tp + fp) if tp + fp else 1.0,
+        "split_recall": tp / (tp + fn) if tp + fn else 1.0,
+        "exact_by_language": {k: round(by_lang_ok[k] / by_lang[k], 3) for k in sorted(by_lang)},
+        "misses": [e["id"] for e, v in verdicts if not v["exact"]],
+    }
+
+
+def main() -> None:
+    result = evaluate(load())
+    print(f"prompts: {result['prompts']}")
+    print(f"single-question prompts left whole: {result['single_kept_whole']:.1%} (target >= 98 %)")
+    print(
+        f"multi-question prompts split exactly right: {result['multi_exact']:.1%} (target >= 90 %)"
+    )
+    print(f"dependent groups split apart: {result['dependent_groups_broken']} (target 0)")
+    print(
+        f"split decision: precision {result['split_precision']:.3f}, recall {result['split_recall']:.3f}"
+    )
+    print(f"exact by language: {result['exact_by_language']}")
+    if "--show-misses" in sys.argv:
+        entries = {e["id"]: e for e in load()}
+        for mid in result["misses"]:
+            e = entries[mid]
+            d = detect(e["text"])
+            print(f"\n--- {mid} expected {e['groups']} got {d.groups} ({d.style}, {d.reasons})")
+            print(e["text"])
+    else:
+        from _common import save
+
+        save(
+            "detection",
+            {k: v for k, v in result.items() if k != "misses"} | {"misses": result["misses"]},
+        )
+
+
+if __name__ == "__main__":
+    main()

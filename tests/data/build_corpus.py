@@ -1,0 +1,712 @@
+"""Builds detection_corpus.jsonl: labelled prompts for fanout.detect.
+
+Run from the repository root: ``python tests/data/build_corpus.py``. The file it
+writes is committed; this script documents how the templated part was made. The
+hand-written prompts (the tricky ones) are listed literally below.
+
+Each line: ``{"id", "lang", "category", "text", "groups", "parts"}`` where
+``groups`` is the expected grouping of the parts (``[[0]]`` for a prompt that must
+stay whole) and ``parts`` (optional) are strings each detected part must start with.
+Categories: ``single`` (must not be split), ``multi`` (independent parts),
+``dependent`` (parts that must stay together), ``shared`` (context + parts;
+``preamble`` names a string the shared preamble must contain).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).with_name("detection_corpus.jsonl")
+entries: list[dict[str, Any]] = []
+
+
+def add(lang: str, category: str, text: str, groups: list[list[int]], **extra: Any) -> None:
+    entries.append({"id": f"{category}-{len(entries):03d}", "lang": lang, "category": category,
+                    "text": text, "groups": groups, **extra})  # fmt: skip
+
+
+ONE = [[0]]
+
+# --- single questions that must stay whole ------------------------------------------------
+singles = [
+    ("en", "What is the capital of France?"),
+    ("en", "Explain how a transformer's attention mechanism works, with an example."),
+    ("en", "Which of these is a prime number?\nA. 21\nB. 27\nC. 29\nD. 33"),
+    ("en", "Which language should I learn first?\na) Python\nb) JavaScript\nc) Go"),
+    (
+        "en",
+        "Follow these steps to set up the project:\n1. Clone the repository\n2. Install the dependencies\n3. Run the tests\nWhat could go wrong at step 2?",
+    ),
+    (
+        "en",
+        "Write a function that does the following:\n1. reads a CSV file\n2. removes empty rows\n3. writes the result to JSON",
+    ),
+    ("en", "Compare the following databases for a small web app:\n- PostgreSQL\n- SQLite\n- MySQL"),
+    (
+        "en",
+        "Consider these criteria when you review my essay:\n1. clarity\n2. structure\n3. grammar\nHere is the essay: The sea was calm that morning.",
+    ),
+    (
+        "en",
+        "First sort the list, then remove duplicates, then print it. Can you write that in Python?",
+    ),
+    (
+        "en",
+        "What does this code print?\n```python\n# 1. build the list\nxs = [1, 2, 3]\n# 2. double it\nprint([x * 2 for x in xs])\n```",
+    ),
+    (
+        "en",
+        'My teacher asked: "What is 2 + 2? And what is 3 + 3?" How should I explain addition to a child?',
+    ),
+    (
+        "en",
+        "> 1. Is the earth flat?\n> 2. Is the moon made of cheese?\nThis was posted on a forum. How should I respond politely?",
+    ),
+    ("en", "Translate into Spanish: 'Where is the station? How much is a ticket?'"),
+    (
+        "en",
+        "Can you summarize the following text?\n\nThe meeting covered three items. 1. Budget. 2. Hiring. 3. The office move.",
+    ),
+    ("en", "Is it better to rent or to buy a house in a city with rising prices?"),
+    (
+        "en",
+        "Please review this plan:\n1. Week one: research\n2. Week two: prototype\n3. Week three: user testing\nIs the timeline realistic?",
+    ),
+    ("en", "How do I do the following in git: 1) create a branch 2) commit 3) push it?"),
+    ("en", "Rank these fruits by vitamin C content:\n• orange\n• kiwi\n• apple\n• strawberry"),
+    ("en", "Why?"),
+    ("en", "Give me three ideas for a birthday party for a ten-year-old."),
+    (
+        "en",
+        "Here is my to-do list:\n- buy milk\n- call mom\n- fix the bike\nCan you turn it into a schedule for Saturday?",
+    ),
+    ("en", "What's the difference between TCP and UDP, and when would you use each?"),
+    ("en", "Solve for x: 2x + 3 = 11. Show your steps."),
+    ("en", 'In the sentence "Who let the dogs out? Who?", what is the figure of speech?'),
+    (
+        "en",
+        "Choose the best option:\n(a) increase the price\n(b) cut costs\n(c) do nothing\nOur margins are falling.",
+    ),
+    (
+        "en",
+        "Please do the steps in order:\n1. Read the file\n2. Count the words\n3. Report the top ten words",
+    ),
+    (
+        "en",
+        "I have a list of requirements:\n1. It must run offline\n2. It must be free\n3. It must support Linux\nWhich note-taking app fits?",
+    ),
+    ("en", "Explain recursion to me like I'm five."),
+    ("en", "Write a haiku about autumn."),
+    ("en", "What should I name my cat? She is black and very playful."),
+    ("zh", "法国的首都是哪里？"),
+    ("zh", "请按以下步骤操作：\n1. 打开设置\n2. 选择网络\n3. 重启路由器\n这样能解决断网问题吗？"),
+    ("zh", "下列哪个是质数？\nA. 21\nB. 27\nC. 29\nD. 33"),
+    ("zh", "请解释什么是自回归生成，并举一个例子。"),
+    ("zh", "比较以下三种编程语言的优缺点：\n- Python\n- Java\n- Go"),
+    ("zh", "“什么是爱？什么是恨？”这句诗出自哪里？"),
+    ("zh", "帮我写一封请假邮件，理由是生病了。"),
+    ("ja", "日本で一番高い山は何ですか？"),
+    ("ja", "次の手順で進めてください：\n1. ファイルを開く\n2. 内容を確認する\n3. 保存する"),
+    ("ja", "次のうち正しいものを選んでください。\nA. 地球は平らだ\nB. 地球は丸い"),
+    ("ja", "この文章を英語に翻訳してください：「今日はいい天気ですね。散歩に行きませんか？」"),
+    ("ko", "한국의 수도는 어디인가요?"),
+    ("ko", "다음 단계를 순서대로 진행하세요:\n1. 앱을 설치한다\n2. 로그인한다\n3. 설정을 변경한다"),
+    ("ko", "다음 중 올바른 것을 선택하세요.\nA. 물은 100도에서 끓는다\nB. 물은 50도에서 끓는다"),
+    ("ko", "LLM의 연속 배칭(continuous batching)이 무엇인지 설명해 주세요."),
+    ("es", "¿Cuál es la capital de Australia?"),
+    (
+        "es",
+        "Elige la opción correcta:\nA. Madrid\nB. Lisboa\nC. París\n¿Cuál es la capital de Portugal?",
+    ),
+    ("de", "Wie funktioniert ein Kühlschrank? Bitte einfach erklären."),
+    (
+        "de",
+        "Beachte folgende Kriterien:\n1. Preis\n2. Qualität\n3. Lieferzeit\nWelcher Anbieter ist der beste?",
+    ),
+    ("fr", "Quelle est la différence entre un virus et une bactérie ?"),
+    ("fr", "Peux-tu corriger ce texte : « Je suis aller au marché hier. » ?"),
+    (
+        "en",
+        "Here are the results:\n1. Model A: 81%\n2. Model B: 79%\n3. Model C: 64%\nWhich model should we deploy, given that B is twice as fast?",
+    ),
+    ("en", "Tell me a joke about programmers."),
+    (
+        "en",
+        "Fix the bug in this function:\n```js\nfunction add(a, b) {\n  // 1. check types\n  // 2. add\n  return a - b;\n}\n```\nWhat was wrong?",
+    ),
+    (
+        "en",
+        "Options:\n1) fly\n2) take the train\n3) drive\nWhat's the greenest way to get from Paris to Berlin?",
+    ),
+    ("en", "what is a monad"),
+    ("en", "Describe the water cycle. Include evaporation, condensation and precipitation."),
+    ("zh", "我有一个问题：为什么天空是蓝色的？"),
+    ("en", "Could you help me? I need to write a cover letter for a junior developer job."),
+    ("en", "Is 0.1 + 0.2 == 0.3 in Python? Why or why not?"),
+    (
+        "en",
+        "Can you check my grammar?\n1. He go to school every day.\n2. She don't like apples.\n3. They was happy.",
+    ),
+]
+for lang, text in singles:
+    add(lang, "single", text, ONE)
+
+# --- independent questions, hand-written ------------------------------------------------
+multi = [
+    (
+        "en",
+        "1. What is the capital of France?\n2. How many legs does a spider have?\n3. Who wrote Hamlet?",
+        3,
+    ),
+    (
+        "en",
+        "Please answer these questions:\n1) Why is the sky blue?\n2) What causes tides?\n3) How do rainbows form?",
+        3,
+    ),
+    ("en", "Q1: What is Docker?\nQ2: What is Kubernetes?\nQ3: What is a service mesh?", 3),
+    (
+        "en",
+        "(1) Define entropy.\n(2) State the second law of thermodynamics.\n(3) Give an example of a reversible process.",
+        3,
+    ),
+    (
+        "en",
+        "- What is the boiling point of water at sea level?\n- How far is the Moon from Earth?\n- What is the speed of light?",
+        3,
+    ),
+    ("en", "What is photosynthesis?\nHow do vaccines work?\nWhy do cats purr?", 3),
+    ("en", "I. Explain supply and demand.\nII. Describe inflation.\nIII. What is GDP?", 3),
+    (
+        "en",
+        "a) What is a linked list?\nb) What is a hash map?\nc) What is a binary tree?\nd) What is a heap?",
+        4,
+    ),
+    (
+        "en",
+        "Answer each separately:\n1. Translate 'thank you' into German.\n2. Translate 'good night' into Italian.",
+        2,
+    ),
+    (
+        "en",
+        "1. Explain what a REST API is.\n2. Write a haiku about the sea.\n3. List three uses of baking soda.\n4. Why is Pluto no longer a planet?\n5. What is the square root of 144?",
+        5,
+    ),
+    ("en", "Quick questions:\n• Who painted the Mona Lisa?\n• When did World War II end?", 2),
+    ("en", "Question 1: What is machine learning?\nQuestion 2: What is deep learning?", 2),
+    (
+        "en",
+        "1. What is the largest ocean?\n2. What is the longest river?\n\nKeep each answer under 50 words.",
+        2,
+    ),
+    (
+        "zh",
+        "请回答以下问题：\n（1）光合作用是什么？\n（2）地球为什么有四季？\n（3）疫苗是如何起作用的？",
+        3,
+    ),
+    ("zh", "1、北京有哪些著名景点？\n2、上海的特色美食是什么？\n3、广州的气候怎么样？", 3),
+    ("zh", "①什么是区块链？\n②比特币是如何产生的？\n③以太坊和比特币有什么区别？", 3),
+    ("zh", "一、简述牛顿第一定律。\n二、什么是动量守恒？\n三、解释能量守恒定律。", 3),
+    ("zh", "为什么天空是蓝色的？海水为什么是咸的？彩虹是怎么形成的？", 3),
+    ("ja", "1. 富士山の高さは？\n2. 日本の首都はどこですか？\n3. 桜はいつ咲きますか？", 3),
+    ("ja", "質問1：光合成とは何ですか？\n質問2：なぜ空は青いのですか？", 2),
+    (
+        "ko",
+        "1. 서울의 인구는 얼마인가요?\n2. 한글은 누가 만들었나요?\n3. 김치는 어떻게 만드나요?",
+        3,
+    ),
+    ("ko", "다음 질문에 답해 주세요:\n(1) 광합성이란 무엇인가요?\n(2) 지구는 왜 자전하나요?", 2),
+    ("ko", "파이썬이란 무엇인가요? 자바스크립트는 어디에 쓰이나요? 러스트의 장점은 무엇인가요?", 3),
+    (
+        "es",
+        "1. ¿Qué es la fotosíntesis?\n2. ¿Por qué el cielo es azul?\n3. ¿Cómo funcionan las vacunas?",
+        3,
+    ),
+    (
+        "de",
+        "1. Was ist ein Schwarzes Loch?\n2. Wie entsteht ein Regenbogen?\n3. Warum ist das Meer salzig?",
+        3,
+    ),
+    (
+        "fr",
+        "1. Qu'est-ce que la photosynthèse ?\n2. Pourquoi le ciel est-il bleu ?\n3. Comment fonctionnent les vaccins ?",
+        3,
+    ),
+    (
+        "en",
+        "Can you help with a few things?\n1. Suggest a title for my blog post about gardening.\n2. Recommend a good book on stoicism.\n3. Give me a 10-minute workout routine.",
+        3,
+    ),
+    (
+        "en",
+        "Two questions. What is the half-life of carbon-14? And what is the atomic number of gold?",
+        2,
+    ),
+]
+for lang, text, n in multi:
+    add(lang, "multi", text, [[i] for i in range(n)])
+
+# --- dependent parts ----------------------------------------------------------------------
+dependent = [
+    (
+        "en",
+        "1. What is the tallest mountain in the world?\n2. How high is it?\n3. Who wrote Pride and Prejudice?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. Write a short poem about the sea.\n2. Then translate it into French.\n3. What is the capital of Peru?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. Pick a random number between 1 and 10.\n2. Based on your answer to 1, compute its square.\n3. What is the chemical symbol for iron?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. Name a famous physicist.\n2. What is the boiling point of ethanol?\n3. What was the physicist from question 1 best known for?",
+        [[0, 2], [1]],
+    ),
+    ("en", "1. Summarize the plot of Hamlet.\n2. Using that summary, write a tweet.", [[0, 1]]),
+    (
+        "en",
+        "What is the largest planet? How many moons does it have? Who discovered penicillin?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "What's a good name for a golden retriever? Also, how often should I walk it? And how much should a puppy eat?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "- Suggest a name for a coffee shop.\n- Then write a slogan for it.\n- What's the best way to store coffee beans?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "Q1: Choose a programming language for beginners.\nQ2: Why did you choose it?\nQ3: What is the time complexity of binary search?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. List three renewable energy sources.\n2. Which of the above is cheapest?\n3. Who invented the telephone?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. Calculate 15% of 240.\n2. Add 10 to the result.\n3. What is the freezing point of water in Fahrenheit?",
+        [[0, 1], [2]],
+    ),
+    ("zh", "1. 什么是机器学习？\n2. 什么是深度学习？\n3. 两者有什么应用场景？", [[0, 1, 2]]),
+    ("zh", "1. 世界上最长的河流是哪条？\n2. 它流经哪些国家？\n3. 谁发明了电话？", [[0, 1], [2]]),
+    (
+        "zh",
+        "1. 写一首关于秋天的诗。\n2. 把上面的诗翻译成英文。\n3. 水的沸点是多少度？",
+        [[0, 1], [2]],
+    ),
+    ("zh", "（1）推荐一本科幻小说。\n（2）那么它的作者是谁？\n（3）光速是多少？", [[0, 1], [2]]),
+    (
+        "ja",
+        "1. 日本で一番長い川は何ですか？\n2. それはどこを流れていますか？\n3. 地球の直径は？",
+        [[0, 1], [2]],
+    ),
+    (
+        "ko",
+        "1. 세계에서 가장 큰 사막은 어디인가요?\n2. 그것의 면적은 얼마인가요?\n3. 물의 화학식은 무엇인가요?",
+        [[0, 1], [2]],
+    ),
+    ("ko", "1. 짧은 시를 한 편 써 주세요.\n2. 위의 시를 영어로 번역해 주세요.", [[0, 1]]),
+    (
+        "en",
+        "1. Recommend a laptop for video editing.\n2. How much does it cost?\n3. Is it good for gaming too?",
+        [[0, 1, 2]],
+    ),
+    (
+        "en",
+        "1. What is the population of Canada?\n2. What is the population of Mexico?\n3. Compare the previous answers and say which is larger.",
+        [[0, 1, 2]],
+    ),
+    (
+        "es",
+        "1. ¿Cuál es el río más largo de Europa?\n2. ¿Por qué países pasa? Based on your answer to 1.\n3. ¿Qué es el ADN?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. Give me a word that rhymes with 'cat'.\n2. Use that word in a sentence.\n3. Explain what an API is.\n4. What year did the Berlin Wall fall?",
+        [[0, 1], [2], [3]],
+    ),
+]
+for lang, text, groups in dependent:
+    add(lang, "dependent", text, groups)
+
+# --- shared context + questions -----------------------------------------------------------
+DOC_EN = (
+    "Acme Corp reported revenue of $12M in 2024, up 20% from 2023. Operating costs rose 5%. "
+    "The company opened offices in Berlin and Tokyo and hired 40 engineers."
+)
+shared = [
+    (
+        "en",
+        f"Read the report below and answer the questions.\n\n{DOC_EN}\n\n1. What was the revenue in 2024?\n2. Where did the company open offices?\n3. How many engineers were hired?",
+        3,
+        "Acme Corp",
+    ),
+    (
+        "en",
+        f"{DOC_EN}\n\nQuestions:\n- By how much did revenue grow?\n- Did operating costs rise faster than revenue?",
+        2,
+        "Acme Corp",
+    ),
+    (
+        "en",
+        "Context: Our API returns 429 when the rate limit is exceeded. Limits are 500 requests per minute.\n\n1) What does a 429 mean here?\n2) How many requests per second is that on average?",
+        2,
+        "429",
+    ),
+    (
+        "en",
+        "The following list describes our team:\n1. Ana, backend\n2. Bo, frontend\n3. Cy, design\n\nNow answer:\n1. Who should fix a CSS bug?\n2. Who should design the new logo?",
+        2,
+        "Ana, backend",
+    ),
+    (
+        "zh",
+        "阅读下面的材料，回答问题。\n\n张三在2020年创办了一家公司，主要做人工智能客服。公司现有员工50人，总部在杭州。\n\n1. 公司是哪一年创办的？\n2. 公司总部在哪里？\n3. 公司有多少员工？",
+        3,
+        "张三",
+    ),
+    (
+        "ko",
+        "다음 글을 읽고 질문에 답하세요.\n\n철수는 2019년에 서울에서 카페를 열었다. 카페는 매일 아침 7시에 문을 연다.\n\n1. 철수는 언제 카페를 열었나요?\n2. 카페는 몇 시에 문을 여나요?",
+        2,
+        "철수",
+    ),
+    (
+        "ja",
+        "以下の文章を読んで質問に答えてください。\n\n田中さんは東京に住んでいて、毎朝電車で会社に通っています。\n\n1. 田中さんはどこに住んでいますか？\n2. 田中さんは何で通勤していますか？",
+        2,
+        "田中",
+    ),
+    (
+        "en",
+        "```python\ndef f(xs):\n    return sorted(set(xs))\n```\n\n1. What does f return for [3, 1, 3]?\n2. What is the time complexity of f?",
+        2,
+        "def f",
+    ),
+    (
+        "en",
+        'Here is a paragraph: "The mitochondria is the powerhouse of the cell. It produces ATP."\n\n1. What does the mitochondria produce?\n2. Rewrite the paragraph for a child.',
+        2,
+        "powerhouse",
+    ),
+    (
+        "de",
+        "Lies den Text und beantworte die Fragen.\n\nMaria wohnt in Hamburg und arbeitet als Ärztin. Sie fährt jeden Tag mit dem Fahrrad.\n\n1. Wo wohnt Maria?\n2. Was ist Marias Beruf?",
+        2,
+        "Maria",
+    ),
+]
+for lang, text, n, pre in shared:
+    add(lang, "shared", text, [[i] for i in range(n)], preamble=pre)
+
+# --- templated: the same questions in every numbering style and language -------------------
+POOLS = {
+    "en": ["What is the speed of sound in air?", "Who discovered gravity?", "How do bees make honey?",
+           "Why do leaves change colour in autumn?", "What is the largest desert on Earth?"],
+    "zh": ["声音在空气中的速度是多少？", "谁发现了万有引力？", "蜜蜂是怎么酿蜜的？", "为什么秋天树叶会变色？", "地球上最大的沙漠是哪个？"],
+    "ja": ["空気中の音速はどれくらいですか？", "万有引力を発見したのは誰ですか？", "ミツバチはどうやって蜂蜜を作りますか？",
+           "なぜ秋に葉の色が変わるのですか？", "地球上で最大の砂漠はどこですか？"],
+    "ko": ["공기 중 소리의 속도는 얼마인가요?", "만유인력을 발견한 사람은 누구인가요?", "꿀벌은 어떻게 꿀을 만드나요?",
+           "가을에 나뭇잎 색이 왜 변하나요?", "지구에서 가장 큰 사막은 어디인가요?"],
+}  # fmt: skip
+STYLES: list[Callable[[int], str]] = [
+    lambda i: f"{i}.", lambda i: f"{i})", lambda i: f"({i})", lambda i: f"Q{i}:",
+    lambda i: f"{i}、", lambda i: f"（{i}）", lambda i: "①②③④⑤"[i - 1], lambda i: "-",
+]  # fmt: skip
+for lang, pool in POOLS.items():
+    for s_index, style in enumerate(STYLES):
+        n = 3 + (s_index % 3)
+        lines = [f"{style(i + 1)} {q}" for i, q in enumerate(pool[:n])]
+        add(lang, "multi", "\n".join(lines), [[i] for i in range(n)], parts=pool[:n])
+# Pools behind an instruction line, one per line without markers.
+for lang, pool in POOLS.items():
+    head = {
+        "en": "Answer these:",
+        "zh": "请回答：",
+        "ja": "答えてください：",
+        "ko": "답해 주세요:",
+    }[lang]
+    add(lang, "multi", head + "\n" + "\n".join(pool[:4]), [[i] for i in range(4)], parts=pool[:4])
+# Single questions wrapped with harmless context.
+for lang, pool in POOLS.items():
+    for q in pool:
+        add(lang, "single", q, ONE)
+
+OUT.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
+print(f"{len(entries)} prompts written to {OUT}")
+
+# --- a held-out set, written after the rules were tuned on the set above and scored
+# once before any further change (see benchmarks/README.md for both figures) -------------
+HOLDOUT = Path(__file__).with_name("detection_holdout.jsonl")
+held: list[dict[str, Any]] = []
+
+
+def hold(lang: str, category: str, text: str, groups: list[list[int]], **extra: Any) -> None:
+    held.append({"id": f"holdout-{category}-{len(held):03d}", "lang": lang, "category": category,
+                 "text": text, "groups": groups, **extra})  # fmt: skip
+
+
+for lang, text in [
+    ("en", "How long should I boil an egg for a runny yolk?"),
+    ("en", "Which is heavier?\n1) a kilo of feathers\n2) a kilo of steel"),
+    (
+        "en",
+        "Proofread this list for typos:\n1. Recieve the package\n2. Seperate the items\n3. Acknowlege receipt",
+    ),
+    (
+        "en",
+        "I'm planning a trip with these stops:\n- Rome\n- Florence\n- Venice\nHow many days should I spend in each?",
+    ),
+    ("en", "Is it safe to eat raw cookie dough? What are the risks?"),
+    (
+        "en",
+        "Please explain this error: `TypeError: 'NoneType' object is not subscriptable`. What usually causes it?",
+    ),
+    (
+        "en",
+        "Step 1: preheat the oven. Step 2: mix flour and sugar. Step 3: bake for 20 minutes. Did I forget anything?",
+    ),
+    (
+        "en",
+        "Rewrite the following in a formal tone:\n1. gonna be late, sorry\n2. can u send the file\n3. thx a lot",
+    ),
+    (
+        "en",
+        "What do you think about this poem?\n\nRoses are red,\nViolets are blue,\nWhy is the sky\nNot green too?",
+    ),
+    ("en", "Is Python interpreted or compiled?"),
+    ("zh", "请帮我把这段话翻译成英文：我今天很忙，明天再联系你。"),
+    ("zh", "以下哪种动物是哺乳动物？\nA. 鲨鱼\nB. 海豚\nC. 章鱼"),
+    ("zh", "怎么学好英语？有什么好的方法吗？"),
+    ("ja", "おすすめの本を教えてください。できればミステリーがいいです。"),
+    ("ko", "오늘 저녁 메뉴 추천해 줄 수 있어? 매운 음식이 좋아."),
+    ("es", "¿Cómo se hace una tortilla de patatas? ¿Lleva cebolla?"),
+    ("de", "Bitte fasse diesen Text zusammen:\n1. Einleitung\n2. Hauptteil\n3. Schluss"),
+]:
+    hold(lang, "single", text, ONE)
+
+for lang, text, n in [
+    (
+        "en",
+        "1. What causes earthquakes?\n2. How is the Richter scale defined?\n3. Where is the Ring of Fire?",
+        3,
+    ),
+    (
+        "en",
+        "Some quick ones for you:\n- How many bones are in the human body?\n- What is the chemical formula of table salt?\n- Who was the first person on the Moon?",
+        3,
+    ),
+    (
+        "en",
+        "Q1) What is an index in a database?\nQ2) What is normalization?\nQ3) What is a foreign key?",
+        3,
+    ),
+    (
+        "en",
+        "How do I center a div in CSS?\nWhat is the difference between let and const in JavaScript?",
+        2,
+    ),
+    (
+        "en",
+        "1. Suggest a name for a bakery.\n2. Explain how yeast makes bread rise.\n3. What is the origin of the croissant?\n4. Give me a recipe for banana bread.",
+        4,
+    ),
+    (
+        "en",
+        "Answer the following questions:\na. What is inertia?\nb. What is friction?\nc. What is momentum?",
+        3,
+    ),
+    (
+        "en",
+        "What is the capital of Kenya? Who is the author of 1984? How many continents are there?",
+        3,
+    ),
+    ("zh", "1. Python 中的列表和元组有什么区别？\n2. 什么是装饰器？\n3. 如何处理异常？", 3),
+    ("zh", "问题1：什么是云计算？\n问题2：什么是边缘计算？", 2),
+    ("zh", "（一）什么是通货膨胀？\n（二）利率如何影响经济？", 2),
+    ("ja", "1) 日本の人口は？\n2) 東京タワーの高さは？\n3) 日本の国花は何ですか？", 3),
+    ("ko", "질문 1: 인공지능이란 무엇인가요?\n질문 2: 머신러닝과 딥러닝의 차이는 무엇인가요?", 2),
+    ("ko", "1) 비타민 C가 많은 과일은 무엇인가요?\n2) 하루 물 섭취 권장량은 얼마인가요?", 2),
+    ("fr", "- Quelle est la capitale du Canada ?\n- Qui a peint La Joconde ?", 2),
+    ("es", "a) ¿Qué es un átomo?\nb) ¿Qué es una molécula?\nc) ¿Qué es un ion?", 3),
+    ("de", "Frage 1: Was ist Photosynthese?\nFrage 2: Warum ist der Himmel blau?", 2),
+]:
+    hold(lang, "multi", text, [[i] for i in range(n)])
+
+for lang, text, groups in [
+    (
+        "en",
+        "1. Name a famous novel by Tolstoy.\n2. When was it published?\n3. What is the capital of Norway?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. Invent a name for a fantasy city.\n2. Describe its history in two sentences.\n3. Why do we have leap years?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. Give me a random prime under 50.\n2. Multiply that number by 3.\n3. What is the tallest animal?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. What is the GDP of Japan?\n2. And the GDP of Germany?\n3. Which of the two is larger, based on the above?",
+        [[0, 1, 2]],
+    ),
+    ("zh", "1. 推荐一部电影。\n2. 这部电影讲了什么？\n3. 月球离地球多远？", [[0, 1], [2]]),
+    (
+        "ko",
+        "1. 좋아하는 계절을 하나 골라 주세요.\n2. 그 계절의 특징은 무엇인가요?\n3. 태양계에서 가장 큰 행성은?",
+        [[0, 1], [2]],
+    ),
+    (
+        "ja",
+        "1. 好きな果物を一つ挙げてください。\n2. その果物の栄養は？\n3. 富士山の高さは？",
+        [[0, 1], [2]],
+    ),
+]:
+    hold(lang, "dependent", text, groups)
+
+for lang, text, n, pre in [
+    (
+        "en",
+        "Product description: The X200 vacuum has a 2-hour battery, weighs 3 kg and costs $299.\n\n1. How long does the battery last?\n2. How much does it weigh?\n3. What is the price?",
+        3,
+        "X200",
+    ),
+    (
+        "en",
+        "Email from Sam: 'The launch moves to Friday; marketing needs the copy by Wednesday.'\n\n- When is the launch?\n- When is the copy due?",
+        2,
+        "Sam",
+    ),
+    (
+        "zh",
+        "背景：小明每天早上六点起床，七点去学校，下午五点回家。\n\n1. 小明几点起床？\n2. 小明几点回家？",
+        2,
+        "小明",
+    ),
+]:
+    hold(lang, "shared", text, [[i] for i in range(n)], preamble=pre)
+
+HOLDOUT.write_text(
+    "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in held), encoding="utf-8"
+)
+print(f"{len(held)} held-out prompts written to {HOLDOUT}")
+
+# --- a second held-out set, written after the fixes prompted by the first one and
+# scored once, with no change to the rules afterwards -------------------------------------
+HOLDOUT2 = Path(__file__).with_name("detection_holdout2.jsonl")
+held2: list[dict[str, Any]] = []
+
+
+def hold2(lang: str, category: str, text: str, groups: list[list[int]], **extra: Any) -> None:
+    held2.append({"id": f"holdout2-{category}-{len(held2):03d}", "lang": lang, "category": category,
+                  "text": text, "groups": groups, **extra})  # fmt: skip
+
+
+for lang, text in [
+    ("en", "Can dogs eat grapes? My dog just ate two."),
+    ("en", "What's the best way to learn piano as an adult? Should I get a teacher?"),
+    ("en", "Given these numbers:\n1. 14\n2. 27\n3. 39\nwhich are divisible by 3?"),
+    (
+        "en",
+        "Help me plan a workout:\n- Monday: legs\n- Wednesday: arms\n- Friday: cardio\nIs this balanced?",
+    ),
+    ("en", "Explain the code below.\n```\nfor i in range(3):\n    print(i)\n```"),
+    ("en", "Grade these answers to 'What is 7 x 8?':\n1. 54\n2. 56\n3. 58"),
+    (
+        "en",
+        "My essay outline is:\nI. Introduction\nII. Arguments\nIII. Conclusion\nHow can I make it stronger?",
+    ),
+    ("en", "Which is the right word here: 'affect' or 'effect'? 'The rain will ___ the game.'"),
+    ("zh", "这个句子有语病吗？“通过这次活动，使我们受到了教育。”"),
+    ("zh", "我想去日本旅游，有什么推荐的路线？预算大概一万元。"),
+    ("ja", "このメールを丁寧な表現に直してください。「明日行けません。すみません。」"),
+    ("ko", '다음 문장을 자연스럽게 고쳐 주세요: "나는 어제 학교에 가았다."'),
+    ("es", '¿Qué opinas de este título para mi libro: "El último verano"?'),
+    ("fr", "Comment dit-on « bonjour » en japonais ?"),
+]:
+    hold2(lang, "single", text, ONE)
+
+for lang, text, n in [
+    ("en", "1. What is a black hole?\n2. How are stars formed?\n3. What is dark matter?", 3),
+    (
+        "en",
+        "Three unrelated questions:\n- What is the boiling point of olive oil?\n- Who composed the Four Seasons?\n- How many players are on a rugby team?",
+        3,
+    ),
+    ("en", "(a) Define osmosis.\n(b) Define diffusion.\n(c) Give one example of each.", 2),
+    ("en", "Q1. What is TCP?\nQ2. What is UDP?", 2),
+    ("en", "How tall is the Eiffel Tower? When was the Colosseum built? Where is Machu Picchu?", 3),
+    ("zh", "1）什么是量子计算？\n2）什么是量子纠缠？", 2),
+    ("zh", "请分别回答：\n1. 中国有多少个省份？\n2. 长城有多长？\n3. 故宫建于哪一年？", 3),
+    ("ja", "①東京の人口は？\n②大阪の名物は？\n③京都の有名な寺は？", 3),
+    (
+        "ko",
+        "1. 한국의 전통 음식은 무엇인가요?\n2. 설날에는 무엇을 하나요?\n3. 한복은 언제 입나요?",
+        3,
+    ),
+    ("es", "1) ¿Qué es la inflación?\n2) ¿Qué es el PIB?", 2),
+]:
+    if lang == "en" and text.startswith("(a)"):
+        hold2(lang, "dependent", text, [[0, 1, 2]])  # "each" refers to both (a) and (b)
+    else:
+        hold2(lang, "multi", text, [[i] for i in range(n)])
+
+for lang, text, groups in [
+    (
+        "en",
+        "1. Suggest a title for a mystery novel.\n2. Write the first sentence of it.\n3. How many teeth does an adult have?",
+        [[0, 1], [2]],
+    ),
+    (
+        "en",
+        "1. What is 12 squared?\n2. Divide the result by 4.\n3. What is the capital of Chile?",
+        [[0, 1], [2]],
+    ),
+    ("zh", "1. 说出一种热带水果。\n2. 它有什么营养？\n3. 地球的年龄是多少？", [[0, 1], [2]]),
+    (
+        "ko",
+        "1. 유명한 화가 한 명을 말해 주세요.\n2. 그의 대표작은 무엇인가요?\n3. 빛의 속도는 얼마인가요?",
+        [[0, 1], [2]],
+    ),
+]:
+    hold2(lang, "dependent", text, groups)
+
+for lang, text, n, pre in [
+    (
+        "en",
+        "Policy: refunds are allowed within 30 days with a receipt; store credit after that.\n\n1. Can I get a refund after 20 days?\n2. What happens after 30 days?",
+        2,
+        "refunds",
+    ),
+    (
+        "ja",
+        "会議メモ：次回の会議は金曜日の10時、場所は第二会議室です。\n\n1. 次回の会議はいつですか？\n2. 場所はどこですか？",
+        2,
+        "会議",
+    ),
+]:
+    hold2(lang, "shared", text, [[i] for i in range(n)], preamble=pre)
+
+HOLDOUT2.write_text(
+    "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in held2), encoding="utf-8"
+)
+print(f"{len(held2)} second held-out prompts written to {HOLDOUT2}")
