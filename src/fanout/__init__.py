@@ -46,6 +46,10 @@ from ._planning import EndpointModel as EndpointModel
 from ._planning import Plan as Plan
 from ._planning import PlanInputs as PlanInputs
 from ._tokens import estimate_messages_tokens as estimate_messages_tokens
+from ._wrap import FanoutClient as FanoutClient
+from ._wrap import FanoutStream as FanoutStream
+from ._wrap import report_of as report_of
+from ._wrap import wrap as wrap
 
 try:
     __version__ = _metadata.version("llm-fanout")
@@ -63,7 +67,9 @@ __all__ = [
     "EndpointEstimate",
     "EndpointModel",
     "Fanout",
+    "FanoutClient",
     "FanoutError",
+    "FanoutStream",
     "InvalidQuestionError",
     "LimitState",
     "Limits",
@@ -87,4 +93,6 @@ __all__ = [
     "estimate_messages_tokens",
     "parse_duration",
     "plan",
+    "report_of",
+    "wrap",
 ]

@@ -76,7 +76,7 @@ class Detection:
             markers = [self.questions[i].marker for i in group if self.questions[i].marker]
             if markers:
                 head = markers[0] if len(markers) == 1 else f"{markers[0]}–{markers[-1]}"
-            elif self.style in ("lines", "sentences"):
+            elif self.style in ("lines", "sentences", "llm"):
                 head = f"{n}."
             else:
                 head = ""

@@ -41,8 +41,8 @@ from ._tokens import estimate_messages_tokens, estimate_text_tokens
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
-    from openai import AsyncOpenAI
-    from openai.types.chat import ChatCompletion
+    from openai import AsyncOpenAI, AsyncStream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 __all__ = ["Fanout", "QuestionLike", "ask_many", "plan"]
 
@@ -384,10 +384,11 @@ class Fanout:
         )
 
     def _params(self, question: Question, opts: _Options) -> dict[str, Any]:
-        messages: list[dict[str, str]] = []
+        messages: list[Any] = []
         system = question.system if question.system is not None else opts.system
         if system:
             messages.append({"role": "system", "content": system})
+        messages.extend(dict(m) for m in question.context)
         messages.append({"role": "user", "content": question.text})
         params: dict[str, Any] = {"model": opts.model, **opts.create_kwargs, **question.params}
         params["messages"] = messages
@@ -414,7 +415,12 @@ class Fanout:
             endpoint=self._endpoint.estimate(),
             budget=self._limiter.budget(),
             max_concurrency=self.limits.max_concurrency,
-            mergeable=[call_mergeable and job.question.mergeable for job in jobs],
+            mergeable=[
+                call_mergeable
+                and job.question.mergeable
+                and job.question.context == jobs[0].question.context
+                for job in jobs
+            ],
         )
         plan = make_plan(inputs, policy)
         log.debug("plan for %d questions: %s", len(jobs), plan.reason)
@@ -575,10 +581,13 @@ class Fanout:
             request_ids=tally.request_ids,
         )
 
-    def _merged_params(self, request: MergedRequest, opts: _Options, k: int) -> dict[str, Any]:
-        messages: list[dict[str, str]] = []
+    def _merged_params(
+        self, request: MergedRequest, opts: _Options, k: int, context: tuple[Any, ...] = ()
+    ) -> dict[str, Any]:
+        messages: list[Any] = []
         if opts.system:
             messages.append({"role": "system", "content": opts.system})
+        messages.extend(dict(m) for m in context)
         messages.append({"role": "user", "content": request.user_message})
         params: dict[str, Any] = {"model": opts.model, **opts.create_kwargs, "messages": messages}
         for name in ("max_tokens", "max_completion_tokens"):
@@ -611,8 +620,8 @@ class Fanout:
         request = build_merged(texts, fmt)
         while True:
             try:
-                completion = await self._with_retries(self._merged_params(request, opts, len(group)),
-                                                      opts, stats, tally)  # fmt: skip
+                params = self._merged_params(request, opts, len(group), group[0].question.context)
+                completion = await self._with_retries(params, opts, stats, tally)
             except Exception as exc:
                 if (
                     request.format == "json"
@@ -732,6 +741,44 @@ class Fanout:
             self._done_prompt_tokens += usage.prompt_tokens
             self._done_completion_tokens += usage.completion_tokens
         return completion
+
+    async def _stream_chunks(
+        self, params: dict[str, Any], retry: Retry
+    ) -> AsyncIterator[ChatCompletionChunk]:
+        """Stream one request under this Fanout's limits, retried until the stream
+        opens (once chunks flow, a failure is the caller's to handle)."""
+        params = {**params, "stream": True, "stream_options": {"include_usage": True}}
+        max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
+        reserve = estimate_messages_tokens(params["messages"], params.get("model")) + int(max_out)
+        async with self._slots:
+            retrying = build_retrying(retry, sleep=anyio.sleep)
+            stream: AsyncStream[ChatCompletionChunk] | None = None
+            async for attempt in retrying:
+                with attempt:
+                    await self._limiter.acquire(reserve)
+                    try:
+                        stream = await self._client.chat.completions.create(**params)
+                    except openai.APIStatusError as exc:
+                        self._limiter.observe(exc.response.headers)
+                        if isinstance(exc, openai.RateLimitError):
+                            self._limiter.settle(reserve, None)
+                            if not is_quota_error(exc):
+                                asked = server_retry_after(exc.response.headers)
+                                wait = _DEFAULT_COOL_DOWN_S if asked is None else asked
+                                self._limiter.cool_down(min(wait, retry.max_wait))
+                        raise
+            assert stream is not None
+            self._limiter.observe(stream.response.headers)
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+            try:
+                async for chunk in stream:
+                    if chunk.usage is not None:
+                        self._limiter.settle(reserve, chunk.usage.total_tokens)
+                    yield chunk
+            finally:
+                self._in_flight -= 1
+                await stream.close()
 
     @staticmethod
     def _question_error(exc: Exception, job: _Job, attempts: int) -> QuestionError:

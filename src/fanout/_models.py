@@ -29,10 +29,13 @@ class Question(BaseModel):
     """A system prompt for this question only (replaces the call's ``system``)."""
     expected_tokens: int | None = Field(default=None, ge=1)
     """How long you expect the answer to be, in tokens (a hint for the planner)."""
+    context: tuple[Mapping[str, Any], ...] = ()
+    """Messages that come before the question (an earlier conversation), sent with it."""
 
     @property
     def mergeable(self) -> bool:
-        """Questions with their own parameters or system prompt are always sent alone."""
+        """Questions with their own parameters or system prompt are always sent alone
+        (questions with a context merge only with questions of the same context)."""
         return not self.params and self.system is None
 
     @field_validator("text")
