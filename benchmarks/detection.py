@@ -17,12 +17,14 @@ from typing import Any
 
 from fanout import detect
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "detection_corpus.jsonl"
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+SETS = ("detection_corpus", "detection_holdout", "detection_holdout2")
 
 
-def load() -> list[dict[str, Any]]:
+def load(name: str = "detection_corpus") -> list[dict[str, Any]]:
+    path = DATA / f"{name}.jsonl"
     return [
-        json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
 
 
@@ -71,31 +73,33 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main() -> None:
-    result = evaluate(load())
-    print(f"prompts: {result['prompts']}")
-    print(f"single-question prompts left whole: {result['single_kept_whole']:.1%} (target >= 98 %)")
-    print(
-        f"multi-question prompts split exactly right: {result['multi_exact']:.1%} (target >= 90 %)"
-    )
-    print(f"dependent groups split apart: {result['dependent_groups_broken']} (target 0)")
-    print(
-        f"split decision: precision {result['split_precision']:.3f}, recall {result['split_recall']:.3f}"
-    )
-    print(f"exact by language: {result['exact_by_language']}")
-    if "--show-misses" in sys.argv:
-        entries = {e["id"]: e for e in load()}
-        for mid in result["misses"]:
-            e = entries[mid]
-            d = detect(e["text"])
-            print(f"\n--- {mid} expected {e['groups']} got {d.groups} ({d.style}, {d.reasons})")
-            print(e["text"])
-    else:
-        from _common import save
-
-        save(
-            "detection",
-            {k: v for k, v in result.items() if k != "misses"} | {"misses": result["misses"]},
+    results = {}
+    for name in SETS:
+        entries = load(name)
+        result = evaluate(entries)
+        results[name] = result
+        print(f"== {name}: {result['prompts']} prompts")
+        print(
+            f"single-question prompts left whole: {result['single_kept_whole']:.1%} (target >= 98 %)"
         )
+        print(
+            f"multi-question prompts split exactly right: {result['multi_exact']:.1%} (target >= 90 %)"
+        )
+        print(f"dependent groups split apart: {result['dependent_groups_broken']} (target 0)")
+        print(
+            f"split decision: precision {result['split_precision']:.3f}, recall {result['split_recall']:.3f}"
+        )
+        print(f"exact by language: {result['exact_by_language']}")
+        if "--show-misses" in sys.argv:
+            by_id = {e["id"]: e for e in entries}
+            for mid in result["misses"]:
+                e = by_id[mid]
+                d = detect(e["text"])
+                print(f"\n--- {mid} expected {e['groups']} got {d.groups} ({d.style}, {d.reasons})")
+                print(e["text"])
+    from _common import save
+
+    save("detection", results)
 
 
 if __name__ == "__main__":
