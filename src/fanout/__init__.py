@@ -30,10 +30,14 @@ from ._exceptions import PartialFailureError as PartialFailureError
 from ._exceptions import QuestionError as QuestionError
 from ._exceptions import QuestionTimeoutError as QuestionTimeoutError
 from ._exceptions import QuotaExceededError as QuotaExceededError
+from ._jobs import BadLine as BadLine
+from ._jobs import JobSummary as JobSummary
 from ._limiter import LimitState as LimitState
 from ._limiter import LocalLimiter as LocalLimiter
 from ._limiter import RateLimiter as RateLimiter
 from ._limiter import parse_duration as parse_duration
+from ._limiter_redis import RedisLimiter as RedisLimiter
+from ._limiter_redis import RedisUnavailableError as RedisUnavailableError
 from ._models import Answer as Answer
 from ._models import Answers as Answers
 from ._models import Question as Question
@@ -59,6 +63,7 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
 __all__ = [
     "Answer",
     "Answers",
+    "BadLine",
     "Budget",
     "Candidate",
     "ConfigError",
@@ -71,6 +76,7 @@ __all__ = [
     "FanoutError",
     "FanoutStream",
     "InvalidQuestionError",
+    "JobSummary",
     "LimitState",
     "Limits",
     "LocalLimiter",
@@ -84,6 +90,8 @@ __all__ = [
     "QuestionTimeoutError",
     "QuotaExceededError",
     "RateLimiter",
+    "RedisLimiter",
+    "RedisUnavailableError",
     "Report",
     "Retry",
     "Usage",

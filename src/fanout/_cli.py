@@ -1,18 +1,27 @@
-"""The ``fanout`` command line."""
+"""The ``fanout`` command line: ask, run, plan, bench, sim, demo."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
+import logging
+import os
 import sys
-from typing import TYPE_CHECKING
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from . import __version__
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from ._config import Limits, Policy
+from ._detect import detect
+from ._engine import Fanout
+from ._planning import Plan
 
 __all__ = ["main"]
+
+log = logging.getLogger("fanout")
 
 
 def _fault(value: str) -> tuple[str, float]:
@@ -25,14 +34,85 @@ def _fault(value: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"rate must be a number, got {rate!r}") from exc
 
 
+def _endpoint_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("endpoint (default: the built-in simulator, no API key needed)")
+    g.add_argument(
+        "--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1"
+    )
+    g.add_argument("--model", help="model name (default sim-1 on the simulator)")
+    g.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    g.add_argument("--sim-time-scale", type=float, default=10.0,
+                   help="time scale of the built-in simulator (default 10)")  # fmt: skip
+    g = p.add_argument_group("limits and policy")
+    g.add_argument("--rpm", type=float, help="requests per minute")
+    g.add_argument("--tpm", type=float, help="tokens per minute")
+    g.add_argument(
+        "--concurrency", type=int, default=64, help="max requests in flight (default 64)"
+    )
+    g.add_argument(
+        "--redis",
+        metavar="URL",
+        help="share the limits through redis, e.g. redis://127.0.0.1:6379/0",
+    )
+    g.add_argument(
+        "--policy", default="auto", choices=["auto", "split", "merge"], help="default auto"
+    )
+    g.add_argument(
+        "--objective", default="latency", choices=["latency", "cost"], help="default latency"
+    )
+    g.add_argument("--max-group-size", type=int, help="cap on questions per merged request")
+    g.add_argument("--system", help="system prompt for every question")
+    g.add_argument("--max-tokens", type=int, help="max_tokens per answer")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fanout",
         description="Answer many independent LLM questions fast: fan out, rate-limit, reassemble.",
     )
     parser.add_argument("--version", action="version", version=f"fanout {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+
+    ask = sub.add_parser("ask", help="answer a prompt, fanning out the questions it holds",
+                         description="Detect the independent questions in PROMPT, plan, and answer "
+                         "them, laid out in the prompt's own numbering.")  # fmt: skip
+    ask.add_argument("prompt", help="the prompt (use - to read it from standard input)")
+    ask.add_argument("--explain", action="store_true", help="print the detection, the plan and why")
+    _endpoint_args(ask)
+
+    run = sub.add_parser("run", help="answer a JSONL file of questions into a JSONL file, resumably",
+                         description="Input lines: {\"id\": ..., \"question\": ...} plus optional "
+                         "per-question parameters. Output lines: id, answer, error, usage, attempts. "
+                         "Re-running the same command skips the ids already answered.")  # fmt: skip
+    run.add_argument("input", help="questions, one JSON object per line")
+    run.add_argument("output", help="answers, appended as they arrive")
+    run.add_argument("--resume", action="store_true", default=True,
+                     help="skip ids already in OUTPUT (the default)")  # fmt: skip
+    run.add_argument("--overwrite", action="store_true", help="start OUTPUT afresh")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="progress bar (default: on a terminal) or periodic log lines")  # fmt: skip
+    _endpoint_args(run)
+
+    plan = sub.add_parser("plan", help="dry run: the plan for a prompt or a JSONL file, and why",
+                          description="Nothing is sent: prints the detection (for a prompt), every "
+                          "candidate plan with its estimated time and tokens, and the choice.")  # fmt: skip
+    plan.add_argument("prompt", nargs="?", help="a prompt holding several questions")
+    plan.add_argument("--file", help="a JSONL file of questions instead of a prompt")
+    _endpoint_args(plan)
+
+    bench = sub.add_parser("bench", help="split vs merge vs auto on the simulator or an endpoint",
+                           description="Asks the same questions with each policy and prints a "
+                           "table; with --plot (needs the 'plot' extra) draws each request's "
+                           "queueing, prefill and decode as a timeline.")  # fmt: skip
+    bench.add_argument("--questions", type=int, default=5, help="how many questions (default 5)")
+    bench.add_argument(
+        "--tokens", type=int, default=200, help="answer length on the simulator (default 200)"
+    )
+    bench.add_argument("--slots", type=int, default=256, help="simulator slots (default 256)")
+    bench.add_argument("--plot", metavar="PNG", help="write a timeline of the requests to PNG")
+    _endpoint_args(bench)
 
     demo = sub.add_parser(
         "demo",
@@ -77,6 +157,212 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# --- endpoints -------------------------------------------------------------------------
+@contextlib.asynccontextmanager
+async def _endpoint(
+    args: argparse.Namespace, **sim_config: Any
+) -> AsyncIterator[tuple[Any, str, Any]]:
+    """(client, model, sim server or None) for the endpoint the arguments name."""
+    from openai import AsyncOpenAI
+
+    if args.base_url:
+        api_key = args.api_key or os.environ.get("OPENAI_API_KEY")
+        if not api_key:
+            raise SystemExit("fanout: no API key: pass --api-key or set OPENAI_API_KEY")
+        if not args.model:
+            raise SystemExit("fanout: --model is required with --base-url")
+        client = AsyncOpenAI(base_url=args.base_url, api_key=api_key)
+        try:
+            yield client, args.model, None
+        finally:
+            await client.close()
+        return
+    from .sim import SimConfig, serve
+
+    config = SimConfig(time_scale=args.sim_time_scale, **sim_config)
+    async with serve(config) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key=args.api_key or "sim")
+        try:
+            yield client, args.model or "sim-1", server
+        finally:
+            await client.close()
+
+
+def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
+    limits = Limits(
+        rpm=args.rpm, tpm=args.tpm, max_concurrency=args.concurrency, backend=args.redis
+    )
+    policy = Policy(mode=args.policy, objective=args.objective, max_group_size=args.max_group_size)
+    extra: dict[str, Any] = {}
+    if args.max_tokens:
+        extra["max_tokens"] = args.max_tokens
+    return Fanout(client, model=model, system=args.system, limits=limits, policy=policy, **extra)
+
+
+def _plan_table(plan: Plan) -> str:
+    rows = [
+        f"{'plan':<16} {'requests':>8} {'est. time':>10} {'prompt tok':>11} {'answer tok':>11} {'limit wait':>11}"
+    ]
+    for c in plan.candidates:
+        mark = "*" if c is plan.chosen else " "
+        rows.append(
+            f"{mark}{c.label:<15} {c.requests:>8} {c.est_wall_s:>9.2f}s {c.est_prompt_tokens:>11} "
+            f"{c.est_completion_tokens:>11} {c.est_limit_wait_s:>10.2f}s"
+        )
+    return "\n".join(rows) + f"\n\nchosen: {plan.reason}"
+
+
+# --- commands ----------------------------------------------------------------------------
+async def _ask(args: argparse.Namespace) -> int:
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    detection = detect(prompt)
+    async with _endpoint(args) as (client, model, _server):
+        fo = _fanout(args, client, model)
+        if detection.independent:
+            texts = [detection.group_prompt(g) for g in detection.groups]
+        else:
+            texts = [prompt]
+        answers = await fo.ask_many(texts, on_error="return")
+    if args.explain:
+        print(f"detected: {len(detection.questions)} part(s), {len(detection.groups)} group(s), "
+              f"style {detection.style}, confidence {detection.confidence:.2f} ({'; '.join(detection.reasons)})")  # fmt: skip
+        if detection.preamble:
+            print(f"shared preamble: {detection.preamble[:200]!r}")
+        if answers.report.plan is not None:
+            print(_plan_table(answers.report.plan))
+        r = answers.report
+        print(f"actual: {r.wall_s:.2f}s, {r.requests} request(s), {r.total_tokens} tokens\n")
+    texts_out = [a.text or f"[error: {a.error}]" for a in answers]
+    print(detection.layout(texts_out) if detection.independent else texts_out[0])
+    return 0 if answers.report.failed == 0 else 1
+
+
+async def _run(args: argparse.Namespace) -> int:
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    async with _endpoint(args) as (client, model, _server):
+        fo = _fanout(args, client, model)
+        start = time.monotonic()
+        summary = await fo.run_jsonl(
+            args.input, args.output, resume=not args.overwrite, progress=progress
+        )
+    for bad in summary.bad_lines:
+        print(f"{args.input}:{bad.line}: skipped: {bad.reason}", file=sys.stderr)
+    print(
+        f"answered {summary.answered}, failed {summary.failed}, already done {summary.skipped_done}, "
+        f"bad lines {len(summary.bad_lines)}, in {time.monotonic() - start:.1f}s"
+        + (" (cut a torn last line before resuming)" if summary.repaired_tail else "")
+    )
+    return 0 if summary.failed == 0 else 1
+
+
+def _plan(args: argparse.Namespace) -> int:
+    """A dry run: synchronous, it sends nothing."""
+    from openai import AsyncOpenAI
+
+    if args.file:
+        with open(args.file, encoding="utf-8") as f:
+            questions = [json.loads(line)["question"] for line in f if line.strip()]
+        detection = None
+    elif args.prompt:
+        detection = detect(sys.stdin.read() if args.prompt == "-" else args.prompt)
+        questions = [detection.group_prompt(g) for g in detection.groups]
+    else:
+        raise SystemExit("fanout plan: give a prompt or --file")
+    client = AsyncOpenAI(api_key="dry-run", base_url=args.base_url or "http://127.0.0.1:9/v1")
+    fo = _fanout(args, client, args.model or "dry-run")
+    plan = fo.plan(questions)
+    if detection is not None:
+        print(f"detected: {len(detection.questions)} part(s) in {len(detection.groups)} group(s), "
+              f"style {detection.style}, confidence {detection.confidence:.2f}")  # fmt: skip
+    ep = plan.inputs.endpoint
+    print(f"endpoint estimate ({ep.observations} observations; priors until the endpoint is measured): "
+          f"rtt {ep.rtt_s:.2f}s, decode {ep.decode_s_per_token * 1000:.1f} ms/token, "
+          f"slowdown per request {ep.slowdown_per_request:.2f}\n")  # fmt: skip
+    print(_plan_table(plan))
+    return 0
+
+
+async def _bench(args: argparse.Namespace) -> int:
+    rows = []
+    spans: dict[str, list[dict[str, Any]]] = {}
+    for mode in ("merge", "split", "auto"):
+        async with _endpoint(args, slots=args.slots) as (client, model, server):
+            fo = _fanout(args, client, model)
+            if mode == "auto":
+                await fo.ask_many([f"warm-up {i} {{{{tokens={t}}}}}" for i, t in enumerate((40, 5, 80, 20))],
+                                  policy="split")  # fmt: skip
+                if server is not None:
+                    server.reset_stats()
+            qs = [
+                f"Benchmark question {i}. {{{{tokens={args.tokens}}}}}"
+                for i in range(args.questions)
+            ]
+            start = time.perf_counter()
+            answers = await fo.ask_many(qs, policy=mode, on_error="return")
+            wall = time.perf_counter() - start
+            chosen = answers.report.plan.chosen.label if answers.report.plan else mode
+            rows.append((mode, chosen, wall, answers.report.requests, answers.report.total_tokens))
+            if server is not None:
+                spans[mode] = [
+                    {
+                        "arrival": r.arrival,
+                        "admitted": r.admitted,
+                        "first": r.first_token,
+                        "finished": r.finished,
+                    }
+                    for r in server.stats.requests
+                ]
+    scale = 1.0 if args.base_url else args.sim_time_scale
+    unit = "s" if args.base_url else "s (model time)"
+    print(
+        f"{args.questions} questions, ~{args.tokens} tokens each"
+        + ("" if args.base_url else " on the simulator")
+    )
+    print(f"{'policy':<8} {'chose':<14} {'wall':>10} {'requests':>9} {'tokens':>8}")
+    for mode, chosen, wall, reqs, tokens in rows:
+        print(f"{mode:<8} {chosen:<14} {wall * scale:>9.2f}{unit[0]} {reqs:>9} {tokens:>8}")
+    if not args.base_url:
+        print("(times are model seconds: wall x time scale)")
+    if args.plot:
+        _plot_timeline(spans, args.plot, scale)
+        print(f"timeline written to {args.plot}")
+    return 0
+
+
+def _plot_timeline(spans: dict[str, list[dict[str, Any]]], path: str, scale: float) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise SystemExit(
+            "fanout bench --plot needs matplotlib: pip install 'llm-fanout[plot]'"
+        ) from exc
+    fig, axes = plt.subplots(
+        len(spans), 1, figsize=(9, 1.2 + 0.5 * sum(len(v) for v in spans.values())), squeeze=False
+    )
+    for ax, (mode, requests) in zip(axes[:, 0], spans.items(), strict=True):
+        t0 = min((r["arrival"] for r in requests), default=0.0)
+        for i, r in enumerate(requests):
+            phases = [("queued", r["arrival"], r["admitted"], "#bbbbbb"),
+                      ("prefill", r["admitted"], r["first"], "#f0a030"),
+                      ("decode", r["first"], r["finished"], "#3070c0")]  # fmt: skip
+            for _name, a, b, color in phases:
+                if a is not None and b is not None and b >= a:
+                    ax.barh(i, (b - a) * scale, left=(a - t0) * scale, color=color, height=0.6)
+        ax.set_title(mode, loc="left")
+        ax.set_yticks([])
+        ax.set_xlabel("model seconds")
+    from matplotlib.patches import Patch
+
+    fig.legend(handles=[Patch(color=c, label=n) for n, c in
+                        (("queued", "#bbbbbb"), ("prefill", "#f0a030"), ("decode", "#3070c0"))],
+               loc="upper right")  # fmt: skip
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
 async def _run_sim(args: argparse.Namespace) -> None:
     from .sim import SimConfig, serve
 
@@ -100,8 +386,15 @@ async def _run_sim(args: argparse.Namespace) -> None:
         await asyncio.Event().wait()
 
 
+def _setup_logging(verbose: int) -> None:
+    from ._logging import configure
+
+    configure(logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    _setup_logging(args.verbose)
     try:
         if args.command == "sim":
             try:
@@ -116,9 +409,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows = asyncio.run(run_demo(args.time_scale))
             print(format_demo(rows, args.time_scale))
             return 0
+        if args.command == "plan":
+            return _plan(args)
+        commands = {"ask": _ask, "run": _run, "bench": _bench}
+        return asyncio.run(commands[args.command](args))
     except KeyboardInterrupt:
         return 130
-    return 2  # pragma: no cover - argparse rejects unknown commands
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"fanout {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

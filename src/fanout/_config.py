@@ -42,6 +42,14 @@ class Limits:
     (1 s if the endpoint reports none); a number caps it."""
     headroom: float = 1.0
     """Fraction of the limits to use (0.9 keeps 10 % spare for other clients)."""
+    backend: str | None = None
+    """Where the budgets live: None for this process only, or a redis URL
+    (``redis://host:6379/0``) to share them with every process using it."""
+    namespace: str = "default"
+    """Separates budgets in a shared backend (one per API key, say)."""
+    fallback_local: bool = False
+    """With a redis backend that cannot be reached: fall back to local limits
+    (with a warning) instead of failing."""
 
     def __post_init__(self) -> None:
         _check_positive("Limits", "rpm", self.rpm, allow_none=True)
@@ -53,6 +61,12 @@ class Limits:
             raise ConfigError(f"Limits.max_concurrency must be >= 1, got {self.max_concurrency!r}")
         if not 0 < self.headroom <= 1:
             raise ConfigError(f"Limits.headroom must be in (0, 1], got {self.headroom!r}")
+        if self.backend is not None and not str(self.backend).startswith(
+            ("redis://", "rediss://", "unix://")
+        ):
+            raise ConfigError(
+                f"Limits.backend must be a redis URL (redis://...), got {self.backend!r}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)

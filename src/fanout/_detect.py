@@ -70,12 +70,15 @@ class Detection:
         return "\n\n".join(c for c in chunks if c.strip())
 
     def layout(self, answers: Sequence[str]) -> str:
-        """Answers (one per group) laid out in the user's own numbering."""
+        """Answers (one per group) laid out in the user's own numbering. A group of
+        several parts was asked with its markers, so its answer is used as it is."""
         out = []
         for n, (group, answer) in enumerate(zip(self.groups, answers, strict=True), 1):
             markers = [self.questions[i].marker for i in group if self.questions[i].marker]
-            if markers:
-                head = markers[0] if len(markers) == 1 else f"{markers[0]}–{markers[-1]}"
+            if len(group) > 1:
+                head = ""  # the parts were asked together, markers and all: the answer covers them
+            elif markers:
+                head = markers[0]
             elif self.style in ("lines", "sentences", "llm"):
                 head = f"{n}."
             else:

@@ -7,6 +7,7 @@ import contextlib
 import inspect
 import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -24,7 +25,10 @@ from ._exceptions import (
     QuestionTimeoutError,
     QuotaExceededError,
 )
+from ._jobs import JobSummary, run_jsonl
 from ._limiter import LocalLimiter, RateLimiter
+from ._limiter_redis import RedisUnavailableError
+from ._logging import redact, register_secret
 from ._merging import MergedRequest, apportion, build_merged, parse_merged
 from ._models import Answer, Answers, Question, Report, Usage
 from ._planning import (
@@ -195,6 +199,7 @@ class Fanout:
             raise ConfigError(f"retry must be a fanout.Retry, not {type(retry).__name__}")
         _check_on_error(on_error)
         self.client = client
+        register_secret(getattr(client, "api_key", None))
         self._client = client.with_options(max_retries=0)
         self.limits = limits or Limits()
         self.retry = retry or Retry()
@@ -203,7 +208,8 @@ class Fanout:
         self.policy = Policy.coerce(policy)
         self.on_error: OnError = on_error
         self.create_kwargs = dict(create_kwargs)
-        self._limiter: RateLimiter = limiter or LocalLimiter(self.limits)
+        self._limiter: RateLimiter = limiter or _make_limiter(self.limits)
+        self._limiter_checked = limiter is not None or self.limits.backend is None
         self._slots = anyio.CapacityLimiter(self.limits.max_concurrency)
         self._endpoint = endpoint or EndpointModel()
         self._json_ok = True  # until the endpoint refuses response_format
@@ -304,6 +310,23 @@ class Fanout:
                 answers=answers,
             )
         return answers
+
+    async def run_jsonl(
+        self,
+        input_path: str | os.PathLike[str],
+        output_path: str | os.PathLike[str],
+        *,
+        resume: bool = True,
+        progress: bool = False,
+        **overrides: Any,
+    ) -> JobSummary:
+        """Answer a JSONL file of questions into a JSONL file of answers, resumably.
+
+        See ``fanout._jobs`` for the formats. Every answer is appended and flushed
+        as soon as it is known; re-running skips the ids already answered."""
+        return await run_jsonl(
+            self, input_path, output_path, resume=resume, progress=progress, **overrides
+        )
 
     async def as_completed(
         self,
@@ -426,6 +449,22 @@ class Fanout:
         log.debug("plan for %d questions: %s", len(jobs), plan.reason)
         return plan
 
+    async def _check_limiter(self) -> None:
+        """Before the first request: a shared backend must be reachable (or, if the
+        user allows it, local limits take over)."""
+        if self._limiter_checked:
+            return
+        check = getattr(self._limiter, "check", None)
+        if check is not None:
+            try:
+                await check()
+            except RedisUnavailableError:
+                if not self.limits.fallback_local:
+                    raise
+                log.warning("redis unreachable: falling back to limits local to this process")
+                self._limiter = LocalLimiter(self.limits)
+        self._limiter_checked = True
+
     async def _drive(
         self,
         questions: Iterable[Any] | AsyncIterable[Any],
@@ -441,6 +480,7 @@ class Fanout:
         together (split, merged, or groups) and their groups dispatched under the
         in-flight window, so memory follows the window, not the input.
         """
+        await self._check_limiter()
         is_sequence = isinstance(questions, (list, tuple))
         total = len(questions) if isinstance(questions, (list, tuple)) else None
         if is_sequence:
@@ -702,6 +742,8 @@ class Fanout:
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
             sent = time.monotonic()
+            log.debug("request sent", extra={"attempt": tally.attempts, "in_flight": self._in_flight,
+                                             "model": params.get("model")})  # fmt: skip
             try:
                 raw = await self._client.chat.completions.with_raw_response.create(**params)
                 self._limiter.observe(raw.headers)
@@ -712,6 +754,8 @@ class Fanout:
             except openai.APIStatusError as exc:
                 headers = exc.response.headers
                 self._limiter.observe(headers)
+                log.info("request failed", extra={"status": exc.status_code, "attempt": tally.attempts,
+                                                  "code": exc.code, "request_id": exc.request_id})  # fmt: skip
                 if exc.request_id:
                     tally.request_ids.append(exc.request_id)
                 if isinstance(exc, openai.RateLimitError):
@@ -792,7 +836,7 @@ class Fanout:
                 index=job.index, question=q.text, attempts=attempts,
             )  # fmt: skip
         else:
-            what = f"{type(exc).__name__}: {exc}"
+            what = redact(f"{type(exc).__name__}: {exc}")
             err = QuestionError(
                 f"question {job.index} failed after {attempts} attempt(s): {what}",
                 index=job.index, question=q.text, attempts=attempts,
@@ -823,6 +867,14 @@ class Fanout:
             plan=stats.plan,
             reasked=sorted(stats.reasked),
         )
+
+
+def _make_limiter(limits: Limits) -> RateLimiter:
+    if limits.backend is None:
+        return LocalLimiter(limits)
+    from ._limiter_redis import RedisLimiter
+
+    return RedisLimiter(limits, limits.backend, namespace=limits.namespace)
 
 
 def _shared(answer: Answer, index: int, question: Question) -> Answer:
