@@ -240,8 +240,10 @@ class FanoutClient:
             markers = [
                 detection.questions[j].marker for j in group if detection.questions[j].marker
             ]
+            if len(group) > 1:
+                return ""  # asked together with their markers: the answer covers them
             if markers:
-                return (markers[0] if len(markers) == 1 else f"{markers[0]}–{markers[-1]}") + " "
+                return markers[0] + " "
             return f"{i + 1}. " if detection.style in ("lines", "sentences", "llm") else ""
 
         async def chunks() -> AsyncIterator[ChatCompletionChunk]:
