@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +13,7 @@ from fanout._cli import main
 from fanout._demo import DemoRow, format_demo
 
 
-@pytest.mark.parametrize("command", [[], ["sim"], ["demo"]])
+@pytest.mark.parametrize("command", [[], ["sim"], ["demo"], ["ask"], ["run"], ["plan"], ["bench"]])
 def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """--help works on the program and on each subcommand."""
     with pytest.raises(SystemExit) as info:
@@ -68,3 +70,64 @@ def test_demo_table_reports_the_speedup() -> None:
     assert "4.00x" in text
     assert "16.0s" in text
     assert "split" in text and "4.1s" in text
+
+
+def test_ask_answers_each_part_in_the_prompts_numbering(capsys: pytest.CaptureFixture[str]) -> None:
+    """`fanout ask` on the built-in simulator, with the plan explained."""
+    code = main(["ask", "--explain", "--sim-time-scale", "100", "1. What is A?\n2. What is B?"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "detected: 2 part(s), 2 group(s)" in out
+    assert "chosen:" in out
+    assert "\n1. ref " in out
+    assert "\n\n2. ref " in out
+
+
+def test_plan_is_a_dry_run_with_every_candidate(capsys: pytest.CaptureFixture[str]) -> None:
+    """`fanout plan` prints the candidates and the choice, and sends nothing."""
+    code = main(["plan", "--rpm", "3", "1. What is X?\n2. What is Y?\n3. What is Z?"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "*merge" in out
+    assert "split" in out
+    assert "rate limits" in out
+
+
+def test_run_reports_bad_lines_and_writes_answers(tmp_path: Path) -> None:
+    """`fanout run` in a subprocess: answers out, bad lines named by number on stderr."""
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text('{"id": 1, "question": "one?"}\nnot json\n{"id": 2, "question": "two?"}\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "fanout", "run", str(src), str(dst), "--sim-time-scale", "100"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"{src}:2: skipped: not JSON" in proc.stderr
+    assert "answered 2" in proc.stdout
+    ids = sorted(json.loads(line)["id"] for line in dst.read_text().splitlines())
+    assert ids == [1, 2]
+
+
+def test_bench_prints_a_table_and_draws_a_timeline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`fanout bench --plot` on the simulator: one row per policy and a PNG."""
+    png = tmp_path / "timeline.png"
+    code = main(
+        [
+            "bench",
+            "--questions",
+            "3",
+            "--tokens",
+            "20",
+            "--sim-time-scale",
+            "100",
+            "--plot",
+            str(png),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    for policy in ("merge", "split", "auto"):
+        assert f"\n{policy}" in out
+    assert png.read_bytes().startswith(b"\x89PNG")

@@ -107,7 +107,7 @@ def read_done_ids(path: Path) -> set[str]:
             except ValueError:
                 continue
             if isinstance(record, dict) and "id" in record:
-                done.add(str(record["id"]))
+                done.add(_key(record["id"]))
     return done
 
 
@@ -120,10 +120,10 @@ def _parse(line: str, lineno: int) -> tuple[Question | None, str | None, BadLine
         return None, None, BadLine(lineno, "not a JSON object")
     if "id" not in record or record["id"] is None or isinstance(record["id"], (dict, list)):
         return None, None, BadLine(lineno, "missing id")
-    qid = str(record["id"])
+    qid = _key(record["id"])
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
-        return None, qid, BadLine(lineno, f"id {qid!r}: missing or empty question")
+        return None, qid, BadLine(lineno, f"id {qid}: missing or empty question")
     params = {k: v for k, v in record.items() if k not in _QUESTION_KEYS}
     expected = record.get("expected_tokens")
     try:
@@ -135,7 +135,7 @@ def _parse(line: str, lineno: int) -> tuple[Question | None, str | None, BadLine
             expected_tokens=expected if isinstance(expected, int) and expected > 0 else None,
         )
     except ValueError as exc:
-        return None, qid, BadLine(lineno, f"id {qid!r}: {exc}")
+        return None, qid, BadLine(lineno, f"id {qid}: {exc}")
     return q, qid, None
 
 
@@ -150,10 +150,16 @@ def _prepare(src: Path, dst: Path, *, resume: bool) -> tuple[bool, set[str]]:
     return repaired, read_done_ids(dst)
 
 
+def _key(value: object) -> str:
+    """An id as its JSON text: 1 and "1" are different ids, and the output echoes the
+    id with its input type."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def _record(answer: Answer) -> bytes:
     error = None if answer.error is None else f"{type(answer.error).__name__}: {answer.error}"
     record: dict[str, Any] = {
-        "id": answer.id,
+        "id": json.loads(answer.id) if answer.id is not None else None,
         "answer": answer.text,
         "error": error,
         "usage": {
@@ -203,7 +209,7 @@ async def run_jsonl(
             summary.total_lines += 1
             q, qid, bad = _parse(line, lineno)
             if qid is not None and bad is None and qid in seen:
-                bad = BadLine(lineno, f"duplicate id {qid!r}")
+                bad = BadLine(lineno, f"duplicate id {qid}")
             if bad is not None:
                 summary.bad_lines.append(bad)
                 log.warning("skipping input line %d: %s", bad.line, bad.reason)

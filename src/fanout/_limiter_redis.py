@@ -120,14 +120,14 @@ class RedisLimiter:
     async def _call(self, name: str, script: str, keys: list[str], args: list[Any]) -> float:
         if name not in self._scripts:
             self._scripts[name] = self._redis.register_script(script)
+        from redis import exceptions as redis_errors
+
         try:
             result = await self._scripts[name](keys=keys, args=args)
-        except (OSError, ConnectionError, TimeoutError) as exc:
+        except (OSError, redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
             raise RedisUnavailableError(f"cannot reach redis for the shared limits: {exc}") from exc
-        except Exception as exc:
-            if type(exc).__module__.startswith("redis"):
-                raise RedisUnavailableError(f"redis error in the shared limits: {exc}") from exc
-            raise
+        except redis_errors.RedisError as exc:
+            raise RedisUnavailableError(f"redis error in the shared limits: {exc}") from exc
         return float(result.decode() if isinstance(result, bytes) else result)
 
     async def check(self) -> None:

@@ -1,0 +1,31 @@
+"""One of several processes sharing limits through redis (run by test_redis.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+
+from openai import AsyncOpenAI
+
+import fanout
+
+
+async def main(
+    base_url: str, redis_url: str, rpm: float, window: float, n: int, start_at: float, name: str
+) -> None:
+    client = AsyncOpenAI(base_url=base_url, api_key="shared-key")
+    limits = fanout.Limits(rpm=rpm, smoothing_s=window, backend=redis_url, max_concurrency=32)
+    fo = fanout.Fanout(client, model="m", limits=limits, policy="split")
+    await fo._check_limiter()  # connect before the start line, like a warm worker
+    await asyncio.sleep(max(0.0, start_at - time.time()))
+    answers = await fo.ask_many([f"{name} question {i}" for i in range(n)], on_error="return")
+    print(json.dumps({"finished_at": time.time(), "answered": answers.report.answered,
+                      "rate_limited": answers.report.rate_limited}))  # fmt: skip
+    await client.close()
+
+
+if __name__ == "__main__":
+    b, r, rpm, window, n, start, name = sys.argv[1:8]
+    asyncio.run(main(b, r, float(rpm), float(window), int(n), float(start), name))

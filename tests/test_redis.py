@@ -1,0 +1,139 @@
+"""Limits shared through a real redis-server (started here on loopback)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import fanout
+from fanout import Limits, RedisLimiter
+
+from .conftest import SimFactory
+
+WORKER = Path(__file__).with_name("_redis_worker.py")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A redis-server of our own on 127.0.0.1 (CI installs the binary; see .ci/run)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed: .ci/run should have installed it")
+        pytest.skip("redis-server is not installed")
+    port = _free_port()
+    workdir = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(workdir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def test_four_processes_share_one_rpm_budget(sim: SimFactory, redis_url: str) -> None:
+    """4 processes, one key, one RPM limit: no 429s, and within 10 % of the ideal time.
+
+    The sim polices 600 rpm over 5-model-second windows (50 requests per half wall
+    second); four processes pacing on their own would each burst 25 and overrun it.
+    """
+    scale, rpm_model, per_process = 10, 600, 100
+    rpm_wall = rpm_model * scale  # 100 requests per wall second
+    async with sim(
+        time_scale=scale, rpm=rpm_model, limit_period_s=5.0, answer_tokens=2, rtt_s=0.05
+    ) as (server, _):
+        start_at = time.time() + 2.5  # after every worker has started and connected
+        procs = [
+            await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(WORKER),
+                server.base_url,
+                redis_url,
+                str(rpm_wall),
+                str(5.0 / scale),
+                str(per_process),
+                str(start_at),
+                f"w{i}",
+                stdout=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+            )
+            for i in range(4)
+        ]
+        outs = [json.loads((await p.communicate())[0]) for p in procs]
+        wall = max(o["finished_at"] for o in outs) - start_at
+        ideal = 4 * per_process / (rpm_wall / 60)
+        print(f"4 processes: {wall:.2f}s for {4 * per_process} requests, ideal {ideal:.2f}s, "
+              f"ratio {wall / ideal:.3f}, 429s {server.stats.rate_limited}")  # fmt: skip
+        assert server.stats.rate_limited == 0
+        assert sum(o["answered"] for o in outs) == 4 * per_process
+        assert wall <= 1.10 * ideal, (wall, ideal)
+        assert wall >= 0.85 * ideal, (wall, ideal)  # they did share one budget
+
+
+async def test_a_cool_down_reaches_every_process(redis_url: str) -> None:
+    """A 429 seen by one limiter pauses another using the same redis."""
+    a = RedisLimiter(Limits(rpm=6000), redis_url, namespace="cool")
+    b = RedisLimiter(Limits(rpm=6000), redis_url, namespace="cool")
+    a.cool_down(0.4)
+    await asyncio.sleep(0.05)  # the pause is written in the background
+    waited = await b.acquire(0)
+    assert waited >= 0.3
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_shared_requests_are_paced_across_limiters(redis_url: str) -> None:
+    """Two limiters on one budget of 1200 rpm (burst 10) together take 40 in >= (40-10)/20 s."""
+    limiters = [RedisLimiter(Limits(rpm=1200), redis_url, namespace="pace") for _ in range(2)]
+    start = time.monotonic()
+    await asyncio.gather(*[lim.acquire(0) for lim in limiters for _ in range(20)])
+    assert time.monotonic() - start >= 0.95 * (40 - 10) / 20
+    for lim in limiters:
+        await lim.aclose()
+
+
+async def test_unreachable_redis_fails_before_anything_is_sent(sim: SimFactory) -> None:
+    """A dead redis: a clear error and no request; with fallback_local, local limits."""
+    dead = f"redis://127.0.0.1:{_free_port()}/0"
+    async with sim(time_scale=100, answer_tokens=2) as (server, client):
+        fo = fanout.Fanout(client, model="m", limits=Limits(rpm=6000, backend=dead))
+        with pytest.raises(fanout.RedisUnavailableError, match="cannot reach redis"):
+            await fo.ask_many(["a?", "b?"])
+        assert server.stats.requests == []
+        fallback = fanout.Fanout(
+            client, model="m", limits=Limits(rpm=6000, backend=dead, fallback_local=True)
+        )
+        answers = await fallback.ask_many(["a?", "b?"])
+        assert answers.report.answered == 2
+
+
+def test_a_backend_must_be_a_redis_url() -> None:
+    """Anything else is a configuration error."""
+    with pytest.raises(fanout.ConfigError, match="redis URL"):
+        Limits(rpm=10, backend="http://example.invalid")
