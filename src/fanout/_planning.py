@@ -138,11 +138,13 @@ class EndpointModel:
             prefill_s_per_token * slowdown_per_request,
             decode_s_per_token * slowdown_per_request,
         )
+        self._slowdown_prior = slowdown_per_request
         self._obs: deque[tuple[float, float, float, float, float]] = deque(maxlen=window)
         # Running sums of the normal equations, so a refit costs the same however
         # many observations the window holds.
         self._xtx = [[0.0] * _N_FEATURES for _ in range(_N_FEATURES)]
         self._xty = [0.0] * _N_FEATURES
+        self._yy = 0.0
         self._prior_weight = prior_weight
         self._cached: EndpointEstimate | None = None
         self._answer_tokens: float | None = None
@@ -172,6 +174,7 @@ class EndpointModel:
     def _accumulate(self, obs: tuple[float, float, float, float, float], sign: float) -> None:
         p, c, op, oc, latency = obs
         row = (1.0, p, c, op, oc)
+        self._yy += sign * latency * latency
         for i in range(_N_FEATURES):
             self._xty[i] += sign * row[i] * latency
             for j in range(_N_FEATURES):
@@ -201,26 +204,58 @@ class EndpointModel:
         n = len(self._obs)
         if n == 0:
             return self._to_estimate(prior, 0)
-        xtx, xty = self._xtx, self._xty
-        # Ridge towards the priors, each weighing like `prior_weight` rows, and no
-        # coefficient below zero (a coefficient that wants to be negative is set
-        # to zero and the rest refitted: a small active-set least squares).
+        # Two models: requests that do not delay each other (the wait terms held at
+        # their small priors), and the full one. On a batching server a long request
+        # also sees many short ones finish during its life, so the full fit can
+        # mistake "long" for "kept waiting"; it is taken only if it explains the
+        # latencies clearly better (under half the squared error).
+        alone, alone_sse = self._solve_nnls([0, 1, 2], fixed={3: 0.0, 4: 0.0})
+        full, full_sse = self._solve_nnls([0, 1, 2, 3, 4], fixed={})
+        if n >= 4 and full_sse < 0.5 * alone_sse:
+            theta = full
+        else:
+            theta = list(alone)
+            theta[3] = (
+                alone[1] * self._slowdown_prior
+            )  # the small prior slowdown, of the fitted speeds
+            theta[4] = alone[2] * self._slowdown_prior
+        return self._to_estimate(theta, n)
+
+    def _solve_nnls(
+        self, features: list[int], fixed: dict[int, float]
+    ) -> tuple[list[float], float]:
+        """Ridge towards the priors (each weighing like ``prior_weight`` rows) with no
+        coefficient below zero: a coefficient that wants to be negative is set to
+        zero and the rest refitted (a small active-set least squares). Returns the
+        coefficients and their sum of squared errors."""
+        prior, xtx, xty, n = self._prior, self._xtx, self._xty, len(self._obs)
         lam = [self._prior_weight * max(1e-12, xtx[i][i] / n) for i in range(_N_FEATURES)]
-        active = list(range(_N_FEATURES))
         theta = [0.0] * _N_FEATURES
+        for i, value in fixed.items():
+            theta[i] = value
+        active = list(features)
         while active:
             a = [[xtx[i][j] + (lam[i] if i == j else 0.0) for j in active] for i in active]
-            b = [xty[i] + lam[i] * prior[i] for i in active]
+            b = [
+                xty[i] + lam[i] * prior[i] - sum(xtx[i][k] * v for k, v in fixed.items())
+                for i in active
+            ]
             solution = _solve(a, b)
             if solution is None:
-                return self._to_estimate(prior, n)
+                return list(prior), math.inf
             worst = min(range(len(active)), key=lambda j: solution[j])
             if solution[worst] >= 0:
                 for j, i in enumerate(active):
                     theta[i] = solution[j]
                 break
+            theta[active[worst]] = 0.0
             del active[worst]
-        return self._to_estimate(theta, n)
+        # SSE = y'y - 2 theta'X'y + theta'X'X theta
+        sse = self._yy - 2 * sum(t * y for t, y in zip(theta, xty, strict=True))
+        sse += sum(
+            theta[i] * xtx[i][j] * theta[j] for i in range(_N_FEATURES) for j in range(_N_FEATURES)
+        )
+        return theta, max(sse, 0.0)
 
     @staticmethod
     def _to_estimate(theta: Sequence[float], n: int) -> EndpointEstimate:
