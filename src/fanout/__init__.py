@@ -49,6 +49,7 @@ from ._planning import EndpointEstimate as EndpointEstimate
 from ._planning import EndpointModel as EndpointModel
 from ._planning import Plan as Plan
 from ._planning import PlanInputs as PlanInputs
+from ._profile import EndpointProfile as EndpointProfile
 from ._tokens import estimate_messages_tokens as estimate_messages_tokens
 from ._wrap import FanoutClient as FanoutClient
 from ._wrap import FanoutStream as FanoutStream
@@ -71,6 +72,7 @@ __all__ = [
     "Detection",
     "EndpointEstimate",
     "EndpointModel",
+    "EndpointProfile",
     "Fanout",
     "FanoutClient",
     "FanoutError",

@@ -114,6 +114,22 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--plot", metavar="PNG", help="write a timeline of the requests to PNG")
     _endpoint_args(bench)
 
+    prof = sub.add_parser("profile", help="measure an endpoint: round trip, first token, decode, parallel scaling",
+                          description="Spends at most --max-requests requests measuring the endpoint; "
+                          "prints a summary, and saves a profile that Fanout(endpoint=...) and "
+                          "fanout.sim.SimConfig.from_profile can load.")  # fmt: skip
+    prof.add_argument("--max-requests", type=int, default=40, help="request budget (default 40)")
+    prof.add_argument(
+        "--tokens", type=int, default=64, help="tokens per measured answer (default 64)"
+    )
+    prof.add_argument("--ignore-eos", action="store_true",
+                      help="ask a local server (llama.cpp, vLLM) to write exactly --tokens tokens")  # fmt: skip
+    prof.add_argument("--save", metavar="JSON", help="write the profile to this file")
+    prof.add_argument(
+        "--plot", metavar="PNG", help="plot the parallel scaling (needs the 'plot' extra)"
+    )
+    _endpoint_args(prof)
+
     demo = sub.add_parser(
         "demo",
         help="show split vs merge on the built-in simulator (no API key needed)",
@@ -329,6 +345,41 @@ async def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _profile(args: argparse.Namespace) -> int:
+    async with _endpoint(args) as (client, model, _server):
+        fo = _fanout(args, client, model)
+        extra = {"ignore_eos": True} if args.ignore_eos else None
+        result = await fo.profile(
+            max_requests=args.max_requests, tokens=args.tokens, extra_body=extra
+        )
+    print(result.summary())
+    if args.save:
+        result.save(args.save)
+        print(f"profile saved to {args.save}")
+    if args.plot:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError as exc:  # pragma: no cover - depends on the extra
+            raise SystemExit(
+                "fanout profile --plot needs matplotlib: pip install 'llm-fanout[plot]'"
+            ) from exc
+        ks = sorted(result.scaling)
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.plot(ks, [result.scaling[k] for k in ks], marker="o", label="measured")
+        ax.plot(ks, ks, linestyle=":", label="one at a time")
+        ax.plot(ks, [1.0] * len(ks), linestyle="--", label="perfect batching")
+        ax.set_xlabel("concurrent requests")
+        ax.set_ylabel("slowest / one alone")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=100)
+        print(f"plot written to {args.plot}")
+    return 0
+
+
 def _plot_timeline(spans: dict[str, list[dict[str, Any]]], path: str, scale: float) -> None:
     try:
         import matplotlib
@@ -411,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "plan":
             return _plan(args)
-        commands = {"ask": _ask, "run": _run, "bench": _bench}
+        commands = {"ask": _ask, "run": _run, "bench": _bench, "profile": _profile}
         return asyncio.run(commands[args.command](args))
     except KeyboardInterrupt:
         return 130

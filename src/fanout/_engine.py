@@ -39,6 +39,7 @@ from ._planning import (
     PlanInputs,
     make_plan,
 )
+from ._profile import EndpointProfile, profile_endpoint
 from ._progress import ProgressSink, make_progress
 from ._retrying import build_retrying, is_quota_error, server_retry_after
 from ._tokens import estimate_messages_tokens, estimate_text_tokens
@@ -310,6 +311,23 @@ class Fanout:
                 answers=answers,
             )
         return answers
+
+    async def profile(
+        self,
+        *,
+        max_requests: int = 40,
+        tokens: int = 64,
+        extra_body: dict[str, Any] | None = None,
+        adopt: bool = True,
+    ) -> EndpointProfile:
+        """Measure this Fanout's endpoint (see ``fanout._profile``) within
+        ``max_requests`` requests; with ``adopt``, start the endpoint model from it."""
+        result = await profile_endpoint(
+            self, max_requests=max_requests, tokens=tokens, extra_body=extra_body
+        )
+        if adopt:
+            self._endpoint = EndpointModel.from_profile(result)
+        return result
 
     async def run_jsonl(
         self,

@@ -149,6 +149,16 @@ class EndpointModel:
         self._cached: EndpointEstimate | None = None
         self._answer_tokens: float | None = None
 
+    @classmethod
+    def from_profile(cls, profile: Any) -> EndpointModel:
+        """Start from what ``Fanout.profile()`` measured instead of generic priors."""
+        return cls(
+            rtt_s=profile.rtt_s,
+            prefill_s_per_token=profile.prefill_s_per_token,
+            decode_s_per_token=profile.decode_s_per_token,
+            slowdown_per_request=min(1.0, profile.slowdown_per_request),
+        )
+
     # --- learning ---------------------------------------------------------------
     def observe(
         self,

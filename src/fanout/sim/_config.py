@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -123,6 +123,27 @@ class SimConfig:
         for number, kind in self.fault_schedule.items():
             if kind not in FAULT_KINDS:
                 raise ValueError(f"unknown fault kind {kind!r} scheduled for request {number}")
+
+    @classmethod
+    def from_profile(cls, profile: Any, **overrides: Any) -> SimConfig:
+        """A simulator that imitates a profiled endpoint (``fanout profile``): its
+        decode speed, batching (slots and per-stream slowdown), prefill, attention
+        cost and round trip."""
+        step = profile.decode_s_per_token
+        slots = profile.parallel_slots
+        values: dict[str, Any] = {
+            "step_s": step,
+            "step_per_seq_s": step * profile.batch_slowdown,
+            "step_per_kv_token_s": getattr(profile, "kv_s_per_token", 0.0),
+            "prefill_tokens_per_s": 1.0 / profile.prefill_s_per_token
+            if profile.prefill_s_per_token > 0
+            else 1e9,
+            "slots": slots,
+            "rtt_s": max(0.0, profile.rtt_s - step),
+            "model": profile.model,
+        }
+        values.update(overrides)
+        return cls(**values)
 
     def scaled(self, seconds: float) -> float:
         """Model seconds to wall-clock seconds."""
