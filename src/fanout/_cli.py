@@ -340,6 +340,10 @@ async def _bench(args: argparse.Namespace) -> int:
     if not args.base_url:
         print("(times are model seconds: wall x time scale)")
     if args.plot:
+        if not spans:
+            print("--plot draws the simulator's view of each request (queued, prefill, decode); "
+                  "an external endpoint does not report it", file=sys.stderr)  # fmt: skip
+            return 2
         _plot_timeline(spans, args.plot, scale)
         print(f"timeline written to {args.plot}")
     return 0

@@ -1,0 +1,120 @@
+"""Split vs merge vs auto on a real engine, and the simulator imitating it.
+
+Runs llama.cpp's ``llama-server`` (built by tools/build_llama_server.sh) on a small
+random-weight llama model, with ``-np 5`` (five parallel slots, continuous
+batching) and ``-np 1`` (one request at a time). For five questions with long
+(96-token) and short (4-token) answers it measures:
+
+* **split**: five concurrent requests of T tokens;
+* **merge**: the same work as one request of 5 x (T + 8) tokens (a merged reply
+  with its per-answer tags; random weights cannot write a parseable one, so the
+  timing is measured with the length forced, as fanout's merged request would take);
+* **auto**: what a ``Fanout`` that has seen one earlier call chooses, and the
+  measured time of that choice.
+
+Then it profiles each server (``Fanout.profile``), configures the simulator from the
+profile (``SimConfig.from_profile``), runs the same split and merge there, and
+reports the simulator's time as a ratio to the real engine's (target: within 25 %).
+
+Run: ``python benchmarks/real_engine.py``
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import save
+from openai import AsyncOpenAI
+
+import fanout
+from fanout.sim import SimConfig, serve
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import llama_engine
+
+N = 5
+CASES = {"long": 96, "short": 4}
+EXTRA: dict[str, Any] = {"extra_body": {"ignore_eos": True}}
+
+
+async def measure(client: AsyncOpenAI, tokens: int, extra: dict[str, Any]) -> tuple[float, float]:
+    fo = fanout.Fanout(client, model="m", **extra)
+    await fo.ask_many(["warm the server"], policy="split", max_tokens=4)
+    start = time.perf_counter()
+    await fo.ask_many([f"Question {i}." for i in range(N)], policy="split", max_tokens=tokens)
+    split_s = time.perf_counter() - start
+    start = time.perf_counter()
+    await fo.ask_many(["All five questions at once."], policy="split", max_tokens=N * (tokens + 8))
+    merge_s = time.perf_counter() - start
+    return split_s, merge_s
+
+
+async def auto_choice(client: AsyncOpenAI, tokens: int) -> tuple[str, float]:
+    fo = fanout.Fanout(client, model="m", **EXTRA)
+    lengths = [40, 5, 60, 20, 80, 10]
+    await fo.ask_many([fanout.Question(text=f"Warm-up {i}.", params={"max_tokens": t}) for i, t in enumerate(lengths)],
+                      policy="split")  # fmt: skip
+    plan = fo.plan(
+        [f"Question {i}." for i in range(N)], policy=fanout.Policy(expected_tokens=tokens)
+    )
+    return plan.chosen.label, plan.chosen.est_wall_s
+
+
+async def run() -> dict[str, Any]:
+    llama_engine.CACHE.mkdir(parents=True, exist_ok=True)
+    model = llama_engine.write_random_model(llama_engine.CACHE / "fanout-random-26m.gguf")
+    results: dict[str, Any] = {}
+    for parallel in (5, 1):
+        name = f"np{parallel}"
+        with llama_engine.llama_server(model, parallel=parallel) as url:
+            client = AsyncOpenAI(base_url=url, api_key="local", timeout=300)
+            rows: dict[str, dict[str, Any]] = {}
+            for case, tokens in CASES.items():
+                split_s, merge_s = await measure(client, tokens, EXTRA)
+                choice, estimate = await auto_choice(client, tokens)
+                auto_s = split_s if choice == "split" else merge_s
+                rows[case] = {"split_s": split_s, "merge_s": merge_s, "auto_choice": choice,
+                              "auto_estimate_s": estimate, "auto_s": auto_s,
+                              "auto_vs_best": auto_s / min(split_s, merge_s)}  # fmt: skip
+            profile = await fanout.Fanout(client, model="m").profile(max_requests=24, tokens=32,
+                                                                      extra_body={"ignore_eos": True})  # fmt: skip
+            await client.close()
+        config = SimConfig.from_profile(profile)
+        async with serve(config) as server:
+            sim_client = AsyncOpenAI(base_url=server.base_url, api_key="sim", timeout=300)
+            for case, tokens in CASES.items():
+                sim_split, sim_merge = await measure(sim_client, tokens, {})
+                rows[case]["sim_split_s"] = sim_split
+                rows[case]["sim_merge_s"] = sim_merge
+                rows[case]["sim_split_ratio"] = sim_split / rows[case]["split_s"]
+                rows[case]["sim_merge_ratio"] = sim_merge / rows[case]["merge_s"]
+            await sim_client.close()
+        results[name] = {"rows": rows, "profile": profile.summary(), "scaling": profile.scaling,
+                         "slowdown_per_request": profile.slowdown_per_request,
+                         "sim_config": {"slots": config.slots, "step_s": config.step_s,
+                                        "step_per_seq_s": config.step_per_seq_s}}  # fmt: skip
+    return results
+
+
+def main() -> None:
+    results = asyncio.run(run())
+    print(f"{'server':<6} {'answers':<6} {'split':>7} {'merge':>7} {'split/merge':>11} {'auto picks':>11} "
+          f"{'auto/best':>9} {'sim split':>10} {'sim merge':>10}")  # fmt: skip
+    for name, data in results.items():
+        for case, r in data["rows"].items():
+            print(f"{name:<6} {case:<6} {r['split_s']:>6.2f}s {r['merge_s']:>6.2f}s {r['split_s'] / r['merge_s']:>11.2f} "
+                  f"{r['auto_choice']:>11} {r['auto_vs_best']:>9.2f} {r['sim_split_ratio']:>9.2f}x {r['sim_merge_ratio']:>9.2f}x")  # fmt: skip
+    for name, data in results.items():
+        print(f"\n{name}:\n{data['profile']}")
+    print(
+        "\n(sim split / sim merge: the simulator configured from the profile, as a ratio to the real engine)"
+    )
+    save("real_engine", results)
+
+
+if __name__ == "__main__":
+    main()
