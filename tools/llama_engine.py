@@ -21,6 +21,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("FANOUT_LLAMA_CACHE", Path.home() / ".cache" / "fanout" / "llama-cpp"))
@@ -92,7 +93,7 @@ def write_random_model(
     writer.add_add_bos_token(True)
     writer.add_chat_template(CHAT_TEMPLATE)
 
-    def w(*shape: int) -> np.ndarray:
+    def w(*shape: int) -> Any:
         return (rng.standard_normal(shape) * 0.02).astype(np.float16)
 
     writer.add_tensor("token_embd.weight", w(n_vocab, n_embd))

@@ -57,7 +57,7 @@ class EndpointProfile:
         points = [(k, f) for k, f in self.scaling.items() if k > 1]
         if not points:
             return 1, 0.0
-        best = (math.inf, 1, 0.0)
+        fits: dict[int, tuple[float, float]] = {}  # slots -> (error, slowdown)
         for slots in range(1, max(k for k, _ in points) + 1):
             for step in range(0, 51):  # more than 0.5 per extra stream is no batching at all
                 beta = step / 100
@@ -65,9 +65,16 @@ class EndpointProfile:
                     (math.ceil(k / slots) * (1 + beta * (min(k, slots) - 1)) - f) ** 2
                     for k, f in points
                 )
-                if err < best[0] - 1e-12:
-                    best = (err, slots, beta)
-        return best[1], best[2]
+                if slots not in fits or err < fits[slots][0]:
+                    fits[slots] = (err, beta)
+        # A few points fit several models: take the fewest slots that fit about as
+        # well as the best.
+        best = min(err for err, _ in fits.values())
+        for slots in sorted(fits):
+            err, beta = fits[slots]
+            if err <= 1.25 * best + 0.05:
+                return slots, beta
+        return 1, 0.0  # pragma: no cover
 
     @property
     def parallel_slots(self) -> int:
