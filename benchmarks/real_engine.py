@@ -66,7 +66,7 @@ async def auto_choice(client: AsyncOpenAI, tokens: int) -> tuple[str, float]:
 
 async def run() -> dict[str, Any]:
     llama_engine.CACHE.mkdir(parents=True, exist_ok=True)
-    model = llama_engine.write_random_model(llama_engine.CACHE / "fanout-random-26m.gguf")
+    model = llama_engine.write_random_model(llama_engine.CACHE / "fanout-random-85m.gguf")
     results: dict[str, Any] = {}
     for parallel in (5, 1):
         name = f"np{parallel}"
@@ -87,7 +87,7 @@ async def run() -> dict[str, Any]:
         async with serve(config) as server:
             sim_client = AsyncOpenAI(base_url=server.base_url, api_key="sim", timeout=300)
             for case, tokens in CASES.items():
-                sim_split, sim_merge = await measure(sim_client, tokens, {})
+                sim_split, sim_merge = await measure(sim_client, tokens, EXTRA)
                 rows[case]["sim_split_s"] = sim_split
                 rows[case]["sim_merge_s"] = sim_merge
                 rows[case]["sim_split_ratio"] = sim_split / rows[case]["split_s"]

@@ -46,14 +46,14 @@ def ensure_server_binary() -> Path:
 def write_random_model(
     path: Path,
     *,
-    n_embd: int = 512,
-    n_layer: int = 8,
-    n_head: int = 8,
-    n_ff: int = 1408,
+    n_embd: int = 768,
+    n_layer: int = 12,
+    n_head: int = 12,
+    n_ff: int = 2048,
     ctx: int = 4096,
     seed: int = 0,
 ) -> Path:
-    """A llama-architecture GGUF with random f16 weights (about 26M parameters by default)."""
+    """A llama-architecture GGUF with random f16 weights (about 85M parameters by default)."""
     import gguf
     import numpy as np
 

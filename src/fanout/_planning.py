@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import statistics
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -129,7 +130,7 @@ class EndpointModel:
         decode_s_per_token: float = 0.015,
         slowdown_per_request: float = 0.03,
         window: int = 256,
-        prior_weight: float = 0.05,
+        prior_weight: float = 0.001,
     ) -> None:
         self._prior = (
             rtt_s,
@@ -214,32 +215,58 @@ class EndpointModel:
         n = len(self._obs)
         if n == 0:
             return self._to_estimate(prior, 0)
-        # Two models: requests that do not delay each other (the wait terms held at
-        # their small priors), and the full one. On a batching server a long request
-        # also sees many short ones finish during its life, so the full fit can
-        # mistake "long" for "kept waiting"; it is taken only if it explains the
-        # latencies clearly better (under half the squared error).
-        alone, alone_sse = self._solve_nnls([0, 1, 2], fixed={3: 0.0, 4: 0.0})
-        full, full_sse = self._solve_nnls([0, 1, 2, 3, 4], fixed={})
-        if n >= 4 and full_sse < 0.5 * alone_sse:
-            theta = full
-        else:
-            theta = list(alone)
-            theta[3] = (
-                alone[1] * self._slowdown_prior
-            )  # the small prior slowdown, of the fitted speeds
-            theta[4] = alone[2] * self._slowdown_prior
+        sums = (self._xtx, self._xty, self._yy, n)
+        theta = self._choose(sums)
+        if n >= 5:
+            # One robust pass: a request far off the fit (the first on a new
+            # connection, a hiccup) is left out and the rest refitted.
+            residuals = [lat - _predict(theta, obs) for obs in self._obs for lat in (obs[4],)]
+            med = statistics.median(abs(r) for r in residuals)
+            mean_latency = sum(obs[4] for obs in self._obs) / n
+            limit = max(4.45 * med, 0.1 * mean_latency)  # 3 x 1.4826 x the median deviation
+            outliers = [obs for obs, r in zip(self._obs, residuals, strict=True) if abs(r) > limit]
+            if outliers and len(outliers) <= n // 4:
+                xtx = [row[:] for row in self._xtx]
+                xty = self._xty[:]
+                yy = self._yy
+                for obs in outliers:
+                    row = (1.0, obs[0], obs[1], obs[2], obs[3])
+                    yy -= obs[4] * obs[4]
+                    for i in range(_N_FEATURES):
+                        xty[i] -= row[i] * obs[4]
+                        for j in range(_N_FEATURES):
+                            xtx[i][j] -= row[i] * row[j]
+                theta = self._choose((xtx, xty, yy, n - len(outliers)))
         return self._to_estimate(theta, n)
 
+    def _choose(self, sums: tuple[list[list[float]], list[float], float, int]) -> list[float]:
+        """Two models: requests that do not delay each other (the wait terms at the
+        small prior slowdown of the fitted speeds), and the full one. On a batching
+        server a long request also sees many short ones finish during its life, so
+        the full fit can mistake "long" for "kept waiting": it is taken only if it
+        explains the latencies clearly better (under half the squared error)."""
+        alone, alone_sse = self._solve_nnls(sums, [0, 1, 2], fixed={3: 0.0, 4: 0.0})
+        full, full_sse = self._solve_nnls(sums, [0, 1, 2, 3, 4], fixed={})
+        if sums[3] >= 4 and full_sse < 0.5 * alone_sse:
+            return full
+        theta = list(alone)
+        theta[3] = alone[1] * self._slowdown_prior
+        theta[4] = alone[2] * self._slowdown_prior
+        return theta
+
     def _solve_nnls(
-        self, features: list[int], fixed: dict[int, float]
+        self,
+        sums: tuple[list[list[float]], list[float], float, int],
+        features: list[int],
+        fixed: dict[int, float],
     ) -> tuple[list[float], float]:
         """Ridge towards the priors (each weighing like ``prior_weight`` rows) with no
         coefficient below zero: a coefficient that wants to be negative is set to
         zero and the rest refitted (a small active-set least squares). Returns the
         coefficients and their sum of squared errors."""
-        prior, xtx, xty, n = self._prior, self._xtx, self._xty, len(self._obs)
-        lam = [self._prior_weight * max(1e-12, xtx[i][i] / n) for i in range(_N_FEATURES)]
+        xtx, xty, yy, n = sums
+        prior = self._prior
+        lam = [self._prior_weight * max(1e-12, xtx[i][i] / max(n, 1)) for i in range(_N_FEATURES)]
         theta = [0.0] * _N_FEATURES
         for i, value in fixed.items():
             theta[i] = value
@@ -261,7 +288,7 @@ class EndpointModel:
             theta[active[worst]] = 0.0
             del active[worst]
         # SSE = y'y - 2 theta'X'y + theta'X'X theta
-        sse = self._yy - 2 * sum(t * y for t, y in zip(theta, xty, strict=True))
+        sse = yy - 2 * sum(t * y for t, y in zip(theta, xty, strict=True))
         sse += sum(
             theta[i] * xtx[i][j] * theta[j] for i in range(_N_FEATURES) for j in range(_N_FEATURES)
         )
@@ -278,6 +305,11 @@ class EndpointModel:
             decode_wait_s_per_token=max(decode_wait, 0.0),
             observations=n,
         )
+
+
+def _predict(theta: Sequence[float], obs: tuple[float, float, float, float, float]) -> float:
+    p, c, op, oc, _ = obs
+    return theta[0] + theta[1] * p + theta[2] * c + theta[3] * op + theta[4] * oc
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:

@@ -59,7 +59,7 @@ class EndpointProfile:
             return 1, 0.0
         fits: dict[int, tuple[float, float]] = {}  # slots -> (error, slowdown)
         for slots in range(1, max(k for k, _ in points) + 1):
-            for step in range(0, 51):  # more than 0.5 per extra stream is no batching at all
+            for step in range(0, 101):
                 beta = step / 100
                 err = sum(
                     (math.ceil(k / slots) * (1 + beta * (min(k, slots) - 1)) - f) ** 2
@@ -131,24 +131,29 @@ class EndpointProfile:
         return cls(**data)
 
 
-async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> tuple[float, float, int]:
-    """(time to first content, time from first to last content, completion tokens);
-    the times are from the moment the request was made."""
+async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> tuple[float, float, int, int]:
+    """(time to first content, time from first to last content, completion tokens,
+    prompt tokens); the times are from the moment the request was made."""
     start = time.monotonic()
     first = last = None
-    tokens = 0
+    tokens = prompt = 0
     async for chunk in fo._stream_chunks(params, fo.retry):
         now = time.monotonic()
         if chunk.usage is not None:
             tokens = chunk.usage.completion_tokens
+            prompt = chunk.usage.prompt_tokens
         for choice in chunk.choices:
-            if choice.delta.content:
+            # A token may arrive as an empty delta (bytes of a character not yet
+            # complete): every chunk before the final one counts as a token.
+            if choice.finish_reason is None and (
+                choice.delta.content is not None or first is not None
+            ):
                 if first is None:
                     first = now
                 last = now
     if first is None or last is None:
-        raise RuntimeError("the endpoint streamed no content")
-    return first - start, last - first, tokens
+        raise RuntimeError("the endpoint streamed no tokens")
+    return first - start, last - first, tokens, prompt
 
 
 async def profile_endpoint(
@@ -171,7 +176,7 @@ async def profile_endpoint(
 
     def params(content: str, max_tokens: int) -> dict[str, Any]:
         return {"model": model, "messages": [{"role": "user", "content": content}],
-                "max_tokens": max_tokens, "temperature": 0, **extra}  # fmt: skip
+                "max_tokens": max_tokens, **extra}  # fmt: skip
 
     # 1. Round trip of a one-token answer.
     rtts = []
@@ -181,14 +186,20 @@ async def profile_endpoint(
         rtts.append(time.monotonic() - start)
     budget -= len(rtts)
     # 2. One stream: first token and decode speed; and a long prompt for prefill.
-    ttft, span, got = await _stream_timing(fo, params("Write a long story.", tokens))
+    ttft, span, got, short_prompt = await _stream_timing(fo, params("Write a long story.", tokens))
     decode = span / max(1, got - 1)
-    long_prompt = "Summarize this text. " + "The quick brown fox jumps over the lazy dog. " * 120
-    prompt_tokens = max(1, len(long_prompt) // 4)
-    ttft_long, span_long, got_long = await _stream_timing(fo, params(long_prompt, tokens))
+    # About 1,200 characters: a few hundred tokens for most tokenizers, and within the
+    # context of a small local server even when every byte is a token.
+    long_prompt = "Summarize this text. " + "The quick brown fox jumps over the lazy dog. " * 26
+    ttft_long, span_long, got_long, long_tokens = await _stream_timing(
+        fo, params(long_prompt, tokens)
+    )
     budget -= 2
-    prefill = max(0.0, ttft_long - ttft) / prompt_tokens
-    kv = max(0.0, span_long / max(1, got_long - 1) - decode) / prompt_tokens
+    extra_tokens = max(
+        1, (long_tokens - short_prompt) if long_tokens > short_prompt else len(long_prompt) // 4
+    )
+    prefill = max(0.0, ttft_long - ttft) / extra_tokens
+    kv = max(0.0, span_long / max(1, got_long - 1) - decode) / extra_tokens
     # 3. Scaling with concurrent streams, as far as the budget goes.
     alone = ttft + span
     scaling: dict[int, float] = {1: 1.0}
@@ -199,7 +210,7 @@ async def profile_endpoint(
             *[_stream_timing(fo, params(f"Story number {i}.", tokens)) for i in range(k)]
         )
         budget -= k
-        slowest = max(first + rest for first, rest, _ in results)
+        slowest = max(first + rest for first, rest, _, _ in results)
         scaling[k] = slowest / alone if alone > 0 else 1.0
     base_url = str(getattr(fo.client, "base_url", ""))
     return EndpointProfile(

@@ -402,7 +402,10 @@ class SimServer:
                 schema = js["schema"]
         if len(parts) == 1 and schema is None:
             text = parts[0].text
-            content = answer_for(text, wanted_tokens(text, self.config.answer_tokens))
+            tokens = wanted_tokens(text, self.config.answer_tokens)
+            if payload.get("ignore_eos") and max_tokens is not None:
+                tokens = max_tokens  # like llama.cpp and vLLM: write until max_tokens
+            content = answer_for(text, tokens)
         else:
             answers = [
                 answer_for(p.text, wanted_tokens(p.text, self.config.answer_tokens)) for p in parts
