@@ -395,12 +395,16 @@ def _plot_timeline(spans: dict[str, list[dict[str, Any]]], path: str, scale: flo
             "fanout bench --plot needs matplotlib: pip install 'llm-fanout[plot]'"
         ) from exc
     fig, axes = plt.subplots(
-        len(spans), 1, figsize=(9, 1.2 + 0.5 * sum(len(v) for v in spans.values())), squeeze=False
+        len(spans),
+        1,
+        sharex=True,
+        figsize=(9, 1.2 + 0.5 * sum(len(v) for v in spans.values())),
+        squeeze=False,
     )
     for ax, (mode, requests) in zip(axes[:, 0], spans.items(), strict=True):
         t0 = min((r["arrival"] for r in requests), default=0.0)
         for i, r in enumerate(requests):
-            phases = [("queued", r["arrival"], r["admitted"], "#bbbbbb"),
+            phases = [("network / queue", r["arrival"], r["admitted"], "#bbbbbb"),
                       ("prefill", r["admitted"], r["first"], "#f0a030"),
                       ("decode", r["first"], r["finished"], "#3070c0")]  # fmt: skip
             for _name, a, b, color in phases:
@@ -412,7 +416,7 @@ def _plot_timeline(spans: dict[str, list[dict[str, Any]]], path: str, scale: flo
     from matplotlib.patches import Patch
 
     fig.legend(handles=[Patch(color=c, label=n) for n, c in
-                        (("queued", "#bbbbbb"), ("prefill", "#f0a030"), ("decode", "#3070c0"))],
+                        (("network / queue", "#bbbbbb"), ("prefill", "#f0a030"), ("decode", "#3070c0"))],
                loc="upper right")  # fmt: skip
     fig.tight_layout()
     fig.savefig(path, dpi=100)
