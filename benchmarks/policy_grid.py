@@ -22,12 +22,14 @@ Run: ``python benchmarks/policy_grid.py [SCENARIOS] [SEED]``; writes
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from _common import RESULTS, save
 from openai import AsyncOpenAI
@@ -154,29 +156,7 @@ def _plot(outcomes: list[Outcome]) -> None:
     fig.savefig(RESULTS / "policy_grid.png", dpi=100)
 
 
-def main() -> None:
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 2026)
-    scenarios = [
-        Scenario(
-            rng.choice(NS),
-            rng.choice(ANSWERS),
-            rng.choice(RTTS_MS),
-            rng.choice(RPMS),
-            rng.choice(SLOTS),
-        )
-        for _ in range(count)
-    ]
-    outcomes: list[Outcome] = []
-    for i, s in enumerate(scenarios, 1):
-        o = asyncio.run(run_scenario(s))
-        outcomes.append(o)
-        print(
-            f"{i:>3} N={s.n:<2} answer={s.answer:<3} rtt={s.rtt_ms:<4}ms rpm={s.rpm:<5} slots={s.slots:<3} "
-            f"split={o.split_s:.3f} merge={o.merge_s:.3f} auto={o.auto_s:.3f} ({o.auto_choice}) "
-            f"ratio={o.ratio:.2f} est_err={o.estimate_error:.2f}",
-            flush=True,
-        )
+def _summarize(outcomes: list[Outcome]) -> dict[str, Any]:
     ratios = [o.ratio for o in outcomes]
     errors = sorted(o.estimate_error for o in outcomes)
     within = sum(r <= 1.10 for r in ratios) / len(ratios)
@@ -196,39 +176,90 @@ def main() -> None:
         f"estimate error of the chosen plan: median {statistics.median(errors):.2f}, p90 {p90:.2f}"
     )
     if long_errors:
-        print(
-            f"  on the {len(long_errors)} auto runs of 0.1 s or more: median "
-            f"{statistics.median(long_errors):.2f}, p90 {long_p90:.2f}"
+        print(f"  on the {len(long_errors)} auto runs of 0.1 s or more: median "
+              f"{statistics.median(long_errors):.2f}, p90 {long_p90:.2f}")  # fmt: skip
+    return {
+        "scenarios": len(ratios),
+        "repeat": REPEAT,
+        "within_1_10": round(within, 4),
+        "worst_ratio": round(max(ratios), 3),
+        "median_ratio": round(statistics.median(ratios), 4),
+        "estimate_error_median": round(statistics.median(errors), 4),
+        "estimate_error_p90": round(p90, 4),
+        "estimate_error_median_runs_over_100ms": round(statistics.median(long_errors), 4)
+        if long_errors
+        else None,
+        "estimate_error_p90_runs_over_100ms": round(long_p90, 4),
+        "rows": [
+            {
+                **asdict(o.scenario),
+                "time_scale": round(o.time_scale, 2),
+                "split_s": round(o.split_s, 4),
+                "merge_s": round(o.merge_s, 4),
+                "auto_s": round(o.auto_s, 4),
+                "auto_choice": o.auto_choice,
+                "auto_estimate_s": round(o.auto_estimate_s, 4),
+                "ratio": round(o.ratio, 4),
+            }
+            for o in outcomes
+        ],
+    }
+
+
+def main() -> None:
+    """``policy_grid.py [COUNT] [SEED] [--part K/M]``; ``--combine`` merges the parts."""
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    count = int(args[0]) if args else 200
+    seed = int(args[1]) if len(args) > 1 else 2026
+    part = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--part=")), None)
+    if "--combine" in sys.argv:
+        rows: list[dict[str, Any]] = []
+        for path in sorted(RESULTS.glob("policy_grid_part*.json")):
+            rows += json.loads(path.read_text())["rows"]
+        merged = [
+            Outcome(
+                Scenario(r["n"], r["answer"], r["rtt_ms"], r["rpm"], r["slots"]),
+                r["time_scale"],
+                r["split_s"],
+                r["merge_s"],
+                r["auto_s"],
+                r["auto_choice"],
+                r["auto_estimate_s"],
+            )
+            for r in rows
+        ]
+        _plot(merged)
+        save("policy_grid", _summarize(merged))
+        return
+    rng = random.Random(seed)
+    scenarios = [
+        Scenario(
+            rng.choice(NS),
+            rng.choice(ANSWERS),
+            rng.choice(RTTS_MS),
+            rng.choice(RPMS),
+            rng.choice(SLOTS),
         )
-    _plot(outcomes)
-    save(
-        "policy_grid",
-        {
-            "scenarios": len(ratios),
-            "within_1_10": round(within, 4),
-            "worst_ratio": round(max(ratios), 3),
-            "median_ratio": round(statistics.median(ratios), 4),
-            "estimate_error_median": round(statistics.median(errors), 4),
-            "estimate_error_p90": round(p90, 4),
-            "estimate_error_median_runs_over_100ms": round(statistics.median(long_errors), 4)
-            if long_errors
-            else None,
-            "estimate_error_p90_runs_over_100ms": round(long_p90, 4),
-            "rows": [
-                {
-                    **asdict(o.scenario),
-                    "time_scale": round(o.time_scale, 2),
-                    "split_s": round(o.split_s, 4),
-                    "merge_s": round(o.merge_s, 4),
-                    "auto_s": round(o.auto_s, 4),
-                    "auto_choice": o.auto_choice,
-                    "auto_estimate_s": round(o.auto_estimate_s, 4),
-                    "ratio": round(o.ratio, 4),
-                }
-                for o in outcomes
-            ],
-        },
-    )
+        for _ in range(count)
+    ]
+    k, m = (int(x) for x in part.split("/")) if part else (0, 1)
+    outcomes: list[Outcome] = []
+    for i, s in enumerate(scenarios, 1):
+        if (i - 1) % m != k:
+            continue
+        o = asyncio.run(run_scenario(s))
+        outcomes.append(o)
+        print(
+            f"{i:>3} N={s.n:<2} answer={s.answer:<3} rtt={s.rtt_ms:<4}ms rpm={s.rpm:<5} slots={s.slots:<3} "
+            f"split={o.split_s:.3f} merge={o.merge_s:.3f} auto={o.auto_s:.3f} ({o.auto_choice}) "
+            f"ratio={o.ratio:.2f} est_err={o.estimate_error:.2f}",
+            flush=True,
+        )
+    if part:
+        save(f"policy_grid_part{k}", _summarize(outcomes))
+    else:
+        _plot(outcomes)
+        save("policy_grid", _summarize(outcomes))
 
 
 if __name__ == "__main__":
