@@ -69,21 +69,26 @@ class Detection:
         chunks = [self.preamble, "\n".join(parts), self.postamble]
         return "\n\n".join(c for c in chunks if c.strip())
 
+    def heading(self, n: int) -> str:
+        """What goes before the answer of group ``n``: its marker, a number for
+        unmarked styles, or nothing for a group of several parts (they were asked
+        together with their markers, so the answer covers them)."""
+        group = self.groups[n]
+        if len(group) > 1:
+            return ""
+        marker = self.questions[group[0]].marker
+        if marker:
+            return marker
+        return f"{n + 1}." if self.style in ("lines", "sentences", "llm") else ""
+
     def layout(self, answers: Sequence[str]) -> str:
-        """Answers (one per group) laid out in the user's own numbering. A group of
-        several parts was asked with its markers, so its answer is used as it is."""
+        """Answers (one per group) laid out in the user's own numbering."""
         out = []
-        for n, (group, answer) in enumerate(zip(self.groups, answers, strict=True), 1):
-            markers = [self.questions[i].marker for i in group if self.questions[i].marker]
-            if len(group) > 1:
-                head = ""  # the parts were asked together, markers and all: the answer covers them
-            elif markers:
-                head = markers[0]
-            elif self.style in ("lines", "sentences", "llm"):
-                head = f"{n}."
-            else:
-                head = ""
+        for n, answer in enumerate(answers):
+            head = self.heading(n)
             out.append(f"{head} {answer.strip()}" if head else answer.strip())
+        if len(out) != len(self.groups):
+            raise ValueError(f"{len(self.groups)} groups but {len(out)} answers")
         return "\n\n".join(out)
 
 
@@ -176,10 +181,6 @@ def _find_items(masked: str) -> list[_Item]:
                 rest = stripped[m.end() :]
                 if not rest.strip() or "\x00" in stripped[: m.end()]:
                     continue
-                if kind == "roman" and raw.lower() in ("i", "v", "x") and m.group(0).endswith(". "):
-                    # "I. " at the start of a sentence is ambiguous; accept it only
-                    # in a run (checked later), like any other marker.
-                    pass
                 marker = stripped[: m.end()].rstrip()
                 items.append(_Item(kind, value, marker, lineno, offset + indent + m.end(), case))
                 break

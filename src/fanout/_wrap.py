@@ -236,15 +236,8 @@ class FanoutClient:
             )  # fmt: skip
 
         def head(i: int) -> str:
-            group = detection.groups[i]
-            markers = [
-                detection.questions[j].marker for j in group if detection.questions[j].marker
-            ]
-            if len(group) > 1:
-                return ""  # asked together with their markers: the answer covers them
-            if markers:
-                return markers[0] + " "
-            return f"{i + 1}. " if detection.style in ("lines", "sentences", "llm") else ""
+            heading = detection.heading(i)
+            return f"{heading} " if heading else ""
 
         async def chunks() -> AsyncIterator[ChatCompletionChunk]:
             prompt_tokens = completion_tokens = 0
