@@ -17,6 +17,7 @@ import contextlib
 import os
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -136,14 +137,16 @@ def llama_server(
     cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
            "-np", str(parallel), "-c", str(ctx_per_slot * parallel), "-t", str(threads),
            "--no-webui", "-cb"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # The server logs every request to stderr: send it to a file, never to a pipe
+    # nobody reads (a full pipe would block the server mid-request).
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise RuntimeError(
-                    f"llama-server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}"
-                )
+                log.seek(0)
+                raise RuntimeError(f"llama-server exited: {log.read().decode()[-2000:]}")
             try:
                 with urllib.request.urlopen(
                     f"http://127.0.0.1:{port}/health", timeout=2
@@ -161,5 +164,4 @@ def llama_server(
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
-        if proc.stderr is not None:
-            proc.stderr.close()
+        log.close()
