@@ -85,6 +85,32 @@ class TestBatching:
             long_ttft = long.first_token - long.arrival
             assert long_ttft > short_ttft + 0.6 * (4.0 / 20), (short_ttft, long_ttft)
 
+    async def test_a_prefix_cache_prefills_only_what_is_new(self, sim: SimFactory) -> None:
+        """prefix_cache=True: the same long prompt again is not prefilled again, and
+        usage says how many prompt tokens were cached; off, nothing is cached."""
+        long = "word " * 20_000
+        for enabled in (True, False):
+            async with sim(time_scale=20, rtt_s=0.0, prefix_cache=enabled) as (server, client):
+                usages = []
+                for question in (long + "first? {{tokens=1}}", long + "second? {{tokens=1}}"):
+                    r = await client.chat.completions.create(
+                        model="sim-1", messages=[{"role": "user", "content": question}]
+                    )
+                    assert r.usage is not None and r.usage.prompt_tokens_details is not None
+                    usages.append(r.usage)
+                first, second = server.stats.requests
+                assert first.first_token is not None and second.first_token is not None
+                ttfts = [first.first_token - first.arrival, second.first_token - second.arrival]
+                cached = usages[1].prompt_tokens_details
+                assert cached is not None
+                if enabled:
+                    # 20,000 shared tokens; the ending differs after the shared word.
+                    assert 20_000 <= (cached.cached_tokens or 0) < usages[1].prompt_tokens
+                    assert ttfts[1] < 0.2 * ttfts[0], ttfts
+                else:
+                    assert cached.cached_tokens == 0
+                    assert ttfts[1] > 0.6 * ttfts[0], ttfts
+
 
 class TestStepArithmetic:
     def test_steps_within_inverts_duration(self) -> None:

@@ -10,6 +10,10 @@ if TYPE_CHECKING:
 
 __all__ = ["FAULT_KINDS", "SimConfig"]
 
+#: The round-trip probes ``fanout profile`` sends (kept equal to
+#: ``fanout._profile.RTT_PROBE`` by a test; the simulator imports nothing from the library).
+_RTT_PROBES = ("Say one word (0).", "Say one word (1).", "Say one word (2).")
+
 #: Every fault the simulator can inject, by name.
 FAULT_KINDS: tuple[str, ...] = (
     "500",  # internal server error
@@ -41,6 +45,11 @@ class SimConfig:
     """Extra step time per token held in the KV cache (attention reads)."""
     prefill_tokens_per_s: float = 5000.0
     """Prefill speed: prompt tokens processed per second before the first token."""
+    prefix_cache: bool = False
+    """Reuse the work of a prompt's start that matches one of the last 64 prompts
+    (llama.cpp's slots, vLLM's automatic prefix caching and hosted prompt caching
+    do): only the rest is prefilled, and ``usage.prompt_tokens_details.cached_tokens``
+    says how much was reused."""
     slots: int = 256
     """Maximum running sequences. ``slots=1`` models a server that does not batch."""
     kv_capacity_tokens: int = 2_000_000
@@ -127,21 +136,31 @@ class SimConfig:
     @classmethod
     def from_profile(cls, profile: Any, **overrides: Any) -> SimConfig:
         """A simulator that imitates a profiled endpoint (``fanout profile``): its
-        decode speed, batching (slots and per-stream slowdown), prefill, attention
-        cost and round trip."""
+        decode speed, slots and slowdown per stream decoding together, prefill and
+        prefix caching, attention cost and round trip."""
+        from ._prompt import PrefixCache, read_prompt
+
         step = profile.decode_s_per_token
-        slots = profile.parallel_slots
+        prefill_s = profile.prefill_s_per_token
         values: dict[str, Any] = {
             "step_s": step,
             "step_per_seq_s": step * profile.batch_slowdown,
             "step_per_kv_token_s": getattr(profile, "kv_s_per_token", 0.0),
-            "prefill_tokens_per_s": 1.0 / profile.prefill_s_per_token
-            if profile.prefill_s_per_token > 0
-            else 1e9,
-            "slots": slots,
-            "rtt_s": max(0.0, profile.rtt_s - step),
+            "prefill_tokens_per_s": 1.0 / prefill_s if prefill_s > 0 else 1e9,
+            "prefix_cache": bool(getattr(profile, "prefix_cache", False)),
             "model": profile.model,
         }
+        if profile.parallel_slots is not None:
+            values["slots"] = profile.parallel_slots
+        # The measured round trip is overhead + prefill of the probe + one step; the
+        # simulator adds its own prefill and step to ``rtt_s``, so take them out.
+        cache = PrefixCache() if values["prefix_cache"] else None
+        uncached = []
+        for probe in _RTT_PROBES:
+            prompt, _, tokens = read_prompt([{"role": "user", "content": probe}])
+            uncached.append(tokens - (cache.lookup(prompt, tokens) if cache else 0))
+        probe_prefill = sorted(uncached)[1] * prefill_s
+        values["rtt_s"] = max(0.0, profile.rtt_s - step - probe_prefill)
         values.update(overrides)
         return cls(**values)
 

@@ -6,7 +6,7 @@ Each decode step gives one token to every running sequence and lasts
 
 (model seconds), where ``kv_tokens`` is every token (prompt and generated) held
 by the running sequences. A sequence admitted at a step boundary first pays
-its prefill (``prompt_tokens / prefill_tokens_per_s``), which stalls the batch
+its prefill (``(prompt_tokens - cached_tokens) / prefill_tokens_per_s``), which stalls the batch
 for that step as it does in an engine without chunked prefill.
 
 The engine does not wake up for every step: it computes how many steps fit
@@ -40,6 +40,8 @@ class Sequence:
 
     prompt_tokens: int
     target_tokens: int
+    cached_tokens: int = 0
+    """Prompt tokens the server had cached (a prefix seen before): not prefilled."""
     on_tokens: Callable[[int], None] | None = None
     """Called with the number of tokens generated so far whenever it grows."""
     generated: int = 0
@@ -131,7 +133,7 @@ class Engine:
             self._kv_reserved += seq.reserved
             seq.admitted_at = self._clock()
             seq.admitted.set()
-            prefill += seq.prompt_tokens
+            prefill += seq.prompt_tokens - seq.cached_tokens
         self.peak_running = max(self.peak_running, len(self._running))
         self.peak_kv_reserved = max(self.peak_kv_reserved, self._kv_reserved)
         return prefill

@@ -14,6 +14,7 @@ from ._config import SimConfig
 from ._engine import Engine, Sequence
 from ._http import HTTPServer, Request, Responder
 from ._limits import Bucket, go_duration
+from ._prompt import PrefixCache, read_prompt
 from ._stats import RequestRecord, SimStats
 from ._text import _TOKEN, answer_for, count_tokens, render_merged, split_questions, wanted_tokens
 
@@ -33,8 +34,6 @@ KNOWN_PARAMS = frozenset(
         "ignore_eos",
     }
 )  # fmt: skip
-
-_MESSAGE_OVERHEAD = 3  # tokens per message for role and separators, as chat formats do
 
 
 class _KeyLimits:
@@ -63,21 +62,6 @@ def _error(message: str, type_: str, code: str | None, param: str | None = None)
     return {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
 
-def _prompt_text(messages: list[Any]) -> tuple[str, int]:
-    """(last user message, prompt tokens of the whole conversation)."""
-    total = 3
-    last_user = ""
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):  # content parts
-            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        text = content if isinstance(content, str) else ""
-        total += _MESSAGE_OVERHEAD + count_tokens(text)
-        if isinstance(message, dict) and message.get("role") == "user":
-            last_user = text
-    return last_user, total
-
-
 def _truncate(text: str, tokens: int) -> str:
     """The prefix of ``text`` holding its first ``tokens`` tokens."""
     if tokens <= 0:
@@ -99,6 +83,7 @@ class SimServer:
         self.config = config or SimConfig()
         self.stats = SimStats()
         self._engine = Engine(self.config)
+        self._prefix = PrefixCache() if self.config.prefix_cache else None
         self._http = HTTPServer(self._handle)
         self._keys: dict[str, _KeyLimits] = {}
         self._dice = random.Random(self.config.seed)
@@ -259,7 +244,7 @@ class SimServer:
             return
         stream = bool(payload.get("stream"))
         record.stream = stream
-        question, prompt_tokens = _prompt_text(messages)
+        prompt, question, prompt_tokens = read_prompt(messages)
         record.prompt_tokens = prompt_tokens
 
         keys = self._keys.get(api_key)
@@ -332,7 +317,10 @@ class SimServer:
         content, finish_reason, parts = self._compose(payload, question, max_tokens)
         completion_tokens = count_tokens(content)
         record.questions = parts
-        seq = Sequence(prompt_tokens=prompt_tokens, target_tokens=completion_tokens)
+        cached = self._prefix.lookup(prompt, prompt_tokens) if self._prefix is not None else 0
+        seq = Sequence(
+            prompt_tokens=prompt_tokens, target_tokens=completion_tokens, cached_tokens=cached
+        )
         if not self._engine.fits_ever(seq):
             await fail(400, _error("request does not fit in the KV cache", "invalid_request_error",
                                    "context_length_exceeded"))  # fmt: skip
@@ -345,6 +333,7 @@ class SimServer:
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens * n,
             "total_tokens": prompt_tokens + completion_tokens * n,
+            "prompt_tokens_details": {"cached_tokens": cached},
         }
 
         if stream:
@@ -450,7 +439,7 @@ class SimServer:
         content: str,
         finish_reason: str,
         n: int,
-        usage: dict[str, int],
+        usage: dict[str, Any],
         payload: dict[str, Any],
         completion_id: str,
         created: int,
