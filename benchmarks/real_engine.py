@@ -13,7 +13,8 @@ batching) and ``-np 1`` (one request at a time). For five questions with long
   measured time of that choice.
 
 Then it profiles each server (``Fanout.profile``), configures the simulator from the
-profile (``SimConfig.from_profile``), runs the same split and merge there, and
+profile (``fanout sim --profile``, in its own process like the real server), runs
+the same split and merge there, and
 reports the simulator's time as a ratio to the real engine's (target: within 25 %).
 
 Run: ``python benchmarks/real_engine.py``
@@ -23,15 +24,16 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from _common import save
+from _common import save, sim_process
 from openai import AsyncOpenAI
 
 import fanout
-from fanout.sim import SimConfig, serve
+from fanout.sim import SimConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import llama_engine
@@ -80,23 +82,27 @@ async def run() -> dict[str, Any]:
                 rows[case] = {"split_s": split_s, "merge_s": merge_s, "auto_choice": choice,
                               "auto_estimate_s": estimate, "auto_s": auto_s,
                               "auto_vs_best": auto_s / min(split_s, merge_s)}  # fmt: skip
-            profile = await fanout.Fanout(client, model="m").profile(max_requests=24, tokens=32,
+            profile = await fanout.Fanout(client, model="m").profile(max_requests=21, tokens=64,
                                                                       extra_body={"ignore_eos": True})  # fmt: skip
             await client.close()
         config = SimConfig.from_profile(profile)
-        async with serve(config) as server:
-            sim_client = AsyncOpenAI(base_url=server.base_url, api_key="sim", timeout=300)
-            for case, tokens in CASES.items():
-                sim_split, sim_merge = await measure(sim_client, tokens, EXTRA)
-                rows[case]["sim_split_s"] = sim_split
-                rows[case]["sim_merge_s"] = sim_merge
-                rows[case]["sim_split_ratio"] = sim_split / rows[case]["split_s"]
-                rows[case]["sim_merge_ratio"] = sim_merge / rows[case]["merge_s"]
-            await sim_client.close()
+        with tempfile.TemporaryDirectory() as tmp:
+            # The simulator runs in its own process, as the real server does.
+            path = Path(tmp) / f"{name}.json"
+            profile.save(path)
+            with sim_process("--profile", str(path)) as sim_url:
+                sim_client = AsyncOpenAI(base_url=sim_url, api_key="sim", timeout=300)
+                for case, tokens in CASES.items():
+                    sim_split, sim_merge = await measure(sim_client, tokens, EXTRA)
+                    rows[case]["sim_split_s"] = sim_split
+                    rows[case]["sim_merge_s"] = sim_merge
+                    rows[case]["sim_split_ratio"] = sim_split / rows[case]["split_s"]
+                    rows[case]["sim_merge_ratio"] = sim_merge / rows[case]["merge_s"]
+                await sim_client.close()
         results[name] = {"rows": rows, "profile": profile.summary(), "scaling": profile.scaling,
                          "slowdown_per_request": profile.slowdown_per_request,
-                         "sim_config": {"slots": config.slots, "step_s": config.step_s,
-                                        "step_per_seq_s": config.step_per_seq_s}}  # fmt: skip
+                         "sim_config": {k: getattr(config, k) for k in ("slots", "step_s", "step_per_seq_s",
+                                        "step_per_kv_token_s", "prefill_tokens_per_s", "prefix_cache", "rtt_s")}}  # fmt: skip
     return results
 
 

@@ -137,14 +137,19 @@ async def test_auto_splits_on_the_batching_server_and_sees_the_single_slot_one_s
 async def test_profiles_show_different_parallel_scaling(
     batching_server: str, single_slot_server: str
 ) -> None:
-    """fanout profile: -np 1 takes concurrent requests one after another, -np 5 overlaps them."""
+    """fanout profile: -np 1 takes concurrent requests one after another, -np 5 overlaps
+    them; sending 8 at once shows how many slots each has."""
     profiles = {}
     for name, url in (("np5", batching_server), ("np1", single_slot_server)):
         client = _client(url)
         fo = fanout.Fanout(client, model="m")
-        profiles[name] = await fo.profile(max_requests=12, tokens=128, extra_body=IGNORE_EOS)
+        profiles[name] = await fo.profile(max_requests=21, tokens=64, extra_body=IGNORE_EOS)
         await client.close()
     print(profiles["np5"].summary())
     print(profiles["np1"].summary())
     assert profiles["np1"].slowdown_per_request > 0.7
     assert profiles["np5"].slowdown_per_request < profiles["np1"].slowdown_per_request - 0.15
+    assert profiles["np5"].parallel_slots == 5
+    assert profiles["np1"].parallel_slots == 1
+    assert profiles["np5"].parallel
+    assert not profiles["np1"].parallel

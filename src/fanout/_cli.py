@@ -18,6 +18,7 @@ from ._config import Limits, Policy
 from ._detect import detect
 from ._engine import Fanout
 from ._planning import Plan
+from ._profile import EndpointProfile
 
 __all__ = ["main"]
 
@@ -149,16 +150,19 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000; 0 picks one)"
     )
+    sim.add_argument("--profile", metavar="JSON",
+                     help="imitate the endpoint a 'fanout profile --save' file describes "
+                     "(the options below override it)")  # fmt: skip
     sim.add_argument("--time-scale", type=float, default=1.0, help="run N times faster")
     sim.add_argument(
-        "--slots", type=int, default=256, help="max running sequences (1 = no batching)"
+        "--slots", type=int, help="max running sequences (default 256; 1 = no batching)"
     )
     sim.add_argument(
-        "--kv-capacity", type=int, default=2_000_000, help="KV-cache capacity in tokens"
+        "--kv-capacity", type=int, help="KV-cache capacity in tokens (default 2,000,000)"
     )
-    sim.add_argument("--step-ms", type=float, default=15.0, help="decode step at batch 1, in ms")
-    sim.add_argument("--rtt-ms", type=float, default=150.0, help="network round trip, in ms")
-    sim.add_argument("--answer-tokens", type=int, default=200, help="answer length in tokens")
+    sim.add_argument("--step-ms", type=float, help="decode step at batch 1, in ms (default 15)")
+    sim.add_argument("--rtt-ms", type=float, help="network round trip, in ms (default 150)")
+    sim.add_argument("--answer-tokens", type=int, help="answer length in tokens (default 200)")
     sim.add_argument("--rpm", type=int, default=None, help="requests per minute per API key")
     sim.add_argument("--tpm", type=int, default=None, help="tokens per minute per API key")
     sim.add_argument("--limit-period", type=float, default=60.0,
@@ -425,20 +429,21 @@ def _plot_timeline(spans: dict[str, list[dict[str, Any]]], path: str, scale: flo
 async def _run_sim(args: argparse.Namespace) -> None:
     from .sim import SimConfig, serve
 
-    config = SimConfig(
-        time_scale=args.time_scale,
-        slots=args.slots,
-        kv_capacity_tokens=args.kv_capacity,
-        step_s=args.step_ms / 1000,
-        rtt_s=args.rtt_ms / 1000,
-        answer_tokens=args.answer_tokens,
-        rpm=args.rpm,
-        tpm=args.tpm,
-        limit_period_s=args.limit_period,
-        quota_tokens=args.quota,
-        fault_rates=dict(args.fault),
-        seed=args.seed,
-    )
+    given = {
+        "slots": args.slots,
+        "kv_capacity_tokens": args.kv_capacity,
+        "step_s": None if args.step_ms is None else args.step_ms / 1000,
+        "rtt_s": None if args.rtt_ms is None else args.rtt_ms / 1000,
+        "answer_tokens": args.answer_tokens,
+    }
+    settings: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    settings.update(time_scale=args.time_scale, rpm=args.rpm, tpm=args.tpm,
+                    limit_period_s=args.limit_period, quota_tokens=args.quota,
+                    fault_rates=dict(args.fault), seed=args.seed)  # fmt: skip
+    if args.profile:
+        config = SimConfig.from_profile(EndpointProfile.load(args.profile), **settings)
+    else:
+        config = SimConfig(**settings)
     async with serve(config, port=args.port) as server:
         print(f"fanout sim listening on {server.base_url}  (stats: http://127.0.0.1:{server.port}/sim/stats)",
               flush=True)  # fmt: skip

@@ -4,10 +4,16 @@
 capped number of requests to measure the endpoint behind a ``Fanout``:
 
 1. the round trip of a one-token answer (three requests, the median);
-2. the time to first token and the decode time per token of one stream;
-3. for 1, 2, 4, 8 and 16 concurrent streams of the same length: how long the
+2. the time to first token and the decode time per token of one stream (the
+   faster of two);
+3. prefill: a long prompt the endpoint has not seen, then the same prompt again
+   (much sooner the second time: the endpoint caches prompt prefixes);
+4. for 1, 2, 4, 8 and 16 concurrent streams of the same length: how long the
    slowest of them takes, as a factor of one stream alone (about 1 on a server that
-   decodes them together, about k on one that takes them one at a time).
+   decodes them together, about k on one that takes them one at a time); how many
+   of them got their first token before any had finished (the endpoint's slots,
+   when some had to wait); and how much slower each token comes when that many
+   decode together.
 
 The result, an :class:`EndpointProfile`, prints as a readable summary, saves to
 JSON, seeds a ``Fanout``'s endpoint model (``EndpointModel.from_profile``), and
@@ -18,9 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import statistics
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +35,10 @@ if TYPE_CHECKING:
     from ._engine import Fanout
 
 __all__ = ["EndpointProfile", "profile_endpoint"]
+
+
+#: The prompt of the round-trip probes (``{}`` is the probe's number).
+RTT_PROBE = "Say one word ({})."
 
 
 @dataclass
@@ -44,47 +54,52 @@ class EndpointProfile:
     decode_s_per_token: float
     """Decode time per token of a single stream."""
     prefill_s_per_token: float
-    """Extra time to first token per prompt token (from a long-prompt request)."""
+    """Extra time to first token per prompt token (from a long prompt seen for the
+    first time)."""
     kv_s_per_token: float = 0.0
     """Extra decode time per token per token already in the context (attention reads)."""
     scaling: dict[int, float] = field(default_factory=dict)
     """Concurrent streams -> time of the slowest, as a factor of one stream alone."""
+    decode_scaling: dict[int, float] = field(default_factory=dict)
+    """Streams decoding together -> decode time per token of each, as a factor of one
+    stream alone (measured on the requests that ran together from the start)."""
+    slots: int | None = None
+    """How many requests the endpoint ran at once when sent more: the others waited
+    for a free slot before their first token. None when no request ever waited
+    (the endpoint runs at least as many as the largest level measured)."""
+    prefix_cache: bool | None = None
+    """Whether a repeated prompt's first token came much sooner than the first time
+    (the endpoint reuses the work of a prompt prefix it has seen); None when the
+    prefill was too short to tell."""
     requests_used: int = 0
 
-    def _fit(self) -> tuple[int, float]:
-        """(slots, slowdown): the model ``f(k) = ceil(k / slots) * (1 + slowdown *
-        (min(k, slots) - 1))`` that best fits the measured scaling."""
-        points = [(k, f) for k, f in self.scaling.items() if k > 1]
-        if not points:
-            return 1, 0.0
-        fits: dict[int, tuple[float, float]] = {}  # slots -> (error, slowdown)
-        for slots in range(1, max(k for k, _ in points) + 1):
-            for step in range(0, 101):
-                beta = step / 100
-                err = sum(
-                    (math.ceil(k / slots) * (1 + beta * (min(k, slots) - 1)) - f) ** 2
-                    for k, f in points
-                )
-                if slots not in fits or err < fits[slots][0]:
-                    fits[slots] = (err, beta)
-        # A few points fit several models: take the fewest slots that fit about as
-        # well as the best.
-        best = min(err for err, _ in fits.values())
-        for slots in sorted(fits):
-            err, beta = fits[slots]
-            if err <= 1.25 * best + 0.05:
-                return slots, beta
-        return 1, 0.0  # pragma: no cover
+    @property
+    def parallel_slots(self) -> int | None:
+        """How many requests the endpoint runs at once (None: more than measured)."""
+        return self.slots
 
     @property
-    def parallel_slots(self) -> int:
-        """How many requests the endpoint runs at once (fitted to the scaling)."""
-        return self._fit()[0]
+    def parallel(self) -> bool:
+        """Whether concurrent requests finish sooner than one after another: more
+        than one slot, and each extra stream decoding alongside costs clearly less
+        than a stream of its own."""
+        if self.slots == 1:
+            return False
+        if any(k > 1 for k in self.decode_scaling):
+            return self.batch_slowdown < 0.75
+        return self.slowdown_per_request < 0.5
 
     @property
     def batch_slowdown(self) -> float:
-        """Slowdown of each running stream per extra stream in the batch."""
-        return self._fit()[1]
+        """Extra decode time per token of each running stream for every other stream
+        decoding with it, as a fraction of one stream alone: the least-squares slope
+        of ``decode_scaling`` through (1, 1)."""
+        points = [(k, f) for k, f in self.decode_scaling.items() if k > 1]
+        if not points:
+            return 0.0
+        num = sum((f - 1) * (k - 1) for k, f in points)
+        den = sum((k - 1) ** 2 for k, _ in points)
+        return max(0.0, num / den)
 
     @property
     def slowdown_per_request(self) -> float:
@@ -99,6 +114,8 @@ class EndpointProfile:
         return max(0.0, num / den)
 
     def summary(self) -> str:
+        cache = {True: "yes: a repeated prompt is not prefilled again", False: "no",
+                 None: "unknown (prefill too fast to tell)"}[self.prefix_cache]  # fmt: skip
         lines = [
             f"endpoint {self.base_url} model {self.model} ({self.requests_used} requests)",
             f"  round trip (1-token answer): {self.rtt_s * 1000:.0f} ms",
@@ -106,19 +123,29 @@ class EndpointProfile:
             f"  decode, one stream:          {self.decode_s_per_token * 1000:.1f} ms/token "
             f"({1 / self.decode_s_per_token:.0f} tokens/s)",
             f"  prefill:                     {self.prefill_s_per_token * 1e6:.0f} us/prompt token",
+            f"  prefix cache:                {cache}",
             "  concurrent streams -> slowest takes (x one alone), aggregate tokens/s:",
         ]
         for k, f in sorted(self.scaling.items()):
             rate = k / (f * self.decode_s_per_token)
             lines.append(f"    {k:>3} -> {f:5.2f}x   {rate:8.0f} tokens/s")
+        if self.decode_scaling:
+            points = ", ".join(f"{k}: {f:.2f}x" for k, f in sorted(self.decode_scaling.items()))
+            lines.append(f"  decode time per token with k streams running together: {points} "
+                         f"(+{self.batch_slowdown:.2f} per extra stream)")  # fmt: skip
+        if self.slots is None:
+            biggest = max(self.scaling, default=1)
+            lines.append(f"  requests at once: at least {biggest} (none waited for a slot)")
+        else:
+            lines.append(f"  requests at once: {self.slots} (more waited for a free slot)")
         kind = (
             "runs concurrent requests in parallel"
-            if self.slowdown_per_request < 0.5
+            if self.parallel
             else "does not parallelise: requests take turns"
         )
-        lines.append(f"  slowdown per extra request {self.slowdown_per_request:.2f}: the endpoint {kind} "
-                     f"(fitted: {self.parallel_slots} at once, each {self.batch_slowdown:.2f} slower "
-                     f"per extra one)")  # fmt: skip
+        lines.append(
+            f"  slowdown per extra request {self.slowdown_per_request:.2f}: the endpoint {kind}"
+        )
         return "\n".join(lines)
 
     def save(self, path: str | Path) -> None:
@@ -126,14 +153,37 @@ class EndpointProfile:
 
     @classmethod
     def load(cls, path: str | Path) -> EndpointProfile:
+        """Read a profile written by :meth:`save` (``ValueError`` if it is not one)."""
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        data["scaling"] = {int(k): float(v) for k, v in data.get("scaling", {}).items()}
-        return cls(**data)
+        try:
+            for key in ("scaling", "decode_scaling"):
+                data[key] = {int(k): float(v) for k, v in data.get(key, {}).items()}
+            return cls(**data)
+        except (TypeError, AttributeError) as exc:
+            raise ValueError(f"{path} is not a fanout profile: {exc}") from exc
 
 
-async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> tuple[float, float, int, int]:
-    """(time to first content, time from first to last content, completion tokens,
-    prompt tokens); the times are from the moment the request was made."""
+@dataclass(frozen=True)
+class _Stream:
+    """Timings of one streamed request, from the moment it was made."""
+
+    ttft: float
+    """Time to the first content."""
+    span: float
+    """Time from the first to the last content."""
+    tokens: int
+    prompt_tokens: int
+
+    @property
+    def total(self) -> float:
+        return self.ttft + self.span
+
+    @property
+    def per_token(self) -> float:
+        return self.span / max(1, self.tokens - 1)
+
+
+async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> _Stream:
     start = time.monotonic()
     first = last = None
     tokens = prompt = 0
@@ -153,7 +203,12 @@ async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> tuple[float, flo
                 last = now
     if first is None or last is None:
         raise RuntimeError("the endpoint streamed no tokens")
-    return first - start, last - first, tokens, prompt
+    return _Stream(first - start, last - first, tokens, prompt)
+
+
+#: Requests spent before the concurrency levels: three round trips, two streams, a
+#: long prompt and the same long prompt again.
+MIN_REQUESTS = 7
 
 
 async def profile_endpoint(
@@ -171,6 +226,10 @@ async def profile_endpoint(
     model = model or fo.model
     if not model:
         raise ValueError("profile needs a model")
+    if max_requests < MIN_REQUESTS:
+        raise ValueError(f"profile needs max_requests >= {MIN_REQUESTS}, got {max_requests}")
+    if tokens < 2:
+        raise ValueError(f"profile needs tokens >= 2 to time decoding, got {tokens}")
     budget = max_requests
     extra = {"extra_body": extra_body} if extra_body else {}
 
@@ -180,29 +239,43 @@ async def profile_endpoint(
 
     # 1. Round trip of a one-token answer.
     rtts = []
-    for i in range(min(3, budget)):
+    for i in range(3):
         start = time.monotonic()
-        await fo._client.chat.completions.create(**params(f"Say one word ({i}).", 1))
+        await fo._client.chat.completions.create(**params(RTT_PROBE.format(i), 1))
         rtts.append(time.monotonic() - start)
-    budget -= len(rtts)
-    # 2. One stream: first token and decode speed; and a long prompt for prefill.
-    ttft, span, got, short_prompt = await _stream_timing(fo, params("Write a long story.", tokens))
-    decode = span / max(1, got - 1)
-    # About 1,200 characters: a few hundred tokens for most tokenizers, and within the
-    # context of a small local server even when every byte is a token.
-    long_prompt = "Summarize this text. " + "The quick brown fox jumps over the lazy dog. " * 26
-    ttft_long, span_long, got_long, long_tokens = await _stream_timing(
-        fo, params(long_prompt, tokens)
+    # 2. One stream, twice: first token and decode speed. Interference only ever
+    # slows a stream down, so the faster of the two counts.
+    alone = min(
+        [await _stream_timing(fo, params("Write a long story.", tokens)) for _ in range(2)],
+        key=lambda r: r.total,
     )
-    budget -= 2
-    extra_tokens = max(
-        1, (long_tokens - short_prompt) if long_tokens > short_prompt else len(long_prompt) // 4
+    # 3. A long prompt, new to the endpoint (a fresh tag at its start), for prefill
+    # and attention cost; then the same prompt again: an endpoint that caches prompt
+    # prefixes answers it much sooner. About 1,200 characters: a few hundred tokens
+    # for most tokenizers, within the context of a small local server even when
+    # every byte is a token.
+    long_prompt = (f"[{uuid.uuid4().hex[:12]}] Summarize this text. "
+                   + "The quick brown fox jumps over the lazy dog. " * 26)  # fmt: skip
+    long = await _stream_timing(fo, params(long_prompt, tokens))
+    again = await _stream_timing(fo, params(long_prompt, tokens))
+    budget -= MIN_REQUESTS
+    if long.prompt_tokens > alone.prompt_tokens:
+        extra_tokens = long.prompt_tokens - alone.prompt_tokens
+    else:  # the endpoint reported no usage
+        extra_tokens = len(long_prompt) // 4
+    prefill_s = max(0.0, long.ttft - alone.ttft)
+    prefill = prefill_s / extra_tokens
+    # Only a prefill several decode steps long can be told from noise.
+    prefix_cache = (
+        again.ttft - alone.ttft < 0.5 * prefill_s if prefill_s > 4 * alone.per_token else None
     )
-    prefill = max(0.0, ttft_long - ttft) / extra_tokens
-    kv = max(0.0, span_long / max(1, got_long - 1) - decode) / extra_tokens
-    # 3. Scaling with concurrent streams, as far as the budget goes.
-    alone = ttft + span
+    kv = max(0.0, min(long.per_token, again.per_token) - alone.per_token) / extra_tokens
+    # 4. Concurrent streams, as far as the budget goes. Requests whose first token
+    # came before any request had finished ran at once; the others waited for a
+    # slot. The ones that ran at once give the decode speed of that many together.
     scaling: dict[int, float] = {1: 1.0}
+    together: dict[int, list[float]] = {}
+    slots: int | None = None
     for k in levels:
         if k == 1 or k > budget:
             continue
@@ -210,17 +283,27 @@ async def profile_endpoint(
             *[_stream_timing(fo, params(f"Story number {i}.", tokens)) for i in range(k)]
         )
         budget -= k
-        slowest = max(first + rest for first, rest, _, _ in results)
-        scaling[k] = slowest / alone if alone > 0 else 1.0
+        scaling[k] = max(r.total for r in results) / alone.total if alone.total > 0 else 1.0
+        first_done = min(r.total for r in results)
+        at_once = [r for r in results if r.ttft < first_done]
+        if len(at_once) < k:
+            slots = max(slots or 0, len(at_once))
+        if alone.per_token > 0:
+            factor = statistics.median(r.per_token for r in at_once) / alone.per_token
+            together.setdefault(len(at_once), []).append(factor)
+    decode_scaling = {1: 1.0, **{k: statistics.fmean(v) for k, v in together.items() if k > 1}}
     base_url = str(getattr(fo.client, "base_url", ""))
     return EndpointProfile(
         model=model,
         base_url=base_url,
         rtt_s=statistics.median(rtts),
-        ttft_s=ttft,
-        decode_s_per_token=decode,
+        ttft_s=alone.ttft,
+        decode_s_per_token=alone.per_token,
         prefill_s_per_token=prefill,
         kv_s_per_token=kv,
         scaling=scaling,
+        decode_scaling=decode_scaling,
+        slots=slots,
+        prefix_cache=prefix_cache,
         requests_used=max_requests - budget,
     )
