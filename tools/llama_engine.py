@@ -22,7 +22,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("FANOUT_LLAMA_CACHE", Path.home() / ".cache" / "fanout" / "llama-cpp"))
@@ -139,29 +139,32 @@ def llama_server(
            "--no-webui", "-cb"]  # fmt: skip
     # The server logs every request to stderr: send it to a file, never to a pipe
     # nobody reads (a full pipe would block the server mid-request).
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"llama-server exited: {log.read().decode()[-2000:]}")
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/health", timeout=2
-                ) as r:  # loopback
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            raise RuntimeError("llama-server did not become healthy in 120 s")
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log)
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+            _wait_healthy(proc, port, log)
+            yield f"http://127.0.0.1:{port}/v1"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], port: int, log: IO[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            log.seek(0)
+            raise RuntimeError(f"llama-server exited: {log.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/health", timeout=2
+            ) as r:  # loopback
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError("llama-server did not become healthy in 120 s")
