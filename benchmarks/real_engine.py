@@ -17,11 +17,12 @@ profile (``fanout sim --profile``, in its own process like the real server), run
 the same split and merge there, and
 reports the simulator's time as a ratio to the real engine's (target: within 25 %).
 
-Run: ``python benchmarks/real_engine.py``
+Run: ``python benchmarks/real_engine.py [--runs N]`` (about 1.5 minutes a run).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import tempfile
@@ -106,20 +107,36 @@ async def run() -> dict[str, Any]:
     return results
 
 
-def main() -> None:
-    results = asyncio.run(run())
-    print(f"{'server':<6} {'answers':<6} {'split':>7} {'merge':>7} {'split/merge':>11} {'auto picks':>11} "
-          f"{'auto/best':>9} {'sim split':>10} {'sim merge':>10}")  # fmt: skip
+def _table(results: dict[str, Any]) -> str:
+    lines = [f"{'server':<6} {'answers':<6} {'split':>7} {'merge':>7} {'split/merge':>11} {'auto picks':>11} "
+             f"{'auto/best':>9} {'sim split':>10} {'sim merge':>10}"]  # fmt: skip
     for name, data in results.items():
         for case, r in data["rows"].items():
-            print(f"{name:<6} {case:<6} {r['split_s']:>6.2f}s {r['merge_s']:>6.2f}s {r['split_s'] / r['merge_s']:>11.2f} "
-                  f"{r['auto_choice']:>11} {r['auto_vs_best']:>9.2f} {r['sim_split_ratio']:>9.2f}x {r['sim_merge_ratio']:>9.2f}x")  # fmt: skip
-    for name, data in results.items():
-        print(f"\n{name}:\n{data['profile']}")
-    print(
-        "\n(sim split / sim merge: the simulator configured from the profile, as a ratio to the real engine)"
+            lines.append(f"{name:<6} {case:<6} {r['split_s']:>6.2f}s {r['merge_s']:>6.2f}s {r['split_s'] / r['merge_s']:>11.2f} "
+                         f"{r['auto_choice']:>11} {r['auto_vs_best']:>9.2f} {r['sim_split_ratio']:>9.2f}x {r['sim_merge_ratio']:>9.2f}x")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--runs", type=int, default=1, help="repeat the whole benchmark (default 1)"
     )
-    save("real_engine", results)
+    runs = [asyncio.run(run()) for _ in range(parser.parse_args().runs)]
+    for i, results in enumerate(runs, 1):
+        print(f"run {i}:\n{_table(results)}\n")
+    for name, data in runs[-1].items():
+        print(f"{name} (last run):\n{data['profile']}\n")
+    ratios = [r[key] for results in runs for data in results.values() for r in data["rows"].values()
+              for key in ("sim_split_ratio", "sim_merge_ratio")]  # fmt: skip
+    within = sum(0.75 <= x <= 1.25 for x in ratios)
+    print(
+        "(sim split / sim merge: the simulator configured from the profile, as a ratio to the real engine)"
+    )
+    print(f"sim / real over {len(runs)} run(s): {min(ratios):.2f} to {max(ratios):.2f}; "
+          f"{within} of {len(ratios)} within 25 %")  # fmt: skip
+    save("real_engine", {"runs": runs, "sim_over_real": {"min": min(ratios), "max": max(ratios),
+                                                         "within_25pct": within, "cases": len(ratios)}})  # fmt: skip
 
 
 if __name__ == "__main__":

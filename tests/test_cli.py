@@ -131,3 +131,22 @@ def test_bench_prints_a_table_and_draws_a_timeline(
     for policy in ("merge", "split", "auto"):
         assert f"\n{policy}" in out
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_profile_saves_a_profile_the_sim_can_load_and_draws_its_scaling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`fanout profile --save --plot` on the built-in simulator: a summary, a JSON
+    that loads back as an EndpointProfile, and a PNG."""
+    import fanout
+
+    saved, png = tmp_path / "p.json", tmp_path / "p.png"
+    code = main(["profile", "--max-requests", "13", "--tokens", "16", "--sim-time-scale", "50",
+                 "--save", str(saved), "--plot", str(png)])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "requests at once" in out
+    profile = fanout.EndpointProfile.load(saved)
+    assert profile.requests_used == 13
+    assert set(profile.scaling) == {1, 2, 4}
+    assert png.read_bytes().startswith(b"\x89PNG")

@@ -150,3 +150,16 @@ def test_fanout_sim_imitates_a_saved_profile(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=60)  # fmt: skip
     assert result.returncode == 2
     assert "is not a fanout profile" in result.stderr
+
+
+async def test_waiting_for_the_clients_own_concurrency_cap_is_not_taken_for_slots(
+    sim: SimFactory,
+) -> None:
+    """A Fanout capped at 2 requests in flight profiles a 256-slot sim: requests held
+    back by the cap are timed from when they leave, so none seems to have waited at
+    the endpoint."""
+    async with sim(time_scale=5) as (_, client):
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(max_concurrency=2))
+        profile = await fo.profile(max_requests=13, tokens=32)
+    assert profile.parallel_slots is None
+    assert profile.scaling[4] < 1.6

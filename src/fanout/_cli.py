@@ -376,11 +376,16 @@ async def _profile(args: argparse.Namespace) -> int:
             ) from exc
         ks = sorted(result.scaling)
         fig, ax = plt.subplots(figsize=(6, 4))
-        ax.plot(ks, [result.scaling[k] for k in ks], marker="o", label="measured")
+        ax.plot(ks, [result.scaling[k] for k in ks], marker="o", label="slowest request")
+        dks = sorted(result.decode_scaling)
+        ax.plot(dks, [result.decode_scaling[k] for k in dks], marker="s",
+                label="time per token, k decoding together")  # fmt: skip
+        if result.parallel_slots is not None:
+            ax.axvline(result.parallel_slots, color="grey", linewidth=0.8, label="slots")
         ax.plot(ks, ks, linestyle=":", label="one at a time")
         ax.plot(ks, [1.0] * len(ks), linestyle="--", label="perfect batching")
         ax.set_xlabel("concurrent requests")
-        ax.set_ylabel("slowest / one alone")
+        ax.set_ylabel("x one request alone")
         ax.legend()
         fig.tight_layout()
         fig.savefig(args.plot, dpi=100)

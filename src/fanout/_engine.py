@@ -805,10 +805,15 @@ class Fanout:
         return completion
 
     async def _stream_chunks(
-        self, params: dict[str, Any], retry: Retry
+        self,
+        params: dict[str, Any],
+        retry: Retry,
+        *,
+        on_send: Callable[[], object] | None = None,
     ) -> AsyncIterator[ChatCompletionChunk]:
         """Stream one request under this Fanout's limits, retried until the stream
-        opens (once chunks flow, a failure is the caller's to handle)."""
+        opens (once chunks flow, a failure is the caller's to handle). ``on_send``
+        is called as each attempt leaves, after the limits let it go."""
         params = {**params, "stream": True, "stream_options": {"include_usage": True}}
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         reserve = estimate_messages_tokens(params["messages"], params.get("model")) + int(max_out)
@@ -818,6 +823,8 @@ class Fanout:
             async for attempt in retrying:
                 with attempt:
                     await self._limiter.acquire(reserve)
+                    if on_send is not None:
+                        on_send()
                     try:
                         stream = await self._client.chat.completions.create(**params)
                     except openai.APIStatusError as exc:

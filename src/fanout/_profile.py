@@ -184,10 +184,17 @@ class _Stream:
 
 
 async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> _Stream:
+    # Timed from when the request leaves (after this Fanout's own concurrency cap and
+    # rate limits), so waiting here is never taken for waiting at the endpoint.
     start = time.monotonic()
+
+    def sent() -> None:
+        nonlocal start
+        start = time.monotonic()
+
     first = last = None
     tokens = prompt = 0
-    async for chunk in fo._stream_chunks(params, fo.retry):
+    async for chunk in fo._stream_chunks(params, fo.retry, on_send=sent):
         now = time.monotonic()
         if chunk.usage is not None:
             tokens = chunk.usage.completion_tokens
