@@ -83,7 +83,7 @@ async def run() -> dict[str, Any]:
                 rows[case] = {"split_s": split_s, "merge_s": merge_s, "auto_choice": choice,
                               "auto_estimate_s": estimate, "auto_s": auto_s,
                               "auto_vs_best": auto_s / min(split_s, merge_s)}  # fmt: skip
-            profile = await fanout.Fanout(client, model="m").profile(max_requests=21, tokens=64,
+            profile = await fanout.Fanout(client, model="m").profile(tokens=64,
                                                                       extra_body={"ignore_eos": True})  # fmt: skip
             await client.close()
         config = SimConfig.from_profile(profile)

@@ -150,3 +150,25 @@ def test_profile_saves_a_profile_the_sim_can_load_and_draws_its_scaling(
     assert profile.requests_used == 13
     assert set(profile.scaling) == {1, 2, 4}
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_plan_starts_from_a_saved_endpoint_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--endpoint-profile p.json` replaces the planner's priors with the profile's
+    figures: the dry run shows the profile's round trip, decode speed and slowdown."""
+    import fanout
+
+    path = tmp_path / "serial.json"
+    fanout.EndpointProfile(model="m", base_url="http://x/v1", rtt_s=0.25, ttft_s=0.3,
+                           decode_s_per_token=0.04, prefill_s_per_token=0.0001,
+                           scaling={1: 1.0, 2: 2.0, 4: 4.0}, slots=1).save(path)  # fmt: skip
+    prompt = "1. What is X?\n2. What is Y?\n3. What is Z?"
+    assert main(["plan", prompt]) == 0
+    priors = capsys.readouterr().out
+    assert main(["plan", "--endpoint-profile", str(path), prompt]) == 0
+    profiled = capsys.readouterr().out
+    assert "priors until" in priors
+    assert "a saved profile until" in profiled
+    assert "rtt 0.25s, decode 40.0 ms/token, slowdown per request 1.00" in profiled
+    assert "slowdown per request 1.00" not in priors

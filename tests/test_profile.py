@@ -163,3 +163,23 @@ async def test_waiting_for_the_clients_own_concurrency_cap_is_not_taken_for_slot
         profile = await fo.profile(max_requests=13, tokens=32)
     assert profile.parallel_slots is None
     assert profile.scaling[4] < 1.6
+
+
+async def test_a_request_retried_after_the_others_finished_is_not_taken_for_waiting(
+    sim: SimFactory,
+) -> None:
+    """One of the two concurrent streams fails with 503 and is retried after a
+    back-off (usually after the other has finished): it neither ran with the other
+    nor waited at the endpoint, so no slot count comes out of it."""
+    async with sim(time_scale=5, fault_schedule={9: "503"}) as (server, client):
+        fo = fanout.Fanout(client, model="m", retry=fanout.Retry(initial_wait=2.0))
+        profile = await fo.profile(max_requests=9, tokens=32)  # 7 + the level of 2
+    assert server.stats.faults["503"] == 1
+    assert profile.parallel_slots is None
+    assert set(profile.scaling) == {1, 2}
+    other, retried = server.stats.requests[7], server.stats.requests[9]
+    assert other.finished is not None
+    if retried.arrival > other.finished:  # the usual case: the two never ran together
+        assert 2 not in profile.decode_scaling
+    else:  # a short back-off (full jitter): they did
+        assert 2 in profile.decode_scaling

@@ -17,7 +17,7 @@ from . import __version__
 from ._config import Limits, Policy
 from ._detect import detect
 from ._engine import Fanout
-from ._planning import Plan
+from ._planning import EndpointModel, Plan
 from ._profile import EndpointProfile
 
 __all__ = ["main"]
@@ -44,6 +44,9 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
     g.add_argument("--sim-time-scale", type=float, default=10.0,
                    help="time scale of the built-in simulator (default 10)")  # fmt: skip
+    g.add_argument("--endpoint-profile", metavar="JSON",
+                   help="start the planner from what 'fanout profile --save' measured, "
+                   "not from generic priors")  # fmt: skip
     g = p.add_argument_group("limits and policy")
     g.add_argument("--rpm", type=float, help="requests per minute")
     g.add_argument("--tpm", type=float, help="tokens per minute")
@@ -216,6 +219,8 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     extra: dict[str, Any] = {}
     if args.max_tokens:
         extra["max_tokens"] = args.max_tokens
+    if getattr(args, "endpoint_profile", None):
+        extra["endpoint"] = EndpointModel.from_profile(EndpointProfile.load(args.endpoint_profile))
     return Fanout(client, model=model, system=args.system, limits=limits, policy=policy, **extra)
 
 
@@ -295,7 +300,8 @@ def _plan(args: argparse.Namespace) -> int:
         print(f"detected: {len(detection.questions)} part(s) in {len(detection.groups)} group(s), "
               f"style {detection.style}, confidence {detection.confidence:.2f}")  # fmt: skip
     ep = plan.inputs.endpoint
-    print(f"endpoint estimate ({ep.observations} observations; priors until the endpoint is measured): "
+    source = "a saved profile" if args.endpoint_profile else "priors"
+    print(f"endpoint estimate ({ep.observations} observations; {source} until the endpoint is measured): "
           f"rtt {ep.rtt_s:.2f}s, decode {ep.decode_s_per_token * 1000:.1f} ms/token, "
           f"slowdown per request {ep.slowdown_per_request:.2f}\n")  # fmt: skip
     print(_plan_table(plan))

@@ -165,36 +165,43 @@ class EndpointProfile:
 
 @dataclass(frozen=True)
 class _Stream:
-    """Timings of one streamed request, from the moment it was made."""
+    """Timings of one streamed request (``time.monotonic`` seconds)."""
 
-    ttft: float
-    """Time to the first content."""
-    span: float
-    """Time from the first to the last content."""
+    sent: float
+    """When its last attempt left (after this Fanout's own cap and rate limits)."""
+    first: float
+    """When its first content arrived."""
+    last: float
+    """When its last content arrived."""
     tokens: int
     prompt_tokens: int
 
     @property
+    def ttft(self) -> float:
+        return self.first - self.sent
+
+    @property
     def total(self) -> float:
-        return self.ttft + self.span
+        return self.last - self.sent
 
     @property
     def per_token(self) -> float:
-        return self.span / max(1, self.tokens - 1)
+        return (self.last - self.first) / max(1, self.tokens - 1)
 
 
 async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> _Stream:
-    # Timed from when the request leaves (after this Fanout's own concurrency cap and
-    # rate limits), so waiting here is never taken for waiting at the endpoint.
-    start = time.monotonic()
+    # Timed from when the request leaves, so waiting for this Fanout's own
+    # concurrency cap, rate limits or a retry's back-off is never taken for
+    # waiting at the endpoint.
+    sent = time.monotonic()
 
-    def sent() -> None:
-        nonlocal start
-        start = time.monotonic()
+    def on_send() -> None:
+        nonlocal sent
+        sent = time.monotonic()
 
     first = last = None
     tokens = prompt = 0
-    async for chunk in fo._stream_chunks(params, fo.retry, on_send=sent):
+    async for chunk in fo._stream_chunks(params, fo.retry, on_send=on_send):
         now = time.monotonic()
         if chunk.usage is not None:
             tokens = chunk.usage.completion_tokens
@@ -210,7 +217,7 @@ async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> _Stream:
                 last = now
     if first is None or last is None:
         raise RuntimeError("the endpoint streamed no tokens")
-    return _Stream(first - start, last - first, tokens, prompt)
+    return _Stream(sent, first, last, tokens, prompt)
 
 
 #: Requests spent before the concurrency levels: three round trips, two streams, a
@@ -278,8 +285,9 @@ async def profile_endpoint(
     )
     kv = max(0.0, min(long.per_token, again.per_token) - alone.per_token) / extra_tokens
     # 4. Concurrent streams, as far as the budget goes. Requests whose first token
-    # came before any request had finished ran at once; the others waited for a
-    # slot. The ones that ran at once give the decode speed of that many together.
+    # came before any request had finished ran at once; those sent by then whose
+    # first token came later waited for a slot. The ones that ran at once give the
+    # decode speed of that many together.
     scaling: dict[int, float] = {1: 1.0}
     together: dict[int, list[float]] = {}
     slots: int | None = None
@@ -291,14 +299,16 @@ async def profile_endpoint(
         )
         budget -= k
         scaling[k] = max(r.total for r in results) / alone.total if alone.total > 0 else 1.0
-        first_done = min(r.total for r in results)
-        at_once = [r for r in results if r.ttft < first_done]
-        if len(at_once) < k:
+        # On one clock: a request retried after the others finished ran neither
+        # with them nor behind them, and counts as neither.
+        first_done = min(r.last for r in results)
+        at_once = [r for r in results if r.first < first_done]
+        if any(r.sent < first_done <= r.first for r in results):  # some waited at the endpoint
             slots = max(slots or 0, len(at_once))
         if alone.per_token > 0:
             factor = statistics.median(r.per_token for r in at_once) / alone.per_token
             together.setdefault(len(at_once), []).append(factor)
-    decode_scaling = {1: 1.0, **{k: statistics.fmean(v) for k, v in together.items() if k > 1}}
+    decode_scaling = {1: 1.0, **{k: statistics.median(v) for k, v in together.items() if k > 1}}
     base_url = str(getattr(fo.client, "base_url", ""))
     return EndpointProfile(
         model=model,
