@@ -424,15 +424,20 @@ class Fanout:
             create_kwargs={**self.create_kwargs, **create_kwargs},
         )
 
-    def _params(self, question: Question, opts: _Options) -> dict[str, Any]:
+    def _messages(self, question: Question, system: str | None) -> list[Any]:
+        """What is sent for ``question``: its system prompt (else ``system``), its
+        context, then its text."""
         messages: list[Any] = []
-        system = question.system if question.system is not None else opts.system
+        system = question.system if question.system is not None else system
         if system:
             messages.append({"role": "system", "content": system})
         messages.extend(dict(m) for m in question.context)
         messages.append({"role": "user", "content": question.text})
+        return messages
+
+    def _params(self, question: Question, opts: _Options) -> dict[str, Any]:
         params: dict[str, Any] = {"model": opts.model, **opts.create_kwargs, **question.params}
-        params["messages"] = messages
+        params["messages"] = self._messages(question, opts.system)
         return params
 
     def _plan(self, jobs: list[_Job], opts: _Options) -> Plan:

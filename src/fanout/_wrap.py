@@ -246,7 +246,7 @@ class FanoutClient:
             params = {
                 "model": model,
                 **kwargs,
-                "messages": fo._params(questions[0], _stream_opts(fo, model))["messages"],
+                "messages": fo._messages(questions[0], fo.system),
             }
             yield chunk(head(0))
             async for piece in fo._stream_chunks(params, fo.retry):
@@ -293,10 +293,6 @@ def _could_split(detection: Detection) -> bool:
     return (
         len(detection.questions) > 1 or detection.text.count("?") + detection.text.count("？") > 1
     )
-
-
-def _stream_opts(fo: Fanout, model: str) -> Any:
-    return fo._options(model, None, None, None, None, None, False, None, True, {})
 
 
 def _raise_failures(answers: Answers) -> None:
