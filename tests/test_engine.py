@@ -369,3 +369,26 @@ class TestAsCompletedAndReport:
             assert r.wall_s > 0
             assert r.answered == 6
             assert all(a.request_ids for a in answers)
+
+    @pytest.mark.parametrize("policy", ["split", "merge"])
+    async def test_cached_prompt_tokens_are_reported_per_answer_and_in_total(
+        self, sim: SimFactory, policy: str
+    ) -> None:
+        """An endpoint with a prompt cache reports the reused prompt tokens; each answer
+        carries its share (merged: equal shares that add up) and the report the sum."""
+        system = "Background you must use. " * 300
+        async with sim(time_scale=100, answer_tokens=5, prefix_cache=True) as (_, client):
+            fo = fanout.Fanout(client, model="m", system=system)
+            await fo.ask_many(["warm the cache"], policy="split")  # the system prompt is seen
+            answers = await fo.ask_many(_questions(4, 5), policy=policy)
+        cached = [a.usage.cached_prompt_tokens for a in answers]
+        assert all(c > 0 for c in cached), cached
+        assert all(a.usage.cached_prompt_tokens < a.usage.prompt_tokens for a in answers)
+        assert answers.report.cached_prompt_tokens == sum(cached)
+        assert all(a.mode == ("merged" if policy == "merge" else "split") for a in answers)
+        if policy == "merge":
+            assert max(cached) - min(cached) <= 1
+        # No cache, nothing reported.
+        async with sim(time_scale=100, answer_tokens=5) as (_, client):
+            plain = await fanout.ask_many(_questions(2, 5), client=client, model="m", system=system)
+        assert plain.report.cached_prompt_tokens == 0

@@ -55,6 +55,9 @@ class TestWrap:
             assert result.usage.completion_tokens == sum(
                 r.completion_tokens for r in server.stats.requests
             )
+            details = result.usage.prompt_tokens_details
+            assert details is not None
+            assert details.cached_tokens == 0  # this simulator caches no prompts
             assert plain_s / wrapped_s >= 3.0, (plain_s, wrapped_s)
             report = fanout.report_of(result)
             assert report is not None

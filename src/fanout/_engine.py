@@ -706,6 +706,7 @@ class Fanout:
 
         found: dict[str, str] = {}
         prompt_shares = [0] * len(group)
+        cached_shares = [0] * len(group)
         completion_shares = [0] * len(group)
         if completion is not None:
             choice = completion.choices[0] if completion.choices else None
@@ -713,13 +714,15 @@ class Fanout:
             truncated = choice is not None and choice.finish_reason == "length"
             found = parse_merged(content, request, truncated=truncated)
             prompt_shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
+            cached_shares = apportion(tally.usage.cached_prompt_tokens, [1] * len(group))
             completion_shares = apportion(
                 tally.usage.completion_tokens, [len(found.get(tag, "")) for tag in request.tags]
             )
         latency = time.monotonic() - start
         reask: list[tuple[_Job, Usage]] = []
         for i, (job, tag) in enumerate(zip(group, request.tags, strict=True)):
-            share = Usage(prompt_tokens=prompt_shares[i], completion_tokens=completion_shares[i])
+            share = Usage(prompt_tokens=prompt_shares[i], completion_tokens=completion_shares[i],
+                          cached_prompt_tokens=cached_shares[i])  # fmt: skip
             text = found.get(tag)
             if text is None:
                 reask.append((job, share))
@@ -794,8 +797,11 @@ class Fanout:
                 self._in_flight -= 1
         usage = completion.usage
         if usage is not None:
+            details = usage.prompt_tokens_details
             tally.usage = tally.usage + Usage(
-                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cached_prompt_tokens=(details.cached_tokens or 0) if details is not None else 0,
             )
             self._limiter.settle(reserve, usage.total_tokens)
             self._endpoint.observe(
@@ -890,6 +896,7 @@ class Fanout:
             rate_limited=stats.rate_limited,
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
+            cached_prompt_tokens=usage.cached_prompt_tokens,
             peak_concurrency=stats.peak,
             limit_wait_s=stats.limit_wait_s,
             deduplicated=stats.deduplicated,

@@ -53,6 +53,10 @@ class Usage(BaseModel):
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    """Of ``prompt_tokens``, those the endpoint reused from its prompt cache
+    (``usage.prompt_tokens_details.cached_tokens``; hosted APIs bill them at a
+    discount). 0 when the endpoint does not say."""
 
     @property
     def total_tokens(self) -> int:
@@ -62,6 +66,7 @@ class Usage(BaseModel):
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
         )
 
 
@@ -110,6 +115,8 @@ class Report(BaseModel):
     """429 responses seen."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    """Of ``prompt_tokens``, those the endpoint served from its prompt cache."""
     peak_concurrency: int = 0
     """Most requests of this call in flight at once."""
     limit_wait_s: float = 0.0

@@ -25,6 +25,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletio
 from openai.types.chat.chat_completion import Choice
 from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
 from openai.types.chat.chat_completion_chunk import ChoiceDelta
+from openai.types.completion_usage import PromptTokensDetails
 
 from ._config import Policy
 from ._detect import Detection, detect
@@ -326,6 +327,7 @@ def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompl
             prompt_tokens=report.prompt_tokens,
             completion_tokens=report.completion_tokens,
             total_tokens=report.total_tokens,
+            prompt_tokens_details=PromptTokensDetails(cached_tokens=report.cached_prompt_tokens),
         ),
     )
     # The SDK's models keep extra fields: the report travels with the completion.
