@@ -111,6 +111,25 @@ class TestBatching:
                     assert cached.cached_tokens == 0
                     assert ttfts[1] > 0.6 * ttfts[0], ttfts
 
+    async def test_requests_admitted_together_each_prefill_what_they_share(
+        self, sim: SimFactory
+    ) -> None:
+        """The cache holds only work already done: two requests with the same long
+        system prompt arriving together both prefill it; one after them reuses it."""
+        system = "word " * 10_000
+
+        async def ask(client: AsyncOpenAI, text: str) -> int:
+            r = await client.chat.completions.create(model="sim-1", messages=[
+                {"role": "system", "content": system}, {"role": "user", "content": text}])  # fmt: skip
+            assert r.usage is not None and r.usage.prompt_tokens_details is not None
+            return r.usage.prompt_tokens_details.cached_tokens or 0
+
+        async with sim(time_scale=20, rtt_s=0.0, prefix_cache=True, answer_tokens=2) as (_, client):
+            together = await asyncio.gather(ask(client, "first?"), ask(client, "second?"))
+            later = await ask(client, "third?")
+        assert list(together) == [0, 0]
+        assert later >= 10_000
+
 
 class TestStepArithmetic:
     def test_steps_within_inverts_duration(self) -> None:

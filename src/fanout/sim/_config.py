@@ -47,9 +47,9 @@ class SimConfig:
     """Prefill speed: prompt tokens processed per second before the first token."""
     prefix_cache: bool = False
     """Reuse the work of a prompt's start that matches one of the last 64 prompts
-    (llama.cpp's slots, vLLM's automatic prefix caching and hosted prompt caching
-    do): only the rest is prefilled, and ``usage.prompt_tokens_details.cached_tokens``
-    says how much was reused."""
+    prefilled in an earlier step (llama.cpp's slots, vLLM's automatic prefix caching
+    and hosted prompt caching do): only the rest is prefilled, and
+    ``usage.prompt_tokens_details.cached_tokens`` says how much was reused."""
     slots: int = 256
     """Maximum running sequences. ``slots=1`` models a server that does not batch."""
     kv_capacity_tokens: int = 2_000_000

@@ -26,6 +26,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ._prompt import PrefixCache, Prompt
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -40,8 +42,10 @@ class Sequence:
 
     prompt_tokens: int
     target_tokens: int
+    prompt: Prompt = ()
+    """The conversation, for the prefix cache."""
     cached_tokens: int = 0
-    """Prompt tokens the server had cached (a prefix seen before): not prefilled."""
+    """Prompt tokens found in the prefix cache at admission: not prefilled."""
     on_tokens: Callable[[int], None] | None = None
     """Called with the number of tokens generated so far whenever it grows."""
     generated: int = 0
@@ -68,6 +72,7 @@ class Engine:
         self._kv_reserved = 0
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._prefix = PrefixCache() if config.prefix_cache else None
         self.peak_running = 0
         self.peak_kv_reserved = 0
 
@@ -133,6 +138,10 @@ class Engine:
             self._kv_reserved += seq.reserved
             seq.admitted_at = self._clock()
             seq.admitted.set()
+            if self._prefix is not None:
+                # Only prompts already prefilled are in the cache (see _advance):
+                # requests admitted together each compute a prefix they share.
+                seq.cached_tokens = self._prefix.cached(seq.prompt, seq.prompt_tokens)
             prefill += seq.prompt_tokens - seq.cached_tokens
         self.peak_running = max(self.peak_running, len(self._running))
         self.peak_kv_reserved = max(self.peak_kv_reserved, self._kv_reserved)
@@ -184,6 +193,8 @@ class Engine:
             seq.generated = min(seq.target_tokens, seq.generated + k)
             if before == 0 and seq.generated > 0:
                 seq.first_token_at = at(1)
+                if self._prefix is not None:
+                    self._prefix.remember(seq.prompt)  # its prefill is done
             if seq.on_tokens is not None and seq.generated != before:
                 seq.on_tokens(seq.generated)
             if seq.generated >= seq.target_tokens:

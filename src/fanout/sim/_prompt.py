@@ -74,11 +74,20 @@ class PrefixCache:
         self._entries = entries
         self._seen: OrderedDict[Prompt, None] = OrderedDict()
 
-    def lookup(self, prompt: Prompt, prompt_tokens: int) -> int:
-        """Tokens of ``prompt`` already cached; then remember ``prompt``."""
+    def cached(self, prompt: Prompt, prompt_tokens: int) -> int:
+        """Tokens at the start of ``prompt`` already in the cache."""
         best = max((_shared_tokens(seen, prompt) for seen in self._seen), default=0)
+        return min(best, max(0, prompt_tokens - 1))
+
+    def remember(self, prompt: Prompt) -> None:
+        """``prompt`` has been prefilled: later prompts may reuse its start."""
         self._seen[prompt] = None
         self._seen.move_to_end(prompt)
         while len(self._seen) > self._entries:
             self._seen.popitem(last=False)
-        return min(best, max(0, prompt_tokens - 1))
+
+    def lookup(self, prompt: Prompt, prompt_tokens: int) -> int:
+        """:meth:`cached`, then :meth:`remember`."""
+        hit = self.cached(prompt, prompt_tokens)
+        self.remember(prompt)
+        return hit

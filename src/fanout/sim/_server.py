@@ -14,7 +14,7 @@ from ._config import SimConfig
 from ._engine import Engine, Sequence
 from ._http import HTTPServer, Request, Responder
 from ._limits import Bucket, go_duration
-from ._prompt import PrefixCache, read_prompt
+from ._prompt import read_prompt
 from ._stats import RequestRecord, SimStats
 from ._text import _TOKEN, answer_for, count_tokens, render_merged, split_questions, wanted_tokens
 
@@ -83,7 +83,6 @@ class SimServer:
         self.config = config or SimConfig()
         self.stats = SimStats()
         self._engine = Engine(self.config)
-        self._prefix = PrefixCache() if self.config.prefix_cache else None
         self._http = HTTPServer(self._handle)
         self._keys: dict[str, _KeyLimits] = {}
         self._dice = random.Random(self.config.seed)
@@ -317,10 +316,7 @@ class SimServer:
         content, finish_reason, parts = self._compose(payload, question, max_tokens)
         completion_tokens = count_tokens(content)
         record.questions = parts
-        cached = self._prefix.lookup(prompt, prompt_tokens) if self._prefix is not None else 0
-        seq = Sequence(
-            prompt_tokens=prompt_tokens, target_tokens=completion_tokens, cached_tokens=cached
-        )
+        seq = Sequence(prompt_tokens=prompt_tokens, target_tokens=completion_tokens, prompt=prompt)
         if not self._engine.fits_ever(seq):
             await fail(400, _error("request does not fit in the KV cache", "invalid_request_error",
                                    "context_length_exceeded"))  # fmt: skip
@@ -329,11 +325,12 @@ class SimServer:
         created = int(time.time())
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         model = payload["model"]
-        usage = {
+        usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens * n,
             "total_tokens": prompt_tokens + completion_tokens * n,
-            "prompt_tokens_details": {"cached_tokens": cached},
+            # Known once the engine has admitted the request.
+            "prompt_tokens_details": {"cached_tokens": 0},
         }
 
         if stream:
@@ -347,6 +344,7 @@ class SimServer:
             record.status = 499
             return
         self._mark(record, seq, completion_tokens * n)
+        usage["prompt_tokens_details"]["cached_tokens"] = seq.cached_tokens
         await self._sleep_model(cfg.rtt_s / 2)
         body = {
             "id": completion_id,
@@ -505,6 +503,7 @@ class SimServer:
             if first:
                 await out.write_chunk(chunk({"role": "assistant", "content": ""}, None))
             self._mark(record, seq, usage["completion_tokens"])
+            usage["prompt_tokens_details"]["cached_tokens"] = seq.cached_tokens
             await self._sleep_model(self.config.rtt_s / 2)
             await out.write_chunk(chunk({}, finish_reason))
             if include_usage:
