@@ -370,6 +370,26 @@ class TestAsCompletedAndReport:
             assert r.answered == 6
             assert all(a.request_ids for a in answers)
 
+    async def test_the_planner_counts_a_system_prompt_the_endpoint_has_cached(
+        self, sim: SimFactory
+    ) -> None:
+        """Once an endpoint has reported cached prompt tokens and this Fanout has sent
+        the system prompt, the plan expects it cached; a new system prompt, or an
+        endpoint without a cache, is expected to be prefilled."""
+        system = "Background you must use. " * 300
+        for caching in (True, False):
+            async with sim(time_scale=100, answer_tokens=5, prefix_cache=caching) as (_, client):
+                fo = fanout.Fanout(client, model="m", system=system)
+                assert fo.plan(_questions(3, 5)).inputs.cached_prompt_tokens == 0
+                for i in range(2):  # the second call finds the first one's prompt cached
+                    await fo.ask_many([f"warm-up {i}"], policy="split")
+                plan = fo.plan(_questions(3, 5))
+                assert fo.endpoint.estimate().prefix_cache is caching
+                shared = plan.inputs.shared_prompt_tokens
+                assert plan.inputs.cached_prompt_tokens == (shared if caching else 0)
+                other = fo.plan(_questions(3, 5), system="A different system prompt.")
+                assert other.inputs.cached_prompt_tokens == 0
+
     @pytest.mark.parametrize("policy", ["split", "merge"])
     async def test_cached_prompt_tokens_are_reported_per_answer_and_in_total(
         self, sim: SimFactory, policy: str

@@ -28,6 +28,7 @@ def inputs(
     shared: int = 20,
     mergeable: list[bool] | None = None,
     concurrency: int = 64,
+    cached: int = 0,
 ) -> PlanInputs:
     return PlanInputs(
         question_tokens=[15] * n,
@@ -37,6 +38,7 @@ def inputs(
         budget=budget or Budget(),
         max_concurrency=concurrency,
         mergeable=mergeable if mergeable is not None else [True] * n,
+        cached_prompt_tokens=cached,
     )
 
 
@@ -91,6 +93,21 @@ class TestEndpointModel:
         for _ in range(30):
             model.observe_answer(12)
         assert model.answer_tokens == pytest.approx(12)
+
+    def test_cached_prompt_tokens_cost_no_prefill_and_reveal_a_prefix_cache(self) -> None:
+        """Responses that report cached prompt tokens: the prefill is fitted to the
+        tokens the endpoint processed, and the estimate says the endpoint caches."""
+        model = EndpointModel()
+        assert not model.estimate().prefix_cache
+        rng = random.Random(3)
+        for _ in range(40):
+            new, cached, out = rng.randint(10, 2000), rng.choice([0, 8000]), rng.randint(5, 200)
+            model.observe(prompt_tokens=new + cached, completion_tokens=out,
+                          latency_s=0.1 + new * 0.001 + out * 0.01, cached_prompt_tokens=cached)  # fmt: skip
+        est = model.estimate()
+        assert est.prefix_cache
+        assert est.prefill_s_per_token == pytest.approx(0.001, rel=0.05)
+        assert est.decode_s_per_token == pytest.approx(0.01, rel=0.05)
 
 
 class TestPlans:
@@ -151,3 +168,24 @@ class TestPlans:
         """Groups keep input order and near-equal sizes."""
         assert _partition(list(range(7)), 3) == [[0, 1, 2], [3, 4], [5, 6]]
         assert _partition([], 3) == []
+
+    def test_a_cached_shared_prompt_is_not_paid_again_in_time(self) -> None:
+        """A 20,000-token shared prompt on an endpoint whose prefills queue behind each
+        other: sent fresh, merging (one prefill) is faster; once the endpoint has it
+        cached, splitting is. The tokens are counted either way."""
+        prefill_queues = EndpointEstimate(
+            rtt_s=0.1, prefill_s_per_token=0.0002, decode_s_per_token=0.015,
+            prefill_wait_s_per_token=0.0002, decode_wait_s_per_token=0.0005,
+            observations=10, prefix_cache=True,
+        )  # fmt: skip
+        fresh = make_plan(inputs(5, answer=100, shared=20_000, endpoint=prefill_queues), Policy())
+        cached = make_plan(
+            inputs(5, answer=100, shared=20_000, endpoint=prefill_queues, cached=20_000), Policy()
+        )
+        assert fresh.chosen.label == "merge", fresh.reason
+        assert cached.chosen.label == "split", cached.reason
+        split_fresh = next(c for c in fresh.candidates if c.label == "split")
+        split_cached = next(c for c in cached.candidates if c.label == "split")
+        assert split_cached.est_prompt_tokens == split_fresh.est_prompt_tokens
+        assert split_cached.est_wall_s < 0.2 * split_fresh.est_wall_s
+        assert "shared prompt (20000 tokens) cached" in cached.reason

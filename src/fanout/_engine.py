@@ -9,7 +9,16 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from collections import OrderedDict
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -220,6 +229,7 @@ class Fanout:
         # much requests delay each other.
         self._done_prompt_tokens = 0
         self._done_completion_tokens = 0
+        self._sent_shared: OrderedDict[int, None] = OrderedDict()  # see _remember_shared
         self.peak_in_flight = 0
         """Most requests in flight at once on this ``Fanout``, across all calls."""
 
@@ -454,11 +464,15 @@ class Fanout:
                 expected = min(expected, cap)
             answer_tokens.append(max(1, int(expected)))
         shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
+        endpoint = self._endpoint.estimate()
+        cached = 0
+        if endpoint.prefix_cache and opts.system and hash(opts.system) in self._sent_shared:
+            cached = shared
         inputs = PlanInputs(
             question_tokens=[3 + estimate_text_tokens(job.question.text) for job in jobs],
             shared_prompt_tokens=shared,
             answer_tokens=answer_tokens,
-            endpoint=self._endpoint.estimate(),
+            endpoint=endpoint,
             budget=self._limiter.budget(),
             max_concurrency=self.limits.max_concurrency,
             mergeable=[
@@ -467,6 +481,7 @@ class Fanout:
                 and job.question.context == jobs[0].question.context
                 for job in jobs
             ],
+            cached_prompt_tokens=cached,
         )
         plan = make_plan(inputs, policy)
         log.debug("plan for %d questions: %s", len(jobs), plan.reason)
@@ -798,10 +813,11 @@ class Fanout:
         usage = completion.usage
         if usage is not None:
             details = usage.prompt_tokens_details
+            cached = min(usage.prompt_tokens, (details.cached_tokens or 0) if details else 0)
             tally.usage = tally.usage + Usage(
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
-                cached_prompt_tokens=(details.cached_tokens or 0) if details is not None else 0,
+                cached_prompt_tokens=cached,
             )
             self._limiter.settle(reserve, usage.total_tokens)
             self._endpoint.observe(
@@ -810,10 +826,23 @@ class Fanout:
                 latency_s=time.monotonic() - sent,
                 others_prompt_tokens=self._done_prompt_tokens - done_before[0],
                 others_completion_tokens=self._done_completion_tokens - done_before[1],
+                cached_prompt_tokens=cached,
             )
-            self._done_prompt_tokens += usage.prompt_tokens
+            self._done_prompt_tokens += usage.prompt_tokens - cached
             self._done_completion_tokens += usage.completion_tokens
+            self._remember_shared(params["messages"])
         return completion
+
+    def _remember_shared(self, messages: Sequence[Any]) -> None:
+        """Note the system prompt a request began with: an endpoint that caches
+        prefixes has it now (the planner then leaves its prefill out)."""
+        first = messages[0] if messages else None
+        if isinstance(first, Mapping) and first.get("role") == "system":
+            key = hash(str(first.get("content")))
+            self._sent_shared[key] = None
+            self._sent_shared.move_to_end(key)
+            while len(self._sent_shared) > 64:
+                self._sent_shared.popitem(last=False)
 
     async def _stream_chunks(
         self,

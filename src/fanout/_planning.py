@@ -70,6 +70,10 @@ class EndpointEstimate:
     decode_wait_s_per_token: float
     """Delay per completion token of the requests that finish during a request's life."""
     observations: int
+    prefix_cache: bool = False
+    """The endpoint reuses the start of prompts it has processed (it reported cached
+    prompt tokens, or a profile found it): a shared prompt sent before is not
+    prefilled again. The prefill terms count only the tokens that are processed."""
 
     @property
     def slowdown_per_request(self) -> float:
@@ -131,6 +135,7 @@ class EndpointModel:
         slowdown_per_request: float = 0.03,
         window: int = 256,
         prior_weight: float = 0.001,
+        prefix_cache: bool = False,
     ) -> None:
         self._prior = (
             rtt_s,
@@ -149,6 +154,7 @@ class EndpointModel:
         self._prior_weight = prior_weight
         self._cached: EndpointEstimate | None = None
         self._answer_tokens: float | None = None
+        self._prefix_cache = prefix_cache
 
     @classmethod
     def from_profile(cls, profile: Any) -> EndpointModel:
@@ -158,6 +164,7 @@ class EndpointModel:
             prefill_s_per_token=profile.prefill_s_per_token,
             decode_s_per_token=profile.decode_s_per_token,
             slowdown_per_request=min(1.0, profile.slowdown_per_request),
+            prefix_cache=bool(getattr(profile, "prefix_cache", False)),
         )
 
     # --- learning ---------------------------------------------------------------
@@ -169,11 +176,19 @@ class EndpointModel:
         latency_s: float,
         others_prompt_tokens: int = 0,
         others_completion_tokens: int = 0,
+        cached_prompt_tokens: int = 0,
     ) -> None:
         """One response: its tokens, its latency, and the tokens of the other
-        requests that finished while it was in flight."""
+        requests that finished while it was in flight. Prompt tokens the endpoint
+        took from its cache (``cached_prompt_tokens``, part of ``prompt_tokens``) cost
+        no prefill; ``others_prompt_tokens`` should leave them out too."""
         if latency_s <= 0 or completion_tokens < 0:
             return
+        if cached_prompt_tokens > 0:
+            if not self._prefix_cache:
+                self._prefix_cache = True
+                self._cached = None
+            prompt_tokens = max(0, prompt_tokens - cached_prompt_tokens)
         obs = (float(prompt_tokens), float(completion_tokens), float(others_prompt_tokens),
                float(others_completion_tokens), latency_s)  # fmt: skip
         if len(self._obs) == self._obs.maxlen:
@@ -294,8 +309,7 @@ class EndpointModel:
         )
         return theta, max(sse, 0.0)
 
-    @staticmethod
-    def _to_estimate(theta: Sequence[float], n: int) -> EndpointEstimate:
+    def _to_estimate(self, theta: Sequence[float], n: int) -> EndpointEstimate:
         rtt, prefill, decode, prefill_wait, decode_wait = theta
         return EndpointEstimate(
             rtt_s=max(rtt, 0.0),
@@ -304,6 +318,7 @@ class EndpointModel:
             prefill_wait_s_per_token=max(prefill_wait, 0.0),
             decode_wait_s_per_token=max(decode_wait, 0.0),
             observations=n,
+            prefix_cache=self._prefix_cache,
         )
 
 
@@ -343,6 +358,10 @@ class PlanInputs:
     budget: Budget
     max_concurrency: int
     mergeable: list[bool]
+    cached_prompt_tokens: int = 0
+    """Prompt tokens at the start of every request the endpoint is expected to take
+    from its cache (the shared prompt, sent before to an endpoint that caches
+    prefixes): counted in the tokens, not in the prefill time."""
 
 
 @dataclass(frozen=True)
@@ -415,6 +434,7 @@ def _estimate(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, 
     ep = inputs.endpoint
     budget = inputs.budget
     requests: list[tuple[int, int]] = []
+    prefilled: list[int] = []  # prompt tokens each request has to process
     for group in groups:
         merged = len(group) > 1
         p = inputs.shared_prompt_tokens + sum(inputs.question_tokens[i] for i in group)
@@ -423,6 +443,7 @@ def _estimate(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, 
             p += MERGE_PROMPT_OVERHEAD + MERGE_PROMPT_PER_QUESTION * len(group)
             c += MERGE_ANSWER_OVERHEAD * len(group)
         requests.append((p, c))
+        prefilled.append(max(1, p - inputs.cached_prompt_tokens))
     prompt_total = sum(p for p, _ in requests)
     completion_total = sum(c for _, c in requests)
 
@@ -441,9 +462,10 @@ def _estimate(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, 
     # slot is free. The requests in flight when it starts, and those released
     # before it would finish alone, overlap it; for the wall time (the slowest
     # request) count their work as finishing first.
+    timed = [(q, c) for q, (_, c) in zip(prefilled, requests, strict=True)]
     prefix_p = [0.0]
     prefix_c = [0.0]
-    for p, c in requests:
+    for p, c in timed:
         prefix_p.append(prefix_p[-1] + p)
         prefix_c.append(prefix_c[-1] + c)
     active: list[tuple[float, int, int]] = []  # (finish, p, c) of requests in flight
@@ -451,7 +473,7 @@ def _estimate(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, 
     wall = 0.0
     waited = 0.0
     cap = inputs.max_concurrency
-    for j, ((p, c), release) in enumerate(zip(requests, releases, strict=True)):
+    for j, ((p, c), release) in enumerate(zip(timed, releases, strict=True)):
         start = release
 
         def retire(until: float) -> None:
@@ -563,6 +585,8 @@ def _reason(
             if not serial
             else "the answers are long enough that parallel requests still finish first"
         )
+        if inputs.cached_prompt_tokens:
+            why += f", and it has the shared prompt ({inputs.cached_prompt_tokens} tokens) cached"
         return (
             f"{what}: estimated {chosen.est_wall_s:.2f}s against {merge.est_wall_s:.2f}s for "
             f"{merge.label}, because {why} (slowdown per request in flight "
