@@ -94,24 +94,14 @@ class EndpointProfile:
         """Extra decode time per token of each running stream for every other stream
         decoding with it, as a fraction of one stream alone: the least-squares slope
         of ``decode_scaling`` through (1, 1)."""
-        points = [(k, f) for k, f in self.decode_scaling.items() if k > 1]
-        if not points:
-            return 0.0
-        num = sum((f - 1) * (k - 1) for k, f in points)
-        den = sum((k - 1) ** 2 for k, _ in points)
-        return max(0.0, num / den)
+        return _slope(self.decode_scaling)
 
     @property
     def slowdown_per_request(self) -> float:
         """Extra time per additional concurrent request, as a fraction of one alone
         (0: perfect batching; 1: one at a time): the least-squares slope of the
         measured scaling."""
-        points = [(k, f) for k, f in self.scaling.items() if k > 1]
-        if not points:
-            return 0.0
-        num = sum((f - 1) * (k - 1) for k, f in points)
-        den = sum((k - 1) ** 2 for k, _ in points)
-        return max(0.0, num / den)
+        return _slope(self.scaling)
 
     def summary(self) -> str:
         cache = {True: "yes: a repeated prompt is not prefilled again", False: "no",
@@ -161,6 +151,16 @@ class EndpointProfile:
             return cls(**data)
         except (TypeError, AttributeError) as exc:
             raise ValueError(f"{path} is not a fanout profile: {exc}") from exc
+
+
+def _slope(factors: dict[int, float]) -> float:
+    """Least-squares slope, through (1, 1) and not below 0, of factor against k."""
+    points = [(k, f) for k, f in factors.items() if k > 1]
+    if not points:
+        return 0.0
+    num = sum((f - 1) * (k - 1) for k, f in points)
+    den = sum((k - 1) ** 2 for k, _ in points)
+    return max(0.0, num / den)
 
 
 @dataclass(frozen=True)
