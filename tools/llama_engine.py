@@ -2,7 +2,7 @@
 
 * ``ensure_server_binary()`` builds ``llama-server`` from the ``llama-cpp-python``
   source distribution into a cache outside the repository, once
-  (``tools/build_llama_server.sh``; about 4 minutes on 2 cores).
+  (``tools/build_llama_server.sh``; about 8 minutes on 2 cores).
 * ``write_random_model(path)`` writes a small llama-architecture GGUF with random
   weights, an SPM tokenizer with byte fallback and a chat template (no weights can
   be downloaded here). Its text is nonsense, but the inference work is real; answer
@@ -33,12 +33,32 @@ CHAT_TEMPLATE = (
 )
 
 
-def ensure_server_binary() -> Path:
-    """The path of a built ``llama-server`` (building it if missing)."""
-    out = subprocess.run(
-        ["bash", str(HERE / "build_llama_server.sh")], check=True, capture_output=True, text=True
-    ).stdout.strip()
-    path = Path(out.splitlines()[-1])
+BUILD_TIMEOUT_S = 40 * 60
+"""A generous bound on the one-time build (about 8 minutes on 2 cores)."""
+
+
+def ensure_server_binary(*, timeout: float = BUILD_TIMEOUT_S) -> Path:
+    """The path of a built ``llama-server`` (building it if missing).
+
+    The build script's progress goes to this process's stderr. If this call is
+    interrupted (Ctrl-C, a test timeout) or runs past ``timeout``, the script is
+    sent SIGTERM, and it stops its whole build process group before it exits."""
+    proc = subprocess.Popen(
+        ["bash", str(HERE / "build_llama_server.sh")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except BaseException:
+        proc.terminate()  # the script's trap stops the build's process group
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+    if proc.returncode != 0:
+        raise RuntimeError(f"building llama-server failed (exit {proc.returncode}); see above")
+    path = Path(out.strip().splitlines()[-1]) if out.strip() else Path()
     if not path.is_file():
         raise RuntimeError(f"llama-server was not built: {out!r}")
     return path
