@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
 
 import pytest
 from openai import AsyncOpenAI
@@ -30,3 +34,22 @@ def sim() -> SimFactory:
                 await client.close()
 
     return factory
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build llama-server once, before any test runs, when real-engine tests are
+    selected: outside every per-test timeout, with its progress on the terminal."""
+    if os.environ.get("FANOUT_SKIP_LLAMA") == "1" or session.config.option.collectonly:
+        return
+    if not any(item.path.name == "test_llama.py" for item in session.items):
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    import llama_engine
+
+    capture = session.config.pluginmanager.getplugin("capturemanager")
+    start = time.monotonic()
+    with capture.global_and_fixture_disabled():
+        binary = llama_engine.ensure_server_binary()
+    took = time.monotonic() - start
+    if took > 5:
+        print(f"\nllama-server ready in {took:.0f} s: {binary}", file=sys.stderr)
