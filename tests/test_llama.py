@@ -99,12 +99,18 @@ async def test_split_is_faster_on_the_batching_server_only(
     for name, url in (("np5", batching_server), ("np1", single_slot_server)):
         client = _client(url)
         fo = fanout.Fanout(client, model="m", extra_body=IGNORE_EOS)
-        start = time.perf_counter()
-        await fo.ask_many([f"Part {i}." for i in range(5)], policy="split", max_tokens=48)
-        split_s = time.perf_counter() - start
-        start = time.perf_counter()
-        await fo.ask_many(["All parts at once."], policy="split", max_tokens=240)
-        one_s = time.perf_counter() - start
+        await fo.ask_many(["Warm-up."], policy="split", max_tokens=8)  # the first is slow
+        # Best of three, the two kinds interleaved: a burst of load on the machine
+        # then slows one measurement, not the ratio.
+        split_s = one_s = float("inf")
+        for round_ in range(3):
+            start = time.perf_counter()
+            await fo.ask_many([f"Part {round_}-{i}." for i in range(5)], policy="split",
+                              max_tokens=48)  # fmt: skip
+            split_s = min(split_s, time.perf_counter() - start)
+            start = time.perf_counter()
+            await fo.ask_many([f"All parts at once {round_}."], policy="split", max_tokens=240)
+            one_s = min(one_s, time.perf_counter() - start)
         ratios[name] = split_s / one_s
         await client.close()
     print(f"split / one long answer: {ratios}")
