@@ -34,6 +34,7 @@ from _common import save, sim_process
 from openai import AsyncOpenAI
 
 import fanout
+from fanout.profile import profile_endpoint
 from fanout.sim import SimConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
@@ -83,7 +84,7 @@ async def run() -> dict[str, Any]:
                 rows[case] = {"split_s": split_s, "merge_s": merge_s, "auto_choice": choice,
                               "auto_estimate_s": estimate, "auto_s": auto_s,
                               "auto_vs_best": auto_s / min(split_s, merge_s)}  # fmt: skip
-            profile = await fanout.Fanout(client, model="m").profile(tokens=64,
+            profile = await profile_endpoint(fanout.Fanout(client, model="m"), tokens=64,
                                                                       extra_body={"ignore_eos": True})  # fmt: skip
             await client.close()
         config = SimConfig.from_profile(profile)

@@ -18,7 +18,7 @@ async def main(
     client = AsyncOpenAI(base_url=base_url, api_key="shared-key")
     limits = fanout.Limits(rpm=rpm, smoothing_s=window, backend=redis_url, max_concurrency=32)
     fo = fanout.Fanout(client, model="m", limits=limits, policy="split")
-    await fo._check_limiter()  # connect before the start line, like a warm worker
+    await fo._transport.check_limiter()  # connect before the start line, like a warm worker
     await asyncio.sleep(max(0.0, start_at - time.time()))
     answers = await fo.ask_many([f"{name} question {i}" for i in range(n)], on_error="return")
     print(json.dumps({"finished_at": time.time(), "answered": answers.report.answered,

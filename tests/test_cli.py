@@ -138,7 +138,7 @@ def test_profile_saves_a_profile_the_sim_can_load_and_draws_its_scaling(
 ) -> None:
     """`fanout profile --save --plot` on the built-in simulator: a summary, a JSON
     that loads back as an EndpointProfile, and a PNG."""
-    import fanout
+    import fanout.profile
 
     saved, png = tmp_path / "p.json", tmp_path / "p.png"
     code = main(["profile", "--max-requests", "13", "--tokens", "16", "--sim-time-scale", "50",
@@ -146,7 +146,7 @@ def test_profile_saves_a_profile_the_sim_can_load_and_draws_its_scaling(
     out = capsys.readouterr().out
     assert code == 0
     assert "requests at once" in out
-    profile = fanout.EndpointProfile.load(saved)
+    profile = fanout.profile.EndpointProfile.load(saved)
     assert profile.requests_used == 13
     assert set(profile.scaling) == {1, 2, 4}
     assert png.read_bytes().startswith(b"\x89PNG")
@@ -157,10 +157,10 @@ def test_plan_starts_from_a_saved_endpoint_profile(
 ) -> None:
     """`--endpoint-profile p.json` replaces the planner's priors with the profile's
     figures: the dry run shows the profile's round trip, decode speed and slowdown."""
-    import fanout
+    import fanout.profile
 
     path = tmp_path / "serial.json"
-    fanout.EndpointProfile(model="m", base_url="http://x/v1", rtt_s=0.25, ttft_s=0.3,
+    fanout.profile.EndpointProfile(model="m", base_url="http://x/v1", rtt_s=0.25, ttft_s=0.3,
                            decode_s_per_token=0.04, prefill_s_per_token=0.0001,
                            scaling={1: 1.0, 2: 2.0, 4: 4.0}, slots=1).save(path)  # fmt: skip
     prompt = "1. What is X?\n2. What is Y?\n3. What is Z?"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+
+import pytest
+
 import fanout
 import fanout.sim
 
@@ -54,3 +58,29 @@ def test_version_comes_from_package_metadata() -> None:
     from importlib.metadata import version
 
     assert fanout.__version__ == version("llm-fanout")
+
+
+@pytest.mark.parametrize(
+    "module", ["detection", "jobs", "limits", "planning", "profile", "wrapper"]
+)
+def test_public_submodule_all_is_complete_and_sorted(module: str) -> None:
+    """Each public submodule's __all__ lists every public name, sorted."""
+    _check(importlib.import_module(f"fanout.{module}"))
+
+
+def test_moved_names_still_import_with_a_deprecation_warning() -> None:
+    """A name moved off the top level still works for a release, and says where it went."""
+    from fanout.planning import Plan
+
+    with pytest.warns(DeprecationWarning, match=r"fanout\.planning\.Plan"):
+        old = fanout.Plan
+    assert old is Plan
+    with pytest.raises(AttributeError):
+        fanout.NoSuchName  # noqa: B018
+
+
+def test_the_top_level_holds_what_an_application_needs() -> None:
+    """No planner internals or limiter classes crowd the top level."""
+    assert len(fanout.__all__) <= 25
+    for name in ("Budget", "Candidate", "PlanInputs", "EndpointEstimate", "LocalLimiter"):
+        assert name not in fanout.__all__

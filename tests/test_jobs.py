@@ -11,6 +11,7 @@ from pathlib import Path
 
 import fanout
 from fanout._jobs import repair_tail
+from fanout.jobs import run_jsonl
 from fanout.sim import answer_for
 
 from .conftest import SimFactory
@@ -38,7 +39,7 @@ class TestRunJsonl:
         src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
         ids = _write_questions(src, 40)
         async with sim(time_scale=100, answer_tokens=3) as (_, client):
-            summary = await fanout.Fanout(client, model="m").run_jsonl(src, dst)
+            summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
         records = _records(dst)
         assert sorted(str(r["id"]) for r in records) == ids
         assert summary.answered == 40
@@ -57,7 +58,7 @@ class TestRunJsonl:
                  json.dumps({"id": "q00001", "question": "again?"})]  # fmt: skip
         ids = _write_questions(src, 5, extra_lines=extra)
         async with sim(time_scale=100, answer_tokens=3) as (_, client):
-            summary = await fanout.Fanout(client, model="m").run_jsonl(src, dst)
+            summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
         assert [(b.line, b.reason.split(":")[0]) for b in summary.bad_lines] == [
             (6, "not JSON"), (7, "missing id"), (8, 'id "x"'), (9, 'duplicate id "q00001"'),
         ]  # fmt: skip
@@ -68,7 +69,7 @@ class TestRunJsonl:
         src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
         src.write_text(json.dumps({"id": 1, "question": "long?", "max_tokens": 4}) + "\n")
         async with sim(time_scale=100, answer_tokens=50) as (_, client):
-            await fanout.Fanout(client, model="m").run_jsonl(src, dst)
+            await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
         (record,) = _records(dst)
         assert record["finish_reason"] == "length"
         usage = record["usage"]
@@ -83,10 +84,10 @@ class TestRunJsonl:
         _write_questions(src, 20)
         async with sim(time_scale=100, answer_tokens=3) as (server, client):
             fo = fanout.Fanout(client, model="m")
-            await fo.run_jsonl(src, dst)
+            await run_jsonl(fo, src, dst)
             before = dst.read_bytes()
             server.reset_stats()
-            summary = await fo.run_jsonl(src, dst)
+            summary = await run_jsonl(fo, src, dst)
             assert server.stats.requests == []
         assert summary.skipped_done == 20
         assert dst.read_bytes() == before
@@ -103,7 +104,7 @@ class TestRunJsonl:
             + '{"id": "q00001", "ans'
         )
         async with sim(time_scale=100, answer_tokens=3) as (_, client):
-            summary = await fanout.Fanout(client, model="m").run_jsonl(src, dst)
+            summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
         assert summary.repaired_tail
         assert summary.skipped_done == 1
         records = _records(dst)

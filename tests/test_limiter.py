@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from fanout import Limits, LocalLimiter, parse_duration
+from fanout import Limits
 from fanout._limiter import _TokenBucket
+from fanout.limits import LocalLimiter, parse_duration
 
 
 class FakeClock:

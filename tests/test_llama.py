@@ -21,6 +21,7 @@ import pytest
 from openai import AsyncOpenAI
 
 import fanout
+from fanout.profile import profile_endpoint
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import llama_engine
@@ -149,7 +150,9 @@ async def test_profiles_show_different_parallel_scaling(
     for name, url in (("np5", batching_server), ("np1", single_slot_server)):
         client = _client(url)
         fo = fanout.Fanout(client, model="m")
-        profiles[name] = await fo.profile(max_requests=21, tokens=64, extra_body=IGNORE_EOS)
+        profiles[name] = await profile_endpoint(
+            fo, max_requests=21, tokens=64, extra_body=IGNORE_EOS
+        )
         await client.close()
     print(profiles["np5"].summary())
     print(profiles["np1"].summary())

@@ -6,8 +6,9 @@ import random
 
 import pytest
 
-from fanout import Budget, EndpointEstimate, EndpointModel, Policy
-from fanout._planning import PlanInputs, _partition, make_plan
+from fanout import Policy
+from fanout._planning import _partition
+from fanout.planning import Budget, EndpointEstimate, EndpointModel, PlanInputs, make_plan
 
 BATCHING = EndpointEstimate(
     rtt_s=0.3, prefill_s_per_token=0.0002, decode_s_per_token=0.015,

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import fanout
-from fanout._planning import EndpointModel
+from fanout.planning import EndpointModel
 from fanout.sim import answer_for
 
 from .conftest import SimFactory

@@ -8,6 +8,7 @@ import pytest
 
 import fanout
 from fanout._profile import RTT_PROBE
+from fanout.profile import profile_endpoint
 from fanout.sim import SimConfig
 from fanout.sim._config import _RTT_PROBES
 
@@ -16,10 +17,10 @@ from .conftest import SimFactory
 
 async def _profile(
     sim: SimFactory, max_requests: int = 13, **config: object
-) -> fanout.EndpointProfile:
+) -> fanout.profile.EndpointProfile:
     async with sim(time_scale=5, answer_tokens=32, **config) as (_, client):
         fo = fanout.Fanout(client, model="m")
-        result = await fo.profile(max_requests=max_requests, tokens=32)
+        result = await profile_endpoint(fo, max_requests=max_requests, tokens=32)
         assert fo.endpoint.estimate().decode_s_per_token == pytest.approx(result.decode_s_per_token)
         return result
 
@@ -78,7 +79,7 @@ async def test_a_profile_round_trips_and_configures_the_sim(
     serial = await _profile(sim, slots=1)
     path = tmp_path / "p.json"
     serial.save(path)
-    loaded = fanout.EndpointProfile.load(path)
+    loaded = fanout.profile.EndpointProfile.load(path)
     assert loaded == serial
     config = SimConfig.from_profile(loaded)
     assert config.slots == 1
@@ -91,7 +92,7 @@ async def test_a_profile_needs_enough_requests_to_measure(sim: SimFactory) -> No
     """Fewer requests than the fixed measurements need is refused before any is sent."""
     async with sim() as (server, client):
         with pytest.raises(ValueError, match="max_requests >= 7"):
-            await fanout.Fanout(client, model="m").profile(max_requests=6)
+            await profile_endpoint(fanout.Fanout(client, model="m"), max_requests=6)
         assert server.stats.requests == []
 
 
@@ -114,7 +115,7 @@ def test_fanout_sim_imitates_a_saved_profile(tmp_path: Path) -> None:
 
     from openai import AsyncOpenAI
 
-    profile = fanout.EndpointProfile(model="m", base_url="http://x/v1", rtt_s=0.02, ttft_s=0.03,
+    profile = fanout.profile.EndpointProfile(model="m", base_url="http://x/v1", rtt_s=0.02, ttft_s=0.03,
                                      decode_s_per_token=0.01, prefill_s_per_token=0.0001,
                                      scaling={1: 1.0, 2: 2.0}, slots=1)  # fmt: skip
     path = tmp_path / "p.json"
@@ -160,7 +161,7 @@ async def test_waiting_for_the_clients_own_concurrency_cap_is_not_taken_for_slot
     the endpoint."""
     async with sim(time_scale=5) as (_, client):
         fo = fanout.Fanout(client, model="m", limits=fanout.Limits(max_concurrency=2))
-        profile = await fo.profile(max_requests=13, tokens=32)
+        profile = await profile_endpoint(fo, max_requests=13, tokens=32)
     assert profile.parallel_slots is None
     assert profile.scaling[4] < 1.6
 
@@ -173,7 +174,7 @@ async def test_a_request_retried_after_the_others_finished_is_not_taken_for_wait
     nor waited at the endpoint, so no slot count comes out of it."""
     async with sim(time_scale=5, fault_schedule={9: "503"}) as (server, client):
         fo = fanout.Fanout(client, model="m", retry=fanout.Retry(initial_wait=2.0))
-        profile = await fo.profile(max_requests=9, tokens=32)  # 7 + the level of 2
+        profile = await profile_endpoint(fo, max_requests=9, tokens=32)  # 7 + the level of 2
     assert server.stats.faults["503"] == 1
     assert profile.parallel_slots is None
     assert set(profile.scaling) == {1, 2}

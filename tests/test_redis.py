@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import fanout
-from fanout import Limits, RedisLimiter
+from fanout import Limits
+from fanout.limits import RedisLimiter
 
 from .conftest import SimFactory
 

@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from fanout import parse_duration
+from fanout.limits import parse_duration
 from fanout.sim import answer_for, count_tokens, go_duration
 
 if TYPE_CHECKING:

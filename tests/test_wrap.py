@@ -161,7 +161,7 @@ class TestWrap:
         """.client is the user's client; other attributes are forwarded; retries untouched."""
         async with sim() as (_, client):
             wrapped = fanout.wrap(client)
-            assert isinstance(wrapped, fanout.FanoutClient)
+            assert isinstance(wrapped, fanout.wrapper.FanoutClient)
             assert wrapped.client is client
             assert wrapped.base_url == client.base_url
             models = await wrapped.models.list()

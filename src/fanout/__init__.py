@@ -7,22 +7,31 @@
 
     answers = await fanout.ask_many(["What is X?", "Explain Y."],
                                     client=AsyncOpenAI(), model="gpt-4o-mini")
+
+The top level holds what an application needs; the advanced parts are in public
+submodules: :mod:`fanout.planning`, :mod:`fanout.limits`, :mod:`fanout.profile`,
+:mod:`fanout.jobs`, :mod:`fanout.detection`, :mod:`fanout.wrapper`, :mod:`fanout.sim`.
 """
 
 from __future__ import annotations
 
+import importlib as _importlib
 import importlib.metadata as _metadata
+import warnings as _warnings
+from typing import Any as _Any
 
+# The public submodules, loaded with the package (all but the simulator, which the
+# library never needs): ``import fanout`` is enough to use ``fanout.planning.Plan``.
+from . import detection as detection
+from . import jobs as jobs
+from . import limits as limits
+from . import planning as planning
+from . import profile as profile
+from . import wrapper as wrapper
 from ._config import Limits as Limits
 from ._config import Policy as Policy
 from ._config import Retry as Retry
-from ._detect import DetectedQuestion as DetectedQuestion
-from ._detect import Detection as Detection
 from ._detect import detect as detect
-from ._engine import Fanout as Fanout
-from ._engine import QuestionLike as QuestionLike
-from ._engine import ask_many as ask_many
-from ._engine import plan as plan
 from ._exceptions import ConfigError as ConfigError
 from ._exceptions import FanoutError as FanoutError
 from ._exceptions import InvalidQuestionError as InvalidQuestionError
@@ -30,29 +39,16 @@ from ._exceptions import PartialFailureError as PartialFailureError
 from ._exceptions import QuestionError as QuestionError
 from ._exceptions import QuestionTimeoutError as QuestionTimeoutError
 from ._exceptions import QuotaExceededError as QuotaExceededError
-from ._jobs import BadLine as BadLine
-from ._jobs import JobSummary as JobSummary
-from ._limiter import LimitState as LimitState
-from ._limiter import LocalLimiter as LocalLimiter
-from ._limiter import RateLimiter as RateLimiter
-from ._limiter import parse_duration as parse_duration
-from ._limiter_redis import RedisLimiter as RedisLimiter
+from ._fanout import Fanout as Fanout
+from ._fanout import ask_many as ask_many
+from ._fanout import plan as plan
+from ._intake import QuestionLike as QuestionLike
 from ._limiter_redis import RedisUnavailableError as RedisUnavailableError
 from ._models import Answer as Answer
 from ._models import Answers as Answers
 from ._models import Question as Question
 from ._models import Report as Report
 from ._models import Usage as Usage
-from ._planning import Budget as Budget
-from ._planning import Candidate as Candidate
-from ._planning import EndpointEstimate as EndpointEstimate
-from ._planning import EndpointModel as EndpointModel
-from ._planning import Plan as Plan
-from ._planning import PlanInputs as PlanInputs
-from ._profile import EndpointProfile as EndpointProfile
-from ._tokens import estimate_messages_tokens as estimate_messages_tokens
-from ._wrap import FanoutClient as FanoutClient
-from ._wrap import FanoutStream as FanoutStream
 from ._wrap import report_of as report_of
 from ._wrap import wrap as wrap
 
@@ -64,35 +60,18 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
 __all__ = [
     "Answer",
     "Answers",
-    "BadLine",
-    "Budget",
-    "Candidate",
     "ConfigError",
-    "DetectedQuestion",
-    "Detection",
-    "EndpointEstimate",
-    "EndpointModel",
-    "EndpointProfile",
     "Fanout",
-    "FanoutClient",
     "FanoutError",
-    "FanoutStream",
     "InvalidQuestionError",
-    "JobSummary",
-    "LimitState",
     "Limits",
-    "LocalLimiter",
     "PartialFailureError",
-    "Plan",
-    "PlanInputs",
     "Policy",
     "Question",
     "QuestionError",
     "QuestionLike",
     "QuestionTimeoutError",
     "QuotaExceededError",
-    "RateLimiter",
-    "RedisLimiter",
     "RedisUnavailableError",
     "Report",
     "Retry",
@@ -100,9 +79,44 @@ __all__ = [
     "__version__",
     "ask_many",
     "detect",
-    "estimate_messages_tokens",
-    "parse_duration",
     "plan",
     "report_of",
     "wrap",
 ]
+
+# Names that were at the top level in 0.1 and now live in a public submodule: still
+# importable from here for one release, with a DeprecationWarning.
+_MOVED = {
+    "BadLine": "fanout.jobs",
+    "Budget": "fanout.planning",
+    "Candidate": "fanout.planning",
+    "DetectedQuestion": "fanout.detection",
+    "Detection": "fanout.detection",
+    "EndpointEstimate": "fanout.planning",
+    "EndpointModel": "fanout.planning",
+    "EndpointProfile": "fanout.profile",
+    "FanoutClient": "fanout.wrapper",
+    "FanoutStream": "fanout.wrapper",
+    "JobSummary": "fanout.jobs",
+    "LimitState": "fanout.limits",
+    "LocalLimiter": "fanout.limits",
+    "Plan": "fanout.planning",
+    "PlanInputs": "fanout.planning",
+    "RateLimiter": "fanout.limits",
+    "RedisLimiter": "fanout.limits",
+    "estimate_messages_tokens": "fanout.planning",
+    "parse_duration": "fanout.limits",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fanout' has no attribute {name!r}")
+    _warnings.warn(
+        f"fanout.{name} has moved to {module}.{name}; the old name will be removed "
+        "in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(_importlib.import_module(module), name)

@@ -16,9 +16,11 @@ from typing import Any
 from . import __version__
 from ._config import Limits, Policy
 from ._detect import detect
-from ._engine import Fanout
-from ._planning import EndpointModel, Plan
-from ._profile import EndpointProfile
+from ._endpoint import EndpointModel
+from ._fanout import Fanout
+from ._jobs import run_jsonl
+from ._plans import Plan
+from ._profile import EndpointProfile, profile_endpoint
 
 __all__ = ["main"]
 
@@ -267,8 +269,8 @@ async def _run(args: argparse.Namespace) -> int:
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
         start = time.monotonic()
-        summary = await fo.run_jsonl(
-            args.input, args.output, resume=not args.overwrite, progress=progress
+        summary = await run_jsonl(
+            fo, args.input, args.output, resume=not args.overwrite, progress=progress
         )
     for bad in summary.bad_lines:
         print(f"{args.input}:{bad.line}: skipped: {bad.reason}", file=sys.stderr)
@@ -363,8 +365,8 @@ async def _profile(args: argparse.Namespace) -> int:
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
         extra = {"ignore_eos": True} if args.ignore_eos else None
-        result = await fo.profile(
-            max_requests=args.max_requests, tokens=args.tokens, extra_body=extra
+        result = await profile_endpoint(
+            fo, max_requests=args.max_requests, tokens=args.tokens, extra_body=extra
         )
     print(result.summary())
     if args.save:

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from ._config import Limits
-from ._engine import Fanout
+from ._fanout import Fanout
 
 __all__ = ["DemoRow", "run_demo"]
 

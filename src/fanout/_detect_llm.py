@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ._detect import DetectedQuestion, Detection, detect
 
 if TYPE_CHECKING:
-    from ._engine import Fanout
+    from ._fanout import Fanout
 
 __all__ = ["DECOMPOSE_SCHEMA", "detect_with_model"]
 

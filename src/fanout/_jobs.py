@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ._models import Answer, Question
 
 if TYPE_CHECKING:
-    from ._engine import Fanout
+    from ._fanout import Fanout
 
 __all__ = ["BadLine", "JobSummary", "read_done_ids", "repair_tail", "run_jsonl"]
 

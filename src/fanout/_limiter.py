@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from ._config import Limits
-from ._planning import Budget
+from ._plans import Budget
 
 __all__ = ["LimitState", "LocalLimiter", "RateLimiter", "parse_duration"]
 

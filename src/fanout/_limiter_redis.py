@@ -24,7 +24,7 @@ from typing import Any
 from ._config import Limits
 from ._exceptions import ConfigError, FanoutError
 from ._limiter import LimitState, parse_duration
-from ._planning import Budget
+from ._plans import Budget
 
 __all__ = ["RedisLimiter", "RedisUnavailableError"]
 
@@ -85,7 +85,7 @@ class RedisUnavailableError(FanoutError):
 
 
 class RedisLimiter:
-    """A :class:`fanout.RateLimiter` whose budgets live in redis (see the module docstring)."""
+    """A :class:`fanout.limits.RateLimiter` whose budgets live in redis (see the module docstring)."""
 
     def __init__(self, limits: Limits, url: str, *, namespace: str = "default") -> None:
         try:

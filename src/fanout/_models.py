@@ -7,7 +7,7 @@ from typing import Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ._planning import Plan
+from ._plans import Plan
 
 __all__ = ["Answer", "Answers", "Question", "Report", "Usage"]
 

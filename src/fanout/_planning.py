@@ -20,24 +20,40 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import logging
 import math
-import statistics
-from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
+from ._call import CallOptions
 from ._config import Policy
+from ._endpoint import EndpointModel
+from ._intake import Job
+from ._plans import Budget, Candidate, Plan, PlanInputs
+from ._tokens import estimate_text_tokens
 
 __all__ = [
-    "Budget",
-    "Candidate",
-    "EndpointEstimate",
-    "EndpointModel",
-    "Plan",
-    "PlanInputs",
+    "MERGE_ANSWER_OVERHEAD",
+    "MERGE_PROMPT_OVERHEAD",
+    "MERGE_PROMPT_PER_QUESTION",
+    "PRIOR_ANSWER_TOKENS",
     "make_plan",
+    "plan_jobs",
 ]
+
+log = logging.getLogger("fanout")
+
+# create() parameters that change what one reply holds: with them, never merge.
+_UNMERGEABLE_PARAMS = frozenset(
+    {
+        "response_format",
+        "tools",
+        "functions",
+        "tool_choice",
+        "n",
+        "logprobs",
+        "top_logprobs",
+        "stop",
+    }
+)
 
 # Tokens a merged request adds: the instructions once, and a tag (and JSON
 # punctuation) per question in the prompt and per answer in the reply.
@@ -45,369 +61,6 @@ MERGE_PROMPT_OVERHEAD = 60
 MERGE_PROMPT_PER_QUESTION = 6
 MERGE_ANSWER_OVERHEAD = 8
 PRIOR_ANSWER_TOKENS = 200
-
-
-@dataclass(frozen=True)
-class EndpointEstimate:
-    """What the planner believes about the endpoint.
-
-    A request with ``p`` prompt tokens and ``c`` completion tokens, during whose
-    life other requests holding ``P`` prompt and ``C`` completion tokens finish,
-    takes ``rtt + p * prefill + c * decode + P * prefill_wait + C * decode_wait``.
-    On a server that serializes, a request waits for the whole work of the ones
-    ahead of it (``*_wait`` about equal to ``prefill`` and ``decode``); on a
-    continuous-batching server they run together and barely delay each other
-    (``*_wait`` near 0).
-    """
-
-    rtt_s: float
-    """Fixed time per request: network, queueing, scheduling."""
-    prefill_s_per_token: float
-    decode_s_per_token: float
-    """Decode time per output token for a request running alone."""
-    prefill_wait_s_per_token: float
-    """Delay per prompt token of the requests that finish during a request's life."""
-    decode_wait_s_per_token: float
-    """Delay per completion token of the requests that finish during a request's life."""
-    observations: int
-    prefix_cache: bool = False
-    """The endpoint reuses the start of prompts it has processed (it reported cached
-    prompt tokens, or a profile found it): a shared prompt sent before is not
-    prefilled again. The prefill terms count only the tokens that are processed."""
-
-    @property
-    def slowdown_per_request(self) -> float:
-        """How much one equal request finishing first delays another: about 0 on a
-        continuous-batching server, about 1 on one that serializes."""
-        work = self.prefill_s_per_token * 100 + self.decode_s_per_token * 100
-        wait = self.prefill_wait_s_per_token * 100 + self.decode_wait_s_per_token * 100
-        return wait / work if work > 0 else 0.0
-
-    def request_s(
-        self,
-        prompt_tokens: float,
-        completion_tokens: float,
-        others_prompt: float = 0.0,
-        others_completion: float = 0.0,
-    ) -> float:
-        """Estimated latency of one request, given the work that finishes before it."""
-        return (
-            self.rtt_s
-            + prompt_tokens * self.prefill_s_per_token
-            + completion_tokens * self.decode_s_per_token
-            + others_prompt * self.prefill_wait_s_per_token
-            + others_completion * self.decode_wait_s_per_token
-        )
-
-
-@dataclass(frozen=True)
-class Budget:
-    """Rate-limit room, as the planner sees it."""
-
-    requests_now: float = math.inf
-    tokens_now: float = math.inf
-    rpm: float | None = None
-    tpm: float | None = None
-    paused_s: float = 0.0
-
-
-_N_FEATURES = 5
-
-
-class EndpointModel:
-    """Learns an endpoint's timing from the responses a ``Fanout`` sees.
-
-    Each response gives one observation: its prompt and completion tokens, the
-    prompt and completion tokens of the other requests that finished during its
-    life, and its latency. The model (see :class:`EndpointEstimate`) is fitted by
-    least squares over the last ``window`` observations, with no coefficient
-    below zero, and pulled towards the priors with the weight of
-    ``prior_weight`` observations, so no response is needed to start and the
-    priors only decide what the data cannot (a ridge).
-    """
-
-    def __init__(
-        self,
-        *,
-        rtt_s: float = 0.3,
-        prefill_s_per_token: float = 0.0002,
-        decode_s_per_token: float = 0.015,
-        slowdown_per_request: float = 0.03,
-        window: int = 256,
-        prior_weight: float = 0.001,
-        prefix_cache: bool = False,
-    ) -> None:
-        self._prior = (
-            rtt_s,
-            prefill_s_per_token,
-            decode_s_per_token,
-            prefill_s_per_token * slowdown_per_request,
-            decode_s_per_token * slowdown_per_request,
-        )
-        self._slowdown_prior = slowdown_per_request
-        self._obs: deque[tuple[float, float, float, float, float]] = deque(maxlen=window)
-        # Running sums of the normal equations, so a refit costs the same however
-        # many observations the window holds.
-        self._xtx = [[0.0] * _N_FEATURES for _ in range(_N_FEATURES)]
-        self._xty = [0.0] * _N_FEATURES
-        self._yy = 0.0
-        self._prior_weight = prior_weight
-        self._cached: EndpointEstimate | None = None
-        self._answer_tokens: float | None = None
-        self._prefix_cache = prefix_cache
-
-    @classmethod
-    def from_profile(cls, profile: Any) -> EndpointModel:
-        """Start from what ``Fanout.profile()`` measured instead of generic priors."""
-        return cls(
-            rtt_s=profile.rtt_s,
-            prefill_s_per_token=profile.prefill_s_per_token,
-            decode_s_per_token=profile.decode_s_per_token,
-            slowdown_per_request=min(1.0, profile.slowdown_per_request),
-            prefix_cache=bool(getattr(profile, "prefix_cache", False)),
-        )
-
-    # --- learning ---------------------------------------------------------------
-    def observe(
-        self,
-        *,
-        prompt_tokens: int,
-        completion_tokens: int,
-        latency_s: float,
-        others_prompt_tokens: int = 0,
-        others_completion_tokens: int = 0,
-        cached_prompt_tokens: int = 0,
-    ) -> None:
-        """One response: its tokens, its latency, and the tokens of the other
-        requests that finished while it was in flight. Prompt tokens the endpoint
-        took from its cache (``cached_prompt_tokens``, part of ``prompt_tokens``) cost
-        no prefill; ``others_prompt_tokens`` should leave them out too."""
-        if latency_s <= 0 or completion_tokens < 0:
-            return
-        if cached_prompt_tokens > 0:
-            if not self._prefix_cache:
-                self._prefix_cache = True
-                self._cached = None
-            prompt_tokens = max(0, prompt_tokens - cached_prompt_tokens)
-        obs = (float(prompt_tokens), float(completion_tokens), float(others_prompt_tokens),
-               float(others_completion_tokens), latency_s)  # fmt: skip
-        if len(self._obs) == self._obs.maxlen:
-            self._accumulate(self._obs[0], -1.0)
-        self._obs.append(obs)
-        self._accumulate(obs, 1.0)
-        self._cached = None
-
-    def _accumulate(self, obs: tuple[float, float, float, float, float], sign: float) -> None:
-        p, c, op, oc, latency = obs
-        row = (1.0, p, c, op, oc)
-        self._yy += sign * latency * latency
-        for i in range(_N_FEATURES):
-            self._xty[i] += sign * row[i] * latency
-            for j in range(_N_FEATURES):
-                self._xtx[i][j] += sign * row[i] * row[j]
-
-    def observe_answer(self, completion_tokens: float) -> None:
-        """Learn the typical answer length (an exponentially weighted mean)."""
-        if completion_tokens <= 0:
-            return
-        if self._answer_tokens is None:
-            self._answer_tokens = completion_tokens
-        else:
-            self._answer_tokens += 0.2 * (completion_tokens - self._answer_tokens)
-
-    @property
-    def answer_tokens(self) -> float | None:
-        return self._answer_tokens
-
-    # --- estimating ---------------------------------------------------------------
-    def estimate(self) -> EndpointEstimate:
-        if self._cached is None:
-            self._cached = self._fit()
-        return self._cached
-
-    def _fit(self) -> EndpointEstimate:
-        prior = self._prior
-        n = len(self._obs)
-        if n == 0:
-            return self._to_estimate(prior, 0)
-        sums = (self._xtx, self._xty, self._yy, n)
-        theta = self._choose(sums)
-        if n >= 5:
-            # One robust pass: a request far off the fit (the first on a new
-            # connection, a hiccup) is left out and the rest refitted.
-            residuals = [lat - _predict(theta, obs) for obs in self._obs for lat in (obs[4],)]
-            med = statistics.median(abs(r) for r in residuals)
-            mean_latency = sum(obs[4] for obs in self._obs) / n
-            limit = max(4.45 * med, 0.1 * mean_latency)  # 3 x 1.4826 x the median deviation
-            outliers = [obs for obs, r in zip(self._obs, residuals, strict=True) if abs(r) > limit]
-            if outliers and len(outliers) <= n // 4:
-                xtx = [row[:] for row in self._xtx]
-                xty = self._xty[:]
-                yy = self._yy
-                for obs in outliers:
-                    row = (1.0, obs[0], obs[1], obs[2], obs[3])
-                    yy -= obs[4] * obs[4]
-                    for i in range(_N_FEATURES):
-                        xty[i] -= row[i] * obs[4]
-                        for j in range(_N_FEATURES):
-                            xtx[i][j] -= row[i] * row[j]
-                theta = self._choose((xtx, xty, yy, n - len(outliers)))
-        return self._to_estimate(theta, n)
-
-    def _choose(self, sums: tuple[list[list[float]], list[float], float, int]) -> list[float]:
-        """Two models: requests that do not delay each other (the wait terms at the
-        small prior slowdown of the fitted speeds), and the full one. On a batching
-        server a long request also sees many short ones finish during its life, so
-        the full fit can mistake "long" for "kept waiting": it is taken only if it
-        explains the latencies clearly better (under half the squared error)."""
-        alone, alone_sse = self._solve_nnls(sums, [0, 1, 2], fixed={3: 0.0, 4: 0.0})
-        full, full_sse = self._solve_nnls(sums, [0, 1, 2, 3, 4], fixed={})
-        if sums[3] >= 4 and full_sse < 0.5 * alone_sse:
-            return full
-        theta = list(alone)
-        theta[3] = alone[1] * self._slowdown_prior
-        theta[4] = alone[2] * self._slowdown_prior
-        return theta
-
-    def _solve_nnls(
-        self,
-        sums: tuple[list[list[float]], list[float], float, int],
-        features: list[int],
-        fixed: dict[int, float],
-    ) -> tuple[list[float], float]:
-        """Ridge towards the priors (each weighing like ``prior_weight`` rows) with no
-        coefficient below zero: a coefficient that wants to be negative is set to
-        zero and the rest refitted (a small active-set least squares). Returns the
-        coefficients and their sum of squared errors."""
-        xtx, xty, yy, n = sums
-        prior = self._prior
-        lam = [self._prior_weight * max(1e-12, xtx[i][i] / max(n, 1)) for i in range(_N_FEATURES)]
-        theta = [0.0] * _N_FEATURES
-        for i, value in fixed.items():
-            theta[i] = value
-        active = list(features)
-        while active:
-            a = [[xtx[i][j] + (lam[i] if i == j else 0.0) for j in active] for i in active]
-            b = [
-                xty[i] + lam[i] * prior[i] - sum(xtx[i][k] * v for k, v in fixed.items())
-                for i in active
-            ]
-            solution = _solve(a, b)
-            if solution is None:
-                return list(prior), math.inf
-            worst = min(range(len(active)), key=lambda j: solution[j])
-            if solution[worst] >= 0:
-                for j, i in enumerate(active):
-                    theta[i] = solution[j]
-                break
-            theta[active[worst]] = 0.0
-            del active[worst]
-        # SSE = y'y - 2 theta'X'y + theta'X'X theta
-        sse = yy - 2 * sum(t * y for t, y in zip(theta, xty, strict=True))
-        sse += sum(
-            theta[i] * xtx[i][j] * theta[j] for i in range(_N_FEATURES) for j in range(_N_FEATURES)
-        )
-        return theta, max(sse, 0.0)
-
-    def _to_estimate(self, theta: Sequence[float], n: int) -> EndpointEstimate:
-        rtt, prefill, decode, prefill_wait, decode_wait = theta
-        return EndpointEstimate(
-            rtt_s=max(rtt, 0.0),
-            prefill_s_per_token=max(prefill, 0.0),
-            decode_s_per_token=max(decode, 1e-6),
-            prefill_wait_s_per_token=max(prefill_wait, 0.0),
-            decode_wait_s_per_token=max(decode_wait, 0.0),
-            observations=n,
-            prefix_cache=self._prefix_cache,
-        )
-
-
-def _predict(theta: Sequence[float], obs: tuple[float, float, float, float, float]) -> float:
-    p, c, op, oc, _ = obs
-    return theta[0] + theta[1] * p + theta[2] * c + theta[3] * op + theta[4] * oc
-
-
-def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
-    """Gaussian elimination with partial pivoting (4 unknowns; no numpy needed)."""
-    n = len(b)
-    m = [[*row, b[i]] for i, row in enumerate(a)]
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
-        if abs(m[pivot][col]) < 1e-18:
-            return None
-        m[col], m[pivot] = m[pivot], m[col]
-        for r in range(col + 1, n):
-            f = m[r][col] / m[col][col]
-            for c in range(col, n + 1):
-                m[r][c] -= f * m[col][c]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
-    return x
-
-
-# --- plans --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PlanInputs:
-    """Everything a plan was computed from (for the report and for dry runs)."""
-
-    question_tokens: list[int]
-    shared_prompt_tokens: int
-    answer_tokens: list[int]
-    endpoint: EndpointEstimate
-    budget: Budget
-    max_concurrency: int
-    mergeable: list[bool]
-    cached_prompt_tokens: int = 0
-    """Prompt tokens at the start of every request the endpoint is expected to take
-    from its cache (the shared prompt, sent before to an endpoint that caches
-    prefixes): counted in the tokens, not in the prefill time."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One way to send the questions, and what it is estimated to cost."""
-
-    label: str
-    group_size: int
-    requests: int
-    est_wall_s: float
-    est_prompt_tokens: int
-    est_completion_tokens: int
-    est_limit_wait_s: float
-
-    @property
-    def est_tokens(self) -> int:
-        return self.est_prompt_tokens + self.est_completion_tokens
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "group_size": self.group_size,
-            "requests": self.requests,
-            "est_wall_s": round(self.est_wall_s, 4),
-            "est_prompt_tokens": self.est_prompt_tokens,
-            "est_completion_tokens": self.est_completion_tokens,
-            "est_limit_wait_s": round(self.est_limit_wait_s, 4),
-        }
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The chosen partition of the questions into requests, and why."""
-
-    groups: list[list[int]]
-    """Question positions (within the planned batch) per request, in order."""
-    chosen: Candidate
-    candidates: list[Candidate]
-    reason: str
-    mode: str
-    objective: str
-    inputs: PlanInputs = field(repr=False)
-
-    @property
-    def mode_label(self) -> str:
-        return self.chosen.label
 
 
 def _group_sizes_to_try(n: int, cap: int) -> list[int]:
@@ -613,3 +266,49 @@ def _reason(
         f"{what}: estimated {chosen.est_wall_s:.2f}s and {chosen.est_tokens} tokens{versus}; "
         f"objective {policy.objective}: {because}."
     )
+
+
+def plan_jobs(
+    jobs: list[Job],
+    opts: CallOptions,
+    *,
+    endpoint: EndpointModel,
+    budget: Budget,
+    max_concurrency: int,
+    shared_prompt_cached: bool,
+) -> Plan:
+    """Plan a batch of distinct jobs, from what is known of them, of the endpoint
+    and of the limits' room. ``shared_prompt_cached``: the call's system prompt
+    was sent before (an endpoint that caches prefixes need not prefill it)."""
+    policy = opts.policy
+    call_mergeable = not (_UNMERGEABLE_PARAMS & opts.create_kwargs.keys())
+    learned = endpoint.answer_tokens
+    answer_tokens = []
+    for job in jobs:
+        q = job.question
+        expected = q.expected_tokens or policy.expected_tokens or learned or PRIOR_ANSWER_TOKENS
+        cap = job.params.get("max_completion_tokens", job.params.get("max_tokens"))
+        if isinstance(cap, int) and cap > 0:
+            expected = min(expected, cap)
+        answer_tokens.append(max(1, int(expected)))
+    shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
+    estimate = endpoint.estimate()
+    cached = shared if estimate.prefix_cache and opts.system and shared_prompt_cached else 0
+    inputs = PlanInputs(
+        question_tokens=[3 + estimate_text_tokens(job.question.text) for job in jobs],
+        shared_prompt_tokens=shared,
+        answer_tokens=answer_tokens,
+        endpoint=estimate,
+        budget=budget,
+        max_concurrency=max_concurrency,
+        mergeable=[
+            call_mergeable
+            and job.question.mergeable
+            and job.question.context == jobs[0].question.context
+            for job in jobs
+        ],
+        cached_prompt_tokens=cached,
+    )
+    plan = make_plan(inputs, policy)
+    log.debug("plan for %d questions: %s", len(jobs), plan.reason)
+    return plan

@@ -31,8 +31,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._endpoint import EndpointModel
+
 if TYPE_CHECKING:
-    from ._engine import Fanout
+    from ._fanout import Fanout
 
 __all__ = ["EndpointProfile", "profile_endpoint"]
 
@@ -201,7 +203,7 @@ async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> _Stream:
 
     first = last = None
     tokens = prompt = 0
-    async for chunk in fo._stream_chunks(params, fo.retry, on_send=on_send):
+    async for chunk in fo._transport.stream_chunks(params, fo.retry, on_send=on_send):
         now = time.monotonic()
         if chunk.usage is not None:
             tokens = chunk.usage.completion_tokens
@@ -233,10 +235,12 @@ async def profile_endpoint(
     tokens: int = 64,
     levels: tuple[int, ...] = (1, 2, 4, 8, 16),
     extra_body: dict[str, Any] | None = None,
+    adopt: bool = True,
 ) -> EndpointProfile:
     """Measure the endpoint behind ``fo`` within ``max_requests`` requests (see the
     module docstring). ``extra_body`` is sent with every request (for example
-    ``{"ignore_eos": True}`` so a local server writes exactly ``tokens`` tokens)."""
+    ``{"ignore_eos": True}`` so a local server writes exactly ``tokens`` tokens).
+    With ``adopt``, ``fo`` starts its endpoint model from what was measured."""
     model = model or fo.model
     if not model:
         raise ValueError("profile needs a model")
@@ -255,7 +259,7 @@ async def profile_endpoint(
     rtts = []
     for i in range(3):
         start = time.monotonic()
-        await fo._client.chat.completions.create(**params(RTT_PROBE.format(i), 1))
+        await fo._transport.client.chat.completions.create(**params(RTT_PROBE.format(i), 1))
         rtts.append(time.monotonic() - start)
     # 2. One stream, twice: first token and decode speed. Interference only ever
     # slows a stream down, so the faster of the two counts.
@@ -310,7 +314,7 @@ async def profile_endpoint(
             together.setdefault(len(at_once), []).append(factor)
     decode_scaling = {1: 1.0, **{k: statistics.median(v) for k, v in together.items() if k > 1}}
     base_url = str(getattr(fo.client, "base_url", ""))
-    return EndpointProfile(
+    result = EndpointProfile(
         model=model,
         base_url=base_url,
         rtt_s=statistics.median(rtts),
@@ -324,3 +328,6 @@ async def profile_endpoint(
         prefix_cache=prefix_cache,
         requests_used=max_requests - budget,
     )
+    if adopt:
+        fo.endpoint = EndpointModel.from_profile(result)
+    return result

@@ -30,8 +30,9 @@ from openai.types.completion_usage import PromptTokensDetails
 from ._config import Policy
 from ._detect import Detection, detect
 from ._detect_llm import detect_with_model
-from ._engine import Fanout
 from ._exceptions import ConfigError, PartialFailureError
+from ._fanout import Fanout
+from ._intake import messages_for
 from ._models import Answers, Question, Report
 
 if TYPE_CHECKING:
@@ -247,10 +248,10 @@ class FanoutClient:
             params = {
                 "model": model,
                 **kwargs,
-                "messages": fo._messages(questions[0], fo.system),
+                "messages": messages_for(questions[0], fo.system),
             }
             yield chunk(head(0))
-            async for piece in fo._stream_chunks(params, fo.retry):
+            async for piece in fo._transport.stream_chunks(params, fo.retry):
                 if piece.usage is not None:
                     prompt_tokens += piece.usage.prompt_tokens
                     completion_tokens += piece.usage.completion_tokens

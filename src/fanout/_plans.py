@@ -1,0 +1,141 @@
+"""What a plan is made of and what it says: the planner's inputs and its outputs.
+
+Plain data, shared by the planner (``_planning``), the endpoint model that feeds it
+(``_endpoint``), the limiters that report their room (``Budget``) and the report that
+shows the plan (``_models.Report``). Imports nothing of fanout's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Budget", "Candidate", "EndpointEstimate", "Plan", "PlanInputs"]
+
+
+@dataclass(frozen=True)
+class EndpointEstimate:
+    """What the planner believes about the endpoint.
+
+    A request with ``p`` prompt tokens and ``c`` completion tokens, during whose
+    life other requests holding ``P`` prompt and ``C`` completion tokens finish,
+    takes ``rtt + p * prefill + c * decode + P * prefill_wait + C * decode_wait``.
+    On a server that serializes, a request waits for the whole work of the ones
+    ahead of it (``*_wait`` about equal to ``prefill`` and ``decode``); on a
+    continuous-batching server they run together and barely delay each other
+    (``*_wait`` near 0).
+    """
+
+    rtt_s: float
+    """Fixed time per request: network, queueing, scheduling."""
+    prefill_s_per_token: float
+    decode_s_per_token: float
+    """Decode time per output token for a request running alone."""
+    prefill_wait_s_per_token: float
+    """Delay per prompt token of the requests that finish during a request's life."""
+    decode_wait_s_per_token: float
+    """Delay per completion token of the requests that finish during a request's life."""
+    observations: int
+    prefix_cache: bool = False
+    """The endpoint reuses the start of prompts it has processed (it reported cached
+    prompt tokens, or a profile found it): a shared prompt sent before is not
+    prefilled again. The prefill terms count only the tokens that are processed."""
+
+    @property
+    def slowdown_per_request(self) -> float:
+        """How much one equal request finishing first delays another: about 0 on a
+        continuous-batching server, about 1 on one that serializes."""
+        work = self.prefill_s_per_token * 100 + self.decode_s_per_token * 100
+        wait = self.prefill_wait_s_per_token * 100 + self.decode_wait_s_per_token * 100
+        return wait / work if work > 0 else 0.0
+
+    def request_s(
+        self,
+        prompt_tokens: float,
+        completion_tokens: float,
+        others_prompt: float = 0.0,
+        others_completion: float = 0.0,
+    ) -> float:
+        """Estimated latency of one request, given the work that finishes before it."""
+        return (
+            self.rtt_s
+            + prompt_tokens * self.prefill_s_per_token
+            + completion_tokens * self.decode_s_per_token
+            + others_prompt * self.prefill_wait_s_per_token
+            + others_completion * self.decode_wait_s_per_token
+        )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Rate-limit room, as the planner sees it."""
+
+    requests_now: float = math.inf
+    tokens_now: float = math.inf
+    rpm: float | None = None
+    tpm: float | None = None
+    paused_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """Everything a plan was computed from (for the report and for dry runs)."""
+
+    question_tokens: list[int]
+    shared_prompt_tokens: int
+    answer_tokens: list[int]
+    endpoint: EndpointEstimate
+    budget: Budget
+    max_concurrency: int
+    mergeable: list[bool]
+    cached_prompt_tokens: int = 0
+    """Prompt tokens at the start of every request the endpoint is expected to take
+    from its cache (the shared prompt, sent before to an endpoint that caches
+    prefixes): counted in the tokens, not in the prefill time."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to send the questions, and what it is estimated to cost."""
+
+    label: str
+    group_size: int
+    requests: int
+    est_wall_s: float
+    est_prompt_tokens: int
+    est_completion_tokens: int
+    est_limit_wait_s: float
+
+    @property
+    def est_tokens(self) -> int:
+        return self.est_prompt_tokens + self.est_completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "group_size": self.group_size,
+            "requests": self.requests,
+            "est_wall_s": round(self.est_wall_s, 4),
+            "est_prompt_tokens": self.est_prompt_tokens,
+            "est_completion_tokens": self.est_completion_tokens,
+            "est_limit_wait_s": round(self.est_limit_wait_s, 4),
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The chosen partition of the questions into requests, and why."""
+
+    groups: list[list[int]]
+    """Question positions (within the planned batch) per request, in order."""
+    chosen: Candidate
+    candidates: list[Candidate]
+    reason: str
+    mode: str
+    objective: str
+    inputs: PlanInputs = field(repr=False)
+
+    @property
+    def mode_label(self) -> str:
+        return self.chosen.label

@@ -1,0 +1,101 @@
+"""Results: answers put in input order, the report of a call, and the failure that
+carries them all.
+
+Nothing here sends anything: it turns what the other rooms produced into what the
+caller gets back, making sure every input position has exactly one answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._call import CallOptions, CallStats
+from ._exceptions import PartialFailureError, QuestionError, QuestionTimeoutError
+from ._models import Answer, Answers, Question, Report, Usage
+
+__all__ = ["assemble", "build_report", "shared_copy", "timed_out"]
+
+
+def shared_copy(answer: Answer, index: int, question: Question) -> Answer:
+    """A duplicate question's copy of an answer: its own index, no usage of its own."""
+    error = answer.error
+    if isinstance(error, QuestionError):
+        copy = type(error)(str(error), index=index, question=question.text, attempts=error.attempts)
+        copy.__cause__ = error.__cause__
+        error = copy
+    return answer.model_copy(
+        update={
+            "index": index,
+            "question": question.text,
+            "id": question.id,
+            "usage": Usage(),
+            "attempts": 0,
+            "shared_with": answer.index,
+            "error": error,
+        }
+    )
+
+
+def timed_out(index: int, question: Question) -> Answer:
+    """The answer of a question the call's ``timeout`` ended before it was answered."""
+    err = QuestionTimeoutError(
+        f"question {index} was not answered before the call's timeout",
+        index=index, question=question.text, attempts=0,
+    )  # fmt: skip
+    return Answer(index=index, question=question.text, id=question.id, error=err)
+
+
+def build_report(
+    answers: Sequence[Answer], stats: CallStats, wall: float, opts: CallOptions
+) -> Report:
+    usage = Usage()
+    for a in answers:
+        usage = usage + a.usage
+    failed = sum(1 for a in answers if a.error is not None)
+    return Report(
+        questions=len(answers),
+        answered=len(answers) - failed,
+        failed=failed,
+        wall_s=wall,
+        requests=stats.requests,
+        retries=stats.retries,
+        rate_limited=stats.rate_limited,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_prompt_tokens=usage.cached_prompt_tokens,
+        peak_concurrency=stats.peak,
+        limit_wait_s=stats.limit_wait_s,
+        deduplicated=stats.deduplicated,
+        policy=opts.policy.mode,
+        plan=stats.plan,
+        reasked=sorted(stats.reasked),
+    )
+
+
+def assemble(
+    results: dict[int, Answer],
+    known: Sequence[Question] | None,
+    stats: CallStats,
+    wall: float,
+    opts: CallOptions,
+) -> Answers:
+    """Every input position's answer, in order, with the call's report; raises
+    :class:`PartialFailureError` (carrying them all) if any failed and the call
+    said ``on_error="raise"``.
+
+    ``known`` is the input when it was a list: a position the call's timeout ended
+    before it was even read still gets its error answer."""
+    total = len(known) if known is not None else (max(results) + 1 if results else 0)
+    for i in range(total):
+        if i not in results:  # never started before the timeout
+            results[i] = timed_out(i, known[i] if known is not None else Question(text="?"))
+    ordered = [results[i] for i in range(total)]
+    answers = Answers(ordered, build_report(ordered, stats, wall, opts))
+    failed = answers.report.failed
+    if failed and opts.on_error == "raise":
+        first = next(a for a in ordered if a.error is not None)
+        raise PartialFailureError(
+            f"{failed} of {total} questions failed; first: question {first.index}: {first.error}",
+            answers=answers,
+        )
+    return answers

@@ -1,0 +1,29 @@
+"""The planner's parts, for those who want to look inside or drive it themselves.
+
+``fanout.plan(...)`` and ``answers.report.plan`` give a :class:`Plan`; this module
+has the types it is made of, the endpoint model that learns an endpoint's timing
+(:class:`EndpointModel`, which a ``Fanout`` accepts as ``endpoint=``), the pure
+planning function, and the token estimate the planner and the limiter use.
+"""
+
+from __future__ import annotations
+
+from ._endpoint import EndpointModel as EndpointModel
+from ._planning import make_plan as make_plan
+from ._plans import Budget as Budget
+from ._plans import Candidate as Candidate
+from ._plans import EndpointEstimate as EndpointEstimate
+from ._plans import Plan as Plan
+from ._plans import PlanInputs as PlanInputs
+from ._tokens import estimate_messages_tokens as estimate_messages_tokens
+
+__all__ = [
+    "Budget",
+    "Candidate",
+    "EndpointEstimate",
+    "EndpointModel",
+    "Plan",
+    "PlanInputs",
+    "estimate_messages_tokens",
+    "make_plan",
+]

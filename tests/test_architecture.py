@@ -1,0 +1,107 @@
+"""The layout of the package: imports run one way, modules stay small, the façade thin."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "fanout"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """fanout modules that ``path`` imports at module level, type-checking imports
+    included (an import inside a function is a deliberate, documented shim)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    this = _module_name(path)
+    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    target = ".".join([*base, node.module] if node.module else base)
+                else:
+                    target = node.module or ""
+                if target.startswith("fanout"):
+                    if node.module is None:  # from . import x
+                        found.update(f"{target}.{alias.name}" for alias in node.names)
+                    else:
+                        found.add(target)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("fanout"))
+            elif isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(node.orelse)
+                if isinstance(node, ast.Try):
+                    for handler in node.handlers:
+                        visit(handler.body)
+
+    visit(tree.body)
+    found.discard(this)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {
+        name: {t for t in _module_level_imports(path) if t in modules}
+        for name, path in modules.items()
+        if name not in ("fanout", "fanout.sim")  # the faces re-export; nothing imports them
+    }
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """The import graph has no cycle (module-level and type-checking imports)."""
+    graph = _graph()
+    for deps in graph.values():
+        deps.discard("fanout")
+        deps.discard("fanout.sim")
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                cycle = [*path[path.index(dep) :], dep]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if dep not in state:
+                walk(dep)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node)
+
+
+def test_the_engine_does_not_import_jobs_or_the_profiler() -> None:
+    """Jobs and the profiler sit above the engine and use it, never the other way."""
+    graph = _graph()
+    engine = ["fanout._fanout", "fanout._dispatch", "fanout._execution", "fanout._transport",
+              "fanout._intake", "fanout._planning", "fanout._results", "fanout._call"]  # fmt: skip
+    for module in engine:
+        assert not graph[module] & {"fanout._jobs", "fanout._profile"}, module
+
+
+def test_no_source_file_is_over_600_lines() -> None:
+    """Every module stays small enough to read in one sitting."""
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert max(sizes.values()) <= 600, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+
+
+def test_the_fanout_class_is_a_thin_facade() -> None:
+    """``Fanout`` holds what calls share and hands the work to the rooms: at most 250 lines."""
+    tree = ast.parse((PACKAGE / "_fanout.py").read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Fanout")
+    assert cls.end_lineno is not None
+    assert cls.end_lineno - cls.lineno + 1 <= 250
