@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
@@ -146,6 +147,51 @@ class Report(BaseModel):
         if self.plan is None or self.wall_s <= 0:
             return None
         return abs(self.plan.chosen.est_wall_s - self.wall_s) / self.wall_s
+
+    def _summary(self) -> list[tuple[str, str]]:
+        rows = [
+            ("", f"{self.questions} questions: {self.answered} answered, {self.failed} failed, "
+                 f"in {self.wall_s:.2f} s"),
+            ("", f"requests {self.requests} (retries {self.retries}, 429s {self.rate_limited}), "
+                 f"peak {self.peak_concurrency} in flight, {self.limit_wait_s:.2f} s waiting on limits"),
+            ("", f"tokens {self.total_tokens:,} (prompt {self.prompt_tokens:,}, of them cached "
+                 f"{self.cached_prompt_tokens:,}; completion {self.completion_tokens:,})"),
+        ]  # fmt: skip
+        if self.deduplicated:
+            rows.append(("", f"{self.deduplicated} duplicate questions answered once"))
+        if self.plan is not None:
+            chosen = self.plan.chosen
+            rows.append(("plan", f"{chosen.label}, {chosen.requests} requests, "
+                                 f"estimated {chosen.est_wall_s:.2f} s"))  # fmt: skip
+            rows.append(("why", self.plan.reason))
+        if self.reasked:
+            shown = ", ".join(map(str, self.reasked[:10]))
+            more = f" and {len(self.reasked) - 10} more" if len(self.reasked) > 10 else ""
+            rows.append(("", f"asked again alone after a merged reply: {shown}{more}"))
+        return rows
+
+    def __str__(self) -> str:
+        """A short summary for people: ``print(answers.report)``. The full data
+        stays in the fields (``model_dump()``)."""
+        lines: list[str] = []
+        for key, value in self._summary():
+            head = f"{key}: " if key else ""
+            lines.extend(textwrap.wrap(value, 100, initial_indent=head,
+                                       subsequent_indent=" " * len(head)))  # fmt: skip
+        return "\n".join(lines)
+
+    def __rich__(self) -> Any:
+        """How ``rich.print(answers.report)`` shows it: a small table."""
+        try:
+            from rich.table import Table
+        except ImportError:  # pragma: no cover - rich is optional
+            return str(self)
+        table = Table(title="fanout report", show_header=False, box=None)
+        table.add_column(style="bold")
+        table.add_column()
+        for key, value in self._summary():
+            table.add_row(key, value)
+        return table
 
 
 class Answers(Sequence[Answer]):

@@ -1,0 +1,45 @@
+"""How a call's report reads for people: ``print(answers.report)`` and rich."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+import fanout
+
+from .conftest import SimFactory
+
+
+async def test_print_report_is_a_short_summary_with_the_plan_and_its_reason(
+    sim: SimFactory,
+) -> None:
+    """str(report): a few short lines with wall time, requests, 429s, tokens, plan, reason."""
+    async with sim(time_scale=50, answer_tokens=20) as (_, client):
+        answers = await fanout.ask_many([f"q{i}" for i in range(6)], client=client, model="m")
+    report = answers.report
+    text = str(report)
+    lines = text.splitlines()
+    assert 4 <= len(lines) <= 10, text
+    assert all(len(line) <= 110 for line in lines), text
+    assert lines[0].startswith("6 questions: 6 answered, 0 failed, in ")
+    assert f"requests {report.requests} (retries 0, 429s 0)" in text
+    assert f"tokens {report.total_tokens:,}" in text
+    assert report.plan is not None
+    assert f"plan: {report.plan.chosen.label}" in text
+    # The reason, whole, wrapped over the "why" lines.
+    why = " ".join(line[5:].strip() for line in lines if line.startswith(("why: ", "     ")))
+    assert why == " ".join(report.plan.reason.split())
+    assert len(text) < len(repr(report)) / 2  # the full data stays in the model
+
+
+async def test_rich_prints_the_report_as_a_table(sim: SimFactory) -> None:
+    """rich.print(report) renders a titled table of the same lines."""
+    async with sim(time_scale=50, answer_tokens=5) as (_, client):
+        answers = await fanout.ask_many(["a?", "b?"], client=client, model="m", policy="split")
+    out = io.StringIO()
+    Console(file=out, width=120, color_system=None).print(answers.report)
+    rendered = out.getvalue()
+    assert "fanout report" in rendered
+    assert "2 questions: 2 answered, 0 failed" in rendered
+    assert "split" in rendered
