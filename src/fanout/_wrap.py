@@ -18,7 +18,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 __all__ = ["FanoutClient", "FanoutStream", "report_of", "wrap"]
+
+ClientT = TypeVar("ClientT", bound="AsyncOpenAI")
 
 _PASS_THROUGH_PARAMS = frozenset(
     {"n", "tools", "functions", "tool_choice", "function_call", "response_format", "logprobs",
@@ -93,9 +95,35 @@ class FanoutStream:
         await self.close()
 
 
+class _RawResponse:
+    """What ``with_raw_response.create(...)`` returns for a call fanout answered: the
+    completion (or stream) from ``parse()``; no HTTP response of its own, so no
+    headers (each part had its own request)."""
+
+    def __init__(self, result: Any) -> None:
+        self._result = result
+        self.headers: dict[str, str] = {}
+
+    def parse(self) -> Any:
+        return self._result
+
+
+class _RawCompletions:
+    def __init__(self, owner: FanoutClient) -> None:
+        self._owner = owner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.client.chat.completions.with_raw_response, name)
+
+    async def create(self, **kwargs: Any) -> Any:
+        """``chat.completions.with_raw_response.create`` with fan-out (LangChain calls this)."""
+        return await self._owner._create(kwargs, raw=True)
+
+
 class _Completions:
     def __init__(self, owner: FanoutClient) -> None:
         self._owner = owner
+        self.with_raw_response = _RawCompletions(owner)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._owner.client.chat.completions, name)
@@ -117,9 +145,26 @@ class _Chat:
 
 
 class FanoutClient:
-    """See :func:`wrap`."""
+    """What :func:`wrap` returns: a copy of the user's client — an instance of its own
+    class (``AsyncOpenAI``, ``AsyncAzureOpenAI``, ...) and of this one — whose
+    ``chat.completions`` is fanout's.
 
-    def __init__(
+    Being a real instance of the client's class, it passes the ``isinstance``
+    checks of the libraries people put on their client (instructor, LangChain's
+    ``ChatOpenAI(async_client=wrapped.chat.completions)``). ``.client`` is the
+    user's client, never changed; every call fanout does not take apart goes to it.
+    ``with_options()`` / ``copy()`` return a wrapped copy that shares this one's
+    limits and what it learned of the endpoint.
+    """
+
+    client: AsyncOpenAI
+    fanout: Fanout
+    detector: str
+    min_confidence: float
+    llm_below: float
+    _fanout_config: dict[str, Any]
+
+    def _fanout_setup(
         self,
         client: AsyncOpenAI,
         *,
@@ -130,18 +175,30 @@ class FanoutClient:
     ) -> None:
         if detector not in ("rules", "llm"):
             raise ConfigError(f"detector must be 'rules' or 'llm', got {detector!r}")
+        self._fanout_config = {"detector": detector, "min_confidence": min_confidence,
+                               "llm_below": llm_below, **config}  # fmt: skip
         self.client = client
         self.fanout = Fanout(client, **config)
         self.detector = detector
         self.min_confidence = min_confidence
         self.llm_below = llm_below
-        self.chat = _Chat(self)
+        self._fanout_chat = _Chat(self)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.client, name)
+    @property
+    def chat(self) -> Any:
+        return self._fanout_chat
+
+    def copy(self, **options: Any) -> Any:
+        """A wrapped copy of ``.client.copy(**options)``, sharing this wrapper's limits
+        and endpoint model."""
+        config = {**self._fanout_config, "limiter": self.fanout.limiter,
+                  "endpoint": self.fanout.endpoint}  # fmt: skip
+        return wrap(self.client.copy(**options), **config)
+
+    with_options = copy
 
     def __repr__(self) -> str:
-        return f"<FanoutClient wrapping {self.client!r}>"
+        return f"<fanout-wrapped {self.client!r}>"
 
     # --- deciding ---------------------------------------------------------------------
     async def _plan_split(self, kwargs: Mapping[str, Any]) -> tuple[Detection, list[Any]] | None:
@@ -171,8 +228,13 @@ class FanoutClient:
         return detection, messages[:-1]
 
     # --- the call -----------------------------------------------------------------------
-    async def _create(self, kwargs: dict[str, Any]) -> Any:
-        kwargs = dict(kwargs)
+    async def _create(self, kwargs: dict[str, Any], *, raw: bool = False) -> Any:
+        result = await self._answer(dict(kwargs), raw=raw)
+        if isinstance(result, _Passed):
+            return result.value
+        return _RawResponse(result) if raw else result
+
+    async def _answer(self, kwargs: dict[str, Any], *, raw: bool) -> Any:
         policy: Policy | str | None = kwargs.pop("fanout", None)
         extra_body = kwargs.get("extra_body")
         if isinstance(extra_body, Mapping) and "fanout" in extra_body:
@@ -186,7 +248,9 @@ class FanoutClient:
             policy = Policy.coerce(policy)
         split = await self._plan_split(kwargs)
         if split is None:
-            return await self.client.chat.completions.create(**kwargs)
+            completions = self.client.chat.completions
+            send = completions.with_raw_response.create if raw else completions.create
+            return _Passed(await send(**kwargs))
         detection, context = split
         model = kwargs.pop("model")
         kwargs.pop("messages")
@@ -336,16 +400,53 @@ def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompl
     return completion
 
 
-def wrap(client: AsyncOpenAI, **config: Any) -> AsyncOpenAI:
+class _Passed:
+    """A call that went straight through to the user's client, and its result."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+_WRAPPED_CLASSES: dict[type, type] = {}
+_OVERRIDES = ("chat", "copy", "with_options", "__repr__")
+
+
+def _wrapped_class(base: type) -> type:
+    """``base`` with :class:`FanoutClient` in front (one class per client class)."""
+    if issubclass(base, FanoutClient):
+        return base
+    cls = _WRAPPED_CLASSES.get(base)
+    if cls is None:
+        # The client's class first (an instance can only take on a class of its own
+        # layout), with fanout's members put in front of the client's by name.
+        members = {name: FanoutClient.__dict__[name] for name in _OVERRIDES}
+        cls = type(f"Fanout{base.__name__}", (base, FanoutClient),
+                   {"__module__": __name__, "__slots__": (), **members})  # fmt: skip
+        _WRAPPED_CLASSES[base] = cls
+    return cls
+
+
+def wrap(client: ClientT, **config: Any) -> ClientT:
     """Wrap an ``AsyncOpenAI`` client so multi-question prompts are fanned out.
 
     ``config`` is what :class:`Fanout` takes (``limits``, ``retry``, ``policy``,
     ...), plus ``min_confidence`` (0.6): below it a detection is not trusted and the
     call passes through; and ``detector``: ``"rules"`` (default, no model call) or
     ``"llm"``, which asks the model for a JSON decomposition (one cheap call,
-    validated against the prompt) when the rules' confidence is below ``llm_below``. The result is typed as ``AsyncOpenAI`` so code written
-    against the SDK keeps type-checking; at run time it is a :class:`FanoutClient`.
+    validated against the prompt) when the rules' confidence is below ``llm_below``.
+
+    The result is a copy of ``client`` (sharing its connection pool), an instance of
+    the client's own class and of :class:`FanoutClient`: ``isinstance(wrapped,
+    AsyncOpenAI)`` holds, so instructor and LangChain accept it. The user's client is
+    never changed; it stays available as ``wrapped.client``.
     Per call, pass ``extra_body={"fanout": "split"}`` (type-checks) or
     ``fanout="split"``; either is removed before the request is sent.
     """
-    return cast("AsyncOpenAI", FanoutClient(client, **config))
+    if isinstance(client, FanoutClient):
+        client = client.client  # wrapping twice wraps the user's client once
+    if not hasattr(client, "with_options") or not hasattr(client, "chat"):
+        raise ConfigError(f"wrap needs an openai.AsyncOpenAI, not {type(client).__name__}")
+    wrapped = client.with_options()  # a copy: same class, same settings, same pool
+    wrapped.__class__ = _wrapped_class(type(client))
+    cast("FanoutClient", wrapped)._fanout_setup(client, **config)
+    return wrapped
