@@ -22,6 +22,27 @@ def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixtur
     assert "usage: fanout" in capsys.readouterr().out
 
 
+def _questions(tmp_path: Path, count: int) -> Path:
+    src = tmp_path / "q.jsonl"
+    src.write_text(
+        "".join(json.dumps({"id": i, "question": f"q{i}?"}) + "\n" for i in range(count))
+    )
+    return src
+
+
+def test_verbose_works_after_the_subcommand_too(tmp_path: Path) -> None:
+    """`fanout run -vv ...` logs at debug level, and -v before and after the command add up."""
+    src = _questions(tmp_path, 2)
+    for flags in (["run", "-vv"], ["-v", "run", "-v"]):
+        dst = tmp_path / f"a{len(flags)}.jsonl"
+        proc = subprocess.run(
+            [sys.executable, "-m", "fanout", *flags, str(src), str(dst), "--sim-time-scale", "100"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert " DEBUG fanout " in proc.stderr
+
+
 def test_sim_rejects_bad_options_with_a_clear_message(capsys: pytest.CaptureFixture[str]) -> None:
     """An unknown fault kind is an error that names it, not a traceback."""
     assert main(["sim", "--fault", "meteor=0.1"]) == 2

@@ -177,7 +177,18 @@ def _parser() -> argparse.ArgumentParser:
                      help="inject a fault with this probability; KIND is one of "
                      "500 502 503 408 reset hang malformed stream_cut")  # fmt: skip
     sim.add_argument("--seed", type=int, default=0, help="seed of the fault dice")
+    for command in sub.choices.values():
+        _common_args(command)
     return parser
+
+
+def _common_args(p: argparse.ArgumentParser) -> None:
+    """Options every subcommand also takes after its name (``fanout run -v ...``).
+
+    They count into their own destination: a subcommand's default would otherwise
+    overwrite what was given before its name (``fanout -v run``)."""
+    p.add_argument("-v", "--verbose", action="count", default=0, dest="verbose_after",
+                   help="log more (-vv: debug); also accepted before the command")  # fmt: skip
 
 
 # --- endpoints -------------------------------------------------------------------------
@@ -469,7 +480,7 @@ def _setup_logging(verbose: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    _setup_logging(args.verbose)
+    _setup_logging(args.verbose + args.verbose_after)
     try:
         if args.command == "sim":
             try:
