@@ -82,6 +82,25 @@ def test_sim_serves_over_http_from_the_command_line() -> None:
             proc.wait(timeout=10)
 
 
+def test_sim_on_a_taken_port_says_so_in_one_line() -> None:
+    """`fanout sim --port N` when N is taken: one line naming the port, no traceback, exit 1."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "fanout", "sim", "--port", str(port)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        f"fanout sim: port {port} on 127.0.0.1 is already in use; "
+        "choose another with --port (0 picks a free one)"
+    ]
+
+
 def test_demo_table_reports_the_speedup() -> None:
     """The demo's table shows each scenario's merged and split times and the ratio."""
     rows = [DemoRow("batching", merged_s=1.6, split_s=0.4, merged_requests=1, split_requests=5,

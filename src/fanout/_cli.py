@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -466,10 +467,22 @@ async def _run_sim(args: argparse.Namespace) -> None:
         config = SimConfig.from_profile(EndpointProfile.load(args.profile), **settings)
     else:
         config = SimConfig(**settings)
-    async with serve(config, port=args.port) as server:
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            server = await stack.enter_async_context(serve(config, port=args.port))
+        except OSError as exc:
+            raise SystemExit(_listen_error(args.port, exc)) from None
         print(f"fanout sim listening on {server.base_url}  (stats: http://127.0.0.1:{server.port}/sim/stats)",
               flush=True)  # fmt: skip
         await asyncio.Event().wait()
+
+
+def _listen_error(port: int, exc: OSError) -> str:
+    """One line for a port the simulator cannot listen on (taken, or privileged)."""
+    if exc.errno == errno.EADDRINUSE:
+        return (f"fanout sim: port {port} on 127.0.0.1 is already in use; "
+                "choose another with --port (0 picks a free one)")  # fmt: skip
+    return f"fanout sim: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}"
 
 
 def _setup_logging(verbose: int) -> None:
