@@ -173,6 +173,37 @@ def test_bench_prints_a_table_and_draws_a_timeline(
     assert png.read_bytes().startswith(b"\x89PNG")
 
 
+#: Runs the command line with ``import matplotlib`` failing, as without the plot extra.
+WITHOUT_MATPLOTLIB = (
+    "import runpy, sys; sys.modules['matplotlib'] = None; "
+    "sys.argv[0] = 'fanout'; runpy.run_module('fanout', run_name='__main__')"
+)
+
+
+@pytest.mark.parametrize("command", ["bench", "profile"])
+def test_plot_without_matplotlib_fails_first_with_a_hint_that_works(
+    command: str, tmp_path: Path
+) -> None:
+    """`--plot` without matplotlib exits before measuring anything, with install
+    commands that work as written (the extra they name exists)."""
+    from importlib.metadata import metadata
+
+    png = tmp_path / "out.png"
+    proc = subprocess.run(
+        [sys.executable, "-c", WITHOUT_MATPLOTLIB, command, "--plot", str(png),
+         "--sim-time-scale", "100"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stdout == ""  # no table, no summary: nothing ran
+    assert not png.exists()
+    assert proc.stderr == (
+        f"fanout {command} --plot needs matplotlib: pip install matplotlib "
+        "(in a checkout of fanout: pip install -e '.[plot]')\n"
+    )
+    assert "plot" in (metadata("llm-fanout").get_all("Provides-Extra") or [])
+
+
 def test_profile_saves_a_profile_the_sim_can_load_and_draws_its_scaling(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

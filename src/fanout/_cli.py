@@ -321,6 +321,11 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 async def _bench(args: argparse.Namespace) -> int:
+    if args.plot and args.base_url:
+        print("--plot draws the simulator's view of each request (queued, prefill, decode); "
+              "an external endpoint does not report it", file=sys.stderr)  # fmt: skip
+        return 2
+    plt = _pyplot("bench") if args.plot else None  # before the benchmark, not after it
     rows = []
     spans: dict[str, list[dict[str, Any]]] = {}
     for mode in ("merge", "split", "auto"):
@@ -361,17 +366,14 @@ async def _bench(args: argparse.Namespace) -> int:
         print(f"{mode:<8} {chosen:<14} {wall * scale:>9.2f}{unit[0]} {reqs:>9} {tokens:>8}")
     if not args.base_url:
         print("(times are model seconds: wall x time scale)")
-    if args.plot:
-        if not spans:
-            print("--plot draws the simulator's view of each request (queued, prefill, decode); "
-                  "an external endpoint does not report it", file=sys.stderr)  # fmt: skip
-            return 2
-        _plot_timeline(spans, args.plot, scale)
+    if plt is not None:
+        _plot_timeline(plt, spans, args.plot, scale)
         print(f"timeline written to {args.plot}")
     return 0
 
 
 async def _profile(args: argparse.Namespace) -> int:
+    plt = _pyplot("profile") if args.plot else None  # before spending any request
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
         extra = {"ignore_eos": True} if args.ignore_eos else None
@@ -382,16 +384,7 @@ async def _profile(args: argparse.Namespace) -> int:
     if args.save:
         result.save(args.save)
         print(f"profile saved to {args.save}")
-    if args.plot:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise SystemExit(
-                "fanout profile --plot needs matplotlib: pip install 'llm-fanout[plot]'"
-            ) from exc
+    if plt is not None:
         ks = sorted(result.scaling)
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.plot(ks, [result.scaling[k] for k in ks], marker="o", label="slowest request")
@@ -411,16 +404,25 @@ async def _profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plot_timeline(spans: dict[str, list[dict[str, Any]]], path: str, scale: float) -> None:
+def _pyplot(command: str) -> Any:
+    """matplotlib's pyplot (drawing to files), or an exit with an install hint that
+    works as written, from the package index or from a checkout."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the extra
+    except ImportError:
         raise SystemExit(
-            "fanout bench --plot needs matplotlib: pip install 'llm-fanout[plot]'"
-        ) from exc
+            f"fanout {command} --plot needs matplotlib: pip install matplotlib "
+            "(in a checkout of fanout: pip install -e '.[plot]')"
+        ) from None
+    return plt
+
+
+def _plot_timeline(
+    plt: Any, spans: dict[str, list[dict[str, Any]]], path: str, scale: float
+) -> None:
     fig, axes = plt.subplots(
         len(spans),
         1,
