@@ -82,6 +82,41 @@ def test_sim_serves_over_http_from_the_command_line() -> None:
             proc.wait(timeout=10)
 
 
+def test_sim_with_an_api_key_refuses_other_keys() -> None:
+    """`fanout sim --api-key K`: a request with another key gets 401 invalid_api_key,
+    one with K is answered."""
+    import asyncio
+
+    import openai
+
+    with subprocess.Popen(
+        [sys.executable, "-m", "fanout", "sim", "--port", "0", "--time-scale", "100",
+         "--api-key", "let-me-in"],
+        stdout=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        try:
+            assert proc.stdout is not None
+            base_url = proc.stdout.readline().split()[4]  # "fanout sim listening on URL ..."
+
+            async def ask(key: str) -> str:
+                client = openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0)
+                try:
+                    r = await client.chat.completions.create(
+                        model="m", messages=[{"role": "user", "content": "hi {{tokens=3}}"}]
+                    )
+                except openai.AuthenticationError as exc:
+                    return f"{exc.status_code} {exc.code}"
+                finally:
+                    await client.close()
+                return r.choices[0].message.content or ""
+
+            assert asyncio.run(ask("guess")) == "401 invalid_api_key"
+            assert asyncio.run(ask("let-me-in")).startswith("ref ")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
 def test_sim_on_a_taken_port_says_so_in_one_line() -> None:
     """`fanout sim --port N` when N is taken: one line naming the port, no traceback, exit 1."""
     import socket

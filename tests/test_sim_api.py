@@ -281,6 +281,63 @@ class TestFaults:
             assert 20 <= failures <= 60
 
 
+class TestApiKey:
+    async def test_a_wrong_key_gets_the_hosted_apis_401(self) -> None:
+        """With SimConfig(api_key=...), another key gets 401 invalid_api_key in the
+        OpenAI error body, without the key in clear; the right key is served."""
+        from openai import AsyncOpenAI
+
+        from fanout.sim import SimConfig, serve
+
+        async with serve(SimConfig(time_scale=100, api_key="sk-right-key-1234")) as server:
+            wrong = AsyncOpenAI(base_url=server.base_url, api_key="sk-wrong-key-9876")
+            with pytest.raises(openai.AuthenticationError) as info:
+                await wrong.with_options(max_retries=0).chat.completions.create(
+                    model="m", messages=MSG
+                )
+            await wrong.close()
+            assert info.value.status_code == 401
+            assert info.value.code == "invalid_api_key"
+            assert info.value.type == "invalid_request_error"
+            assert "Incorrect API key provided: sk-**********9876." in info.value.message
+            assert "wrong-key" not in info.value.message
+            async with httpx.AsyncClient() as http:
+                raw = await http.get(f"{server.base_url}/models")
+            assert raw.status_code == 401
+            assert set(raw.json()) == {"error"}
+            assert set(raw.json()["error"]) == {"message", "type", "param", "code"}
+            right = AsyncOpenAI(base_url=server.base_url, api_key="sk-right-key-1234")
+            r = await right.chat.completions.create(model="m", messages=MSG)
+            assert r.choices[0].message.content
+            assert [m.id for m in (await right.models.list()).data] == ["sim-1"]
+            await right.close()
+            assert [rec.status for rec in server.stats.requests] == [401, 200]
+
+    async def test_fanout_does_not_retry_a_wrong_key(self) -> None:
+        """What a user trying a wrong key sees through fanout: one request, an error
+        caused by the SDK's AuthenticationError, no retry."""
+        from openai import AsyncOpenAI
+
+        import fanout
+        from fanout.sim import SimConfig, serve
+
+        async with serve(SimConfig(time_scale=100, api_key="right")) as server:
+            client = AsyncOpenAI(base_url=server.base_url, api_key="wrong")
+            answers = await fanout.ask_many(["a?"], client=client, model="m", on_error="return")
+            await client.close()
+        assert isinstance(answers[0].error, fanout.QuestionError)
+        assert isinstance(answers[0].error.__cause__, openai.AuthenticationError)
+        assert answers[0].attempts == 1
+        assert len(server.stats.requests) == 1
+
+    def test_an_empty_key_is_refused(self) -> None:
+        """SimConfig(api_key="") is a configuration error, not "accept nothing"."""
+        from fanout.sim import SimConfig
+
+        with pytest.raises(ValueError, match="api_key"):
+            SimConfig(api_key="")
+
+
 async def test_client_disconnect_drops_the_sequence(sim: SimFactory) -> None:
     """A client that gives up frees its slot: nothing is left running on the server."""
     async with sim(time_scale=1, answer_tokens=2000) as (server, client):

@@ -178,6 +178,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="inject a fault with this probability; KIND is one of "
                      "500 502 503 408 reset hang malformed stream_cut")  # fmt: skip
     sim.add_argument("--seed", type=int, default=0, help="seed of the fault dice")
+    sim.add_argument("--api-key", metavar="KEY",
+                     help="accept only this API key (default: any); others get 401 invalid_api_key")  # fmt: skip
     for command in sub.choices.values():
         _common_args(command)
     return parser
@@ -464,7 +466,7 @@ async def _run_sim(args: argparse.Namespace) -> None:
     settings: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     settings.update(time_scale=args.time_scale, rpm=args.rpm, tpm=args.tpm,
                     limit_period_s=args.limit_period, quota_tokens=args.quota,
-                    fault_rates=dict(args.fault), seed=args.seed)  # fmt: skip
+                    fault_rates=dict(args.fault), seed=args.seed, api_key=args.api_key)  # fmt: skip
     if args.profile:
         config = SimConfig.from_profile(EndpointProfile.load(args.profile), **settings)
     else:
