@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fanout._cli import main
-from fanout._demo import DemoRow, format_demo
+from fanout._demo import DemoRow, LiveTable, format_demo
 
 
 @pytest.mark.parametrize("command", [[], ["sim"], ["demo"], ["ask"], ["run"], ["plan"], ["bench"]])
@@ -145,6 +145,72 @@ def test_demo_table_reports_the_speedup() -> None:
     assert "4.00x" in text
     assert "16.0s" in text
     assert "split" in text and "4.1s" in text
+
+
+def test_demo_prints_each_row_as_its_scenario_finishes() -> None:
+    """`fanout demo` writes the header at once and each scenario's row while the next
+    ones still run; piped, it writes whole lines only (no status line)."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "fanout", "demo", "--time-scale", "50"],
+        stdout=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("batching server"):
+                break
+        still_running = proc.poll() is None  # two scenarios to go
+        rest = proc.stdout.read()
+    assert still_running
+    assert proc.returncode == 0
+    assert lines[0].startswith("Five independent questions")
+    assert "split speedup" in lines[-2]
+    out = "".join(lines) + rest
+    for scenario in ("tight limit", "server that does not batch"):
+        assert f"\n{scenario}" in out
+    assert out.endswith("has learned about the endpoint and its limits.\n")
+    assert "\r" not in out
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback() -> None:
+    """`fanout demo | head -1`: the demo stops at its next write with exit 1, quietly."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "fanout", "demo", "--time-scale", "100"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().startswith("Five independent questions")
+        proc.stdout.close()
+        err = proc.stderr.read()
+    assert proc.returncode == 1
+    assert err == ""
+
+
+def test_demo_on_a_terminal_shows_what_runs_then_the_row() -> None:
+    """On a terminal the demo's status line names each step and the results so far,
+    and is replaced by the row, which reads as in the whole table."""
+    import io
+
+    out = io.StringIO()
+    table = LiveTable(out, 10, live=True)
+    table.started("batching", "merge")
+    table.answered("batching", "merge", 5)
+    table.measured("batching", "merge", 1.6, "merge")
+    table.started("batching", "split")
+    table.measured("batching", "split", 0.4, "split")
+    table.started("batching", "auto")
+    table.answered("batching", "auto", 2)
+    table.measured("batching", "auto", 0.41, "split")
+    table.close()
+    text = out.getvalue()
+    assert "\r  batching: merged 5/5 answered..." in text
+    assert "\r  batching: merged 16.0s, split 4.0s, auto 2/5 answered..." in text
+    row = DemoRow("batching", merged_s=1.6, split_s=0.4, merged_requests=1, split_requests=5,
+                  auto_s=0.41, auto_choice="split")  # fmt: skip
+    whole = format_demo([row], time_scale=10).splitlines()
+    assert "\r" + whole[4] + "\n" in text
+    assert text.endswith("\n".join(whole[5:]) + "\n")
 
 
 def test_ask_answers_each_part_in_the_prompts_numbering(capsys: pytest.CaptureFixture[str]) -> None:

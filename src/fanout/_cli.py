@@ -507,10 +507,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             return 0
         if args.command == "demo":
-            from ._demo import format_demo, run_demo
+            from ._demo import LiveTable, run_demo
 
-            rows = asyncio.run(run_demo(args.time_scale))
-            print(format_demo(rows, args.time_scale))
+            table = LiveTable(sys.stdout, args.time_scale, live=sys.stdout.isatty())
+            asyncio.run(run_demo(args.time_scale, listener=table))
+            table.close()
             return 0
         if args.command == "plan":
             return _plan(args)
@@ -518,6 +519,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(commands[args.command](args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader left early (fanout demo | head): no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (FileNotFoundError, ValueError) as exc:
         print(f"fanout {args.command}: {exc}", file=sys.stderr)
         return 2
