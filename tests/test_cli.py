@@ -30,6 +30,15 @@ def _questions(tmp_path: Path, count: int) -> Path:
     return src
 
 
+def _without(module: str) -> str:
+    """``python -c`` code running the command line with ``import module`` failing,
+    as when an optional dependency is not installed."""
+    return (
+        f"import runpy, sys; sys.modules[{module!r}] = None; "
+        "sys.argv[0] = 'fanout'; runpy.run_module('fanout', run_name='__main__')"
+    )
+
+
 def test_verbose_works_after_the_subcommand_too(tmp_path: Path) -> None:
     """`fanout run -vv ...` logs at debug level, and -v before and after the command add up."""
     src = _questions(tmp_path, 2)
@@ -249,6 +258,55 @@ def test_run_reports_bad_lines_and_writes_answers(tmp_path: Path) -> None:
     assert ids == [1, 2]
 
 
+def test_run_logs_progress_with_a_total_by_default_off_a_terminal(tmp_path: Path) -> None:
+    """Piped and without -v, `fanout run` logs progress lines whose total is counted
+    from the file (less bad lines); --no-progress turns them off."""
+    src = _questions(tmp_path, 3)
+    with src.open("a") as f:
+        f.write("not json\n")
+    runs = {}
+    for flag in ("--progress", "--no-progress"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "fanout", "run", str(src), str(tmp_path / f"{flag}.jsonl"),
+             "--sim-time-scale", "100", flag],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        runs[flag] = proc.stderr
+    assert " INFO fanout.progress progress done=3 total=3 rate=" in runs["--progress"]
+    assert "fanout.progress" not in runs["--no-progress"]
+
+
+def test_run_on_a_terminal_without_rich_draws_a_plain_bar(tmp_path: Path) -> None:
+    """With standard error a terminal and rich not installed (the plain install),
+    `fanout run` draws a one-line bar with the file's total."""
+    import os
+    import pty
+
+    src = _questions(tmp_path, 5)
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-c", _without("rich"), "run", str(src), str(tmp_path / "a.jsonl"),
+         "--sim-time-scale", "100"],
+        stdout=subprocess.PIPE, stderr=follower, text=True,
+    ) as proc:  # fmt: skip
+        os.close(follower)
+        screen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            screen += chunk
+        out = proc.communicate()[0]
+    os.close(leader)
+    assert proc.returncode == 0
+    assert "answered 5" in out
+    assert "\rfanout [################] 5/5  " in screen.decode()
+
+
 def test_bench_prints_a_table_and_draws_a_timeline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -274,13 +332,6 @@ def test_bench_prints_a_table_and_draws_a_timeline(
     assert png.read_bytes().startswith(b"\x89PNG")
 
 
-#: Runs the command line with ``import matplotlib`` failing, as without the plot extra.
-WITHOUT_MATPLOTLIB = (
-    "import runpy, sys; sys.modules['matplotlib'] = None; "
-    "sys.argv[0] = 'fanout'; runpy.run_module('fanout', run_name='__main__')"
-)
-
-
 @pytest.mark.parametrize("command", ["bench", "profile"])
 def test_plot_without_matplotlib_fails_first_with_a_hint_that_works(
     command: str, tmp_path: Path
@@ -291,7 +342,7 @@ def test_plot_without_matplotlib_fails_first_with_a_hint_that_works(
 
     png = tmp_path / "out.png"
     proc = subprocess.run(
-        [sys.executable, "-c", WITHOUT_MATPLOTLIB, command, "--plot", str(png),
+        [sys.executable, "-c", _without("matplotlib"), command, "--plot", str(png),
          "--sim-time-scale", "100"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip

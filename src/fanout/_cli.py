@@ -96,8 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true", default=True,
                      help="skip ids already in OUTPUT (the default)")  # fmt: skip
     run.add_argument("--overwrite", action="store_true", help="start OUTPUT afresh")
-    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help="progress bar (default: on a terminal) or periodic log lines")  # fmt: skip
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                     help="on standard error: a bar on a terminal, else a log line every few "
+                     "seconds (default: on)")  # fmt: skip
     _endpoint_args(run)
 
     plan = sub.add_parser("plan", help="dry run: the plan for a prompt or a JSONL file, and why",
@@ -277,7 +278,7 @@ async def _ask(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    progress = args.progress
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
         start = time.monotonic()
@@ -493,6 +494,7 @@ def _setup_logging(verbose: int) -> None:
     from ._logging import configure
 
     configure(logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING)
+    logging.getLogger("fanout.progress").setLevel(logging.INFO)  # shown without -v
 
 
 def main(argv: Sequence[str] | None = None) -> int:
