@@ -16,6 +16,8 @@ from fanout.sim import answer_for, count_tokens, go_duration
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
 
+    from fanout.testing import SimHandle
+
     from .conftest import SimFactory
 
 MSG: list[ChatCompletionMessageParam] = [{"role": "user", "content": "What is a token?"}]
@@ -43,11 +45,11 @@ class TestShapes:
             assert r.usage.completion_tokens == 10
             assert count_tokens(r.choices[0].message.content or "") == 10
 
-    async def test_models_endpoint_lists_the_model(self, sim: SimFactory) -> None:
+    @pytest.mark.fanout_sim(model="my-sim")
+    async def test_models_endpoint_lists_the_model(self, fanout_sim: SimHandle) -> None:
         """GET /v1/models answers in the SDK's list shape."""
-        async with sim(model="my-sim") as (_, client):
-            models = await client.models.list()
-            assert [m.id for m in models.data] == ["my-sim"]
+        models = await fanout_sim.client.models.list()
+        assert [m.id for m in models.data] == ["my-sim"]
 
     async def test_unknown_parameter_is_refused_and_recorded(self, sim: SimFactory) -> None:
         """A parameter the API does not know gets 400, and the stats name it."""
@@ -282,53 +284,41 @@ class TestFaults:
 
 
 class TestApiKey:
-    async def test_a_wrong_key_gets_the_hosted_apis_401(self) -> None:
+    @pytest.mark.fanout_sim(time_scale=100, api_key="sk-right-key-1234")
+    async def test_a_wrong_key_gets_the_hosted_apis_401(self, fanout_sim: SimHandle) -> None:
         """With SimConfig(api_key=...), another key gets 401 invalid_api_key in the
         OpenAI error body, without the key in clear; the right key is served."""
-        from openai import AsyncOpenAI
+        server, right = fanout_sim
+        wrong = right.with_options(api_key="sk-wrong-key-9876", max_retries=0)
+        with pytest.raises(openai.AuthenticationError) as info:
+            await wrong.chat.completions.create(model="m", messages=MSG)
+        assert info.value.status_code == 401
+        assert info.value.code == "invalid_api_key"
+        assert info.value.type == "invalid_request_error"
+        assert "Incorrect API key provided: sk-**********9876." in info.value.message
+        assert "wrong-key" not in info.value.message
+        async with httpx.AsyncClient() as http:
+            raw = await http.get(f"{server.base_url}/models")
+        assert raw.status_code == 401
+        assert set(raw.json()) == {"error"}
+        assert set(raw.json()["error"]) == {"message", "type", "param", "code"}
+        r = await right.chat.completions.create(model="m", messages=MSG)
+        assert r.choices[0].message.content
+        assert [m.id for m in (await right.models.list()).data] == ["sim-1"]
+        assert [rec.status for rec in server.stats.requests] == [401, 200]
 
-        from fanout.sim import SimConfig, serve
-
-        async with serve(SimConfig(time_scale=100, api_key="sk-right-key-1234")) as server:
-            wrong = AsyncOpenAI(base_url=server.base_url, api_key="sk-wrong-key-9876")
-            with pytest.raises(openai.AuthenticationError) as info:
-                await wrong.with_options(max_retries=0).chat.completions.create(
-                    model="m", messages=MSG
-                )
-            await wrong.close()
-            assert info.value.status_code == 401
-            assert info.value.code == "invalid_api_key"
-            assert info.value.type == "invalid_request_error"
-            assert "Incorrect API key provided: sk-**********9876." in info.value.message
-            assert "wrong-key" not in info.value.message
-            async with httpx.AsyncClient() as http:
-                raw = await http.get(f"{server.base_url}/models")
-            assert raw.status_code == 401
-            assert set(raw.json()) == {"error"}
-            assert set(raw.json()["error"]) == {"message", "type", "param", "code"}
-            right = AsyncOpenAI(base_url=server.base_url, api_key="sk-right-key-1234")
-            r = await right.chat.completions.create(model="m", messages=MSG)
-            assert r.choices[0].message.content
-            assert [m.id for m in (await right.models.list()).data] == ["sim-1"]
-            await right.close()
-            assert [rec.status for rec in server.stats.requests] == [401, 200]
-
-    async def test_fanout_does_not_retry_a_wrong_key(self) -> None:
+    @pytest.mark.fanout_sim(time_scale=100, api_key="right")
+    async def test_fanout_does_not_retry_a_wrong_key(self, fanout_sim: SimHandle) -> None:
         """What a user trying a wrong key sees through fanout: one request, an error
         caused by the SDK's AuthenticationError, no retry."""
-        from openai import AsyncOpenAI
-
         import fanout
-        from fanout.sim import SimConfig, serve
 
-        async with serve(SimConfig(time_scale=100, api_key="right")) as server:
-            client = AsyncOpenAI(base_url=server.base_url, api_key="wrong")
-            answers = await fanout.ask_many(["a?"], client=client, model="m", on_error="return")
-            await client.close()
+        client = fanout_sim.client.with_options(api_key="wrong")
+        answers = await fanout.ask_many(["a?"], client=client, model="m", on_error="return")
         assert isinstance(answers[0].error, fanout.QuestionError)
         assert isinstance(answers[0].error.__cause__, openai.AuthenticationError)
         assert answers[0].attempts == 1
-        assert len(server.stats.requests) == 1
+        assert len(fanout_sim.stats.requests) == 1
 
     def test_an_empty_key_is_refused(self) -> None:
         """SimConfig(api_key="") is a configuration error, not "accept nothing"."""
