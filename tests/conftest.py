@@ -5,35 +5,24 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 import pytest
-from openai import AsyncOpenAI
 
-from fanout.sim import SimConfig, SimServer, serve
+from fanout.testing import SimFactory, open_sim
 
-SimFactory = Callable[..., AbstractAsyncContextManager[tuple[SimServer, AsyncOpenAI]]]
+__all__ = ["SimFactory"]
+
+pytest_plugins = ["pytester"]  # tests/test_testing.py runs pytest on its own test files
 
 
 @pytest.fixture
 def sim() -> SimFactory:
     """``async with sim(time_scale=50, ...) as (server, client):`` — a fresh simulator
-    and a real ``AsyncOpenAI`` client talking to it over HTTP on 127.0.0.1."""
-
-    @asynccontextmanager
-    async def factory(
-        *, api_key: str = "sim-key", timeout: float = 30.0, **config: object
-    ) -> AsyncIterator[tuple[SimServer, AsyncOpenAI]]:
-        async with serve(SimConfig(**config)) as server:  # type: ignore[arg-type]
-            client = AsyncOpenAI(base_url=server.base_url, api_key=api_key, timeout=timeout)
-            try:
-                yield server, client
-            finally:
-                await client.close()
-
-    return factory
+    and a real ``AsyncOpenAI`` client talking to it over HTTP on 127.0.0.1: the
+    ``fanout.testing`` plugin's :func:`~fanout.testing.open_sim`, which users get as
+    the ``fanout_sim_factory`` fixture."""
+    return open_sim
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

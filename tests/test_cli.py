@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fanout._cli import main
-from fanout._demo import DemoRow, format_demo
+from fanout._demo import DemoRow, LiveTable, format_demo
 
 
 @pytest.mark.parametrize("command", [[], ["sim"], ["demo"], ["ask"], ["run"], ["plan"], ["bench"]])
@@ -20,6 +20,36 @@ def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixtur
         main([*command, "--help"])
     assert info.value.code == 0
     assert "usage: fanout" in capsys.readouterr().out
+
+
+def _questions(tmp_path: Path, count: int) -> Path:
+    src = tmp_path / "q.jsonl"
+    src.write_text(
+        "".join(json.dumps({"id": i, "question": f"q{i}?"}) + "\n" for i in range(count))
+    )
+    return src
+
+
+def _without(module: str) -> str:
+    """``python -c`` code running the command line with ``import module`` failing,
+    as when an optional dependency is not installed."""
+    return (
+        f"import runpy, sys; sys.modules[{module!r}] = None; "
+        "sys.argv[0] = 'fanout'; runpy.run_module('fanout', run_name='__main__')"
+    )
+
+
+def test_verbose_works_after_the_subcommand_too(tmp_path: Path) -> None:
+    """`fanout run -vv ...` logs at debug level, and -v before and after the command add up."""
+    src = _questions(tmp_path, 2)
+    for flags in (["run", "-vv"], ["-v", "run", "-v"]):
+        dst = tmp_path / f"a{len(flags)}.jsonl"
+        proc = subprocess.run(
+            [sys.executable, "-m", "fanout", *flags, str(src), str(dst), "--sim-time-scale", "100"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert " DEBUG fanout " in proc.stderr
 
 
 def test_sim_rejects_bad_options_with_a_clear_message(capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,6 +91,60 @@ def test_sim_serves_over_http_from_the_command_line() -> None:
             proc.wait(timeout=10)
 
 
+def test_sim_with_an_api_key_refuses_other_keys() -> None:
+    """`fanout sim --api-key K`: a request with another key gets 401 invalid_api_key,
+    one with K is answered."""
+    import asyncio
+
+    import openai
+
+    with subprocess.Popen(
+        [sys.executable, "-m", "fanout", "sim", "--port", "0", "--time-scale", "100",
+         "--api-key", "let-me-in"],
+        stdout=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        try:
+            assert proc.stdout is not None
+            base_url = proc.stdout.readline().split()[4]  # "fanout sim listening on URL ..."
+
+            async def ask(key: str) -> str:
+                client = openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0)
+                try:
+                    r = await client.chat.completions.create(
+                        model="m", messages=[{"role": "user", "content": "hi {{tokens=3}}"}]
+                    )
+                except openai.AuthenticationError as exc:
+                    return f"{exc.status_code} {exc.code}"
+                finally:
+                    await client.close()
+                return r.choices[0].message.content or ""
+
+            assert asyncio.run(ask("guess")) == "401 invalid_api_key"
+            assert asyncio.run(ask("let-me-in")).startswith("ref ")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def test_sim_on_a_taken_port_says_so_in_one_line() -> None:
+    """`fanout sim --port N` when N is taken: one line naming the port, no traceback, exit 1."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "fanout", "sim", "--port", str(port)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        f"fanout sim: port {port} on 127.0.0.1 is already in use; "
+        "choose another with --port (0 picks a free one)"
+    ]
+
+
 def test_demo_table_reports_the_speedup() -> None:
     """The demo's table shows each scenario's merged and split times and the ratio."""
     rows = [DemoRow("batching", merged_s=1.6, split_s=0.4, merged_requests=1, split_requests=5,
@@ -70,6 +154,72 @@ def test_demo_table_reports_the_speedup() -> None:
     assert "4.00x" in text
     assert "16.0s" in text
     assert "split" in text and "4.1s" in text
+
+
+def test_demo_prints_each_row_as_its_scenario_finishes() -> None:
+    """`fanout demo` writes the header at once and each scenario's row while the next
+    ones still run; piped, it writes whole lines only (no status line)."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "fanout", "demo", "--time-scale", "50"],
+        stdout=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("batching server"):
+                break
+        still_running = proc.poll() is None  # two scenarios to go
+        rest = proc.stdout.read()
+    assert still_running
+    assert proc.returncode == 0
+    assert lines[0].startswith("Five independent questions")
+    assert "split speedup" in lines[-2]
+    out = "".join(lines) + rest
+    for scenario in ("tight limit", "server that does not batch"):
+        assert f"\n{scenario}" in out
+    assert out.endswith("has learned about the endpoint and its limits.\n")
+    assert "\r" not in out
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback() -> None:
+    """`fanout demo | head -1`: the demo stops at its next write with exit 1, quietly."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "fanout", "demo", "--time-scale", "100"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().startswith("Five independent questions")
+        proc.stdout.close()
+        err = proc.stderr.read()
+    assert proc.returncode == 1
+    assert err == ""
+
+
+def test_demo_on_a_terminal_shows_what_runs_then_the_row() -> None:
+    """On a terminal the demo's status line names each step and the results so far,
+    and is replaced by the row, which reads as in the whole table."""
+    import io
+
+    out = io.StringIO()
+    table = LiveTable(out, 10, live=True)
+    table.started("batching", "merge")
+    table.answered("batching", "merge", 5)
+    table.measured("batching", "merge", 1.6, "merge")
+    table.started("batching", "split")
+    table.measured("batching", "split", 0.4, "split")
+    table.started("batching", "auto")
+    table.answered("batching", "auto", 2)
+    table.measured("batching", "auto", 0.41, "split")
+    table.close()
+    text = out.getvalue()
+    assert "\r  batching: merged 5/5 answered..." in text
+    assert "\r  batching: merged 16.0s, split 4.0s, auto 2/5 answered..." in text
+    row = DemoRow("batching", merged_s=1.6, split_s=0.4, merged_requests=1, split_requests=5,
+                  auto_s=0.41, auto_choice="split")  # fmt: skip
+    whole = format_demo([row], time_scale=10).splitlines()
+    assert "\r" + whole[4] + "\n" in text
+    assert text.endswith("\n".join(whole[5:]) + "\n")
 
 
 def test_ask_answers_each_part_in_the_prompts_numbering(capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,6 +258,55 @@ def test_run_reports_bad_lines_and_writes_answers(tmp_path: Path) -> None:
     assert ids == [1, 2]
 
 
+def test_run_logs_progress_with_a_total_by_default_off_a_terminal(tmp_path: Path) -> None:
+    """Piped and without -v, `fanout run` logs progress lines whose total is counted
+    from the file (less bad lines); --no-progress turns them off."""
+    src = _questions(tmp_path, 3)
+    with src.open("a") as f:
+        f.write("not json\n")
+    runs = {}
+    for flag in ("--progress", "--no-progress"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "fanout", "run", str(src), str(tmp_path / f"{flag}.jsonl"),
+             "--sim-time-scale", "100", flag],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        runs[flag] = proc.stderr
+    assert " INFO fanout.progress progress done=3 total=3 rate=" in runs["--progress"]
+    assert "fanout.progress" not in runs["--no-progress"]
+
+
+def test_run_on_a_terminal_without_rich_draws_a_plain_bar(tmp_path: Path) -> None:
+    """With standard error a terminal and rich not installed (the plain install),
+    `fanout run` draws a one-line bar with the file's total."""
+    import os
+    import pty
+
+    src = _questions(tmp_path, 5)
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-c", _without("rich"), "run", str(src), str(tmp_path / "a.jsonl"),
+         "--sim-time-scale", "100"],
+        stdout=subprocess.PIPE, stderr=follower, text=True,
+    ) as proc:  # fmt: skip
+        os.close(follower)
+        screen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            screen += chunk
+        out = proc.communicate()[0]
+    os.close(leader)
+    assert proc.returncode == 0
+    assert "answered 5" in out
+    assert "\rfanout [################] 5/5  " in screen.decode()
+
+
 def test_bench_prints_a_table_and_draws_a_timeline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -131,6 +330,30 @@ def test_bench_prints_a_table_and_draws_a_timeline(
     for policy in ("merge", "split", "auto"):
         assert f"\n{policy}" in out
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("command", ["bench", "profile"])
+def test_plot_without_matplotlib_fails_first_with_a_hint_that_works(
+    command: str, tmp_path: Path
+) -> None:
+    """`--plot` without matplotlib exits before measuring anything, with install
+    commands that work as written (the extra they name exists)."""
+    from importlib.metadata import metadata
+
+    png = tmp_path / "out.png"
+    proc = subprocess.run(
+        [sys.executable, "-c", _without("matplotlib"), command, "--plot", str(png),
+         "--sim-time-scale", "100"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stdout == ""  # no table, no summary: nothing ran
+    assert not png.exists()
+    assert proc.stderr == (
+        f"fanout {command} --plot needs matplotlib: pip install matplotlib "
+        "(in a checkout of fanout: pip install -e '.[plot]')\n"
+    )
+    assert "plot" in (metadata("llm-fanout").get_all("Provides-Extra") or [])
 
 
 def test_profile_saves_a_profile_the_sim_can_load_and_draws_its_scaling(

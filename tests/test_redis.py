@@ -138,3 +138,20 @@ def test_a_backend_must_be_a_redis_url() -> None:
     """Anything else is a configuration error."""
     with pytest.raises(fanout.ConfigError, match="redis URL"):
         Limits(rpm=10, backend="http://example.invalid")
+
+
+def test_without_the_redis_package_the_hint_works_as_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A redis backend without the redis package names install commands that work
+    today: the package itself, or the extra from a checkout."""
+    from importlib.metadata import metadata
+
+    monkeypatch.setitem(sys.modules, "redis", None)
+    monkeypatch.setitem(sys.modules, "redis.asyncio", None)
+    with pytest.raises(fanout.ConfigError) as info:
+        RedisLimiter(Limits(rpm=60), "redis://127.0.0.1:6379/0")
+    assert "pip install redis (in a checkout of fanout: pip install -e '.[redis]')" in str(
+        info.value
+    )
+    assert "redis" in (metadata("llm-fanout").get_all("Provides-Extra") or [])

@@ -16,6 +16,8 @@ from fanout.sim import answer_for, count_tokens, go_duration
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
 
+    from fanout.testing import SimHandle
+
     from .conftest import SimFactory
 
 MSG: list[ChatCompletionMessageParam] = [{"role": "user", "content": "What is a token?"}]
@@ -43,11 +45,11 @@ class TestShapes:
             assert r.usage.completion_tokens == 10
             assert count_tokens(r.choices[0].message.content or "") == 10
 
-    async def test_models_endpoint_lists_the_model(self, sim: SimFactory) -> None:
+    @pytest.mark.fanout_sim(model="my-sim")
+    async def test_models_endpoint_lists_the_model(self, fanout_sim: SimHandle) -> None:
         """GET /v1/models answers in the SDK's list shape."""
-        async with sim(model="my-sim") as (_, client):
-            models = await client.models.list()
-            assert [m.id for m in models.data] == ["my-sim"]
+        models = await fanout_sim.client.models.list()
+        assert [m.id for m in models.data] == ["my-sim"]
 
     async def test_unknown_parameter_is_refused_and_recorded(self, sim: SimFactory) -> None:
         """A parameter the API does not know gets 400, and the stats name it."""
@@ -279,6 +281,51 @@ class TestFaults:
             failures = results.count(False)
             assert failures == server.stats.faults["500"]
             assert 20 <= failures <= 60
+
+
+class TestApiKey:
+    @pytest.mark.fanout_sim(time_scale=100, api_key="sk-right-key-1234")
+    async def test_a_wrong_key_gets_the_hosted_apis_401(self, fanout_sim: SimHandle) -> None:
+        """With SimConfig(api_key=...), another key gets 401 invalid_api_key in the
+        OpenAI error body, without the key in clear; the right key is served."""
+        server, right = fanout_sim
+        wrong = right.with_options(api_key="sk-wrong-key-9876", max_retries=0)
+        with pytest.raises(openai.AuthenticationError) as info:
+            await wrong.chat.completions.create(model="m", messages=MSG)
+        assert info.value.status_code == 401
+        assert info.value.code == "invalid_api_key"
+        assert info.value.type == "invalid_request_error"
+        assert "Incorrect API key provided: sk-**********9876." in info.value.message
+        assert "wrong-key" not in info.value.message
+        async with httpx.AsyncClient() as http:
+            raw = await http.get(f"{server.base_url}/models")
+        assert raw.status_code == 401
+        assert set(raw.json()) == {"error"}
+        assert set(raw.json()["error"]) == {"message", "type", "param", "code"}
+        r = await right.chat.completions.create(model="m", messages=MSG)
+        assert r.choices[0].message.content
+        assert [m.id for m in (await right.models.list()).data] == ["sim-1"]
+        assert [rec.status for rec in server.stats.requests] == [401, 200]
+
+    @pytest.mark.fanout_sim(time_scale=100, api_key="right")
+    async def test_fanout_does_not_retry_a_wrong_key(self, fanout_sim: SimHandle) -> None:
+        """What a user trying a wrong key sees through fanout: one request, an error
+        caused by the SDK's AuthenticationError, no retry."""
+        import fanout
+
+        client = fanout_sim.client.with_options(api_key="wrong")
+        answers = await fanout.ask_many(["a?"], client=client, model="m", on_error="return")
+        assert isinstance(answers[0].error, fanout.QuestionError)
+        assert isinstance(answers[0].error.__cause__, openai.AuthenticationError)
+        assert answers[0].attempts == 1
+        assert len(fanout_sim.stats.requests) == 1
+
+    def test_an_empty_key_is_refused(self) -> None:
+        """SimConfig(api_key="") is a configuration error, not "accept nothing"."""
+        from fanout.sim import SimConfig
+
+        with pytest.raises(ValueError, match="api_key"):
+            SimConfig(api_key="")
 
 
 async def test_client_disconnect_drops_the_sequence(sim: SimFactory) -> None:

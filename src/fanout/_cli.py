@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -97,8 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true", default=True,
                      help="skip ids already in OUTPUT (the default)")  # fmt: skip
     run.add_argument("--overwrite", action="store_true", help="start OUTPUT afresh")
-    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help="progress bar (default: on a terminal) or periodic log lines")  # fmt: skip
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                     help="on standard error: a bar on a terminal, else a log line every few "
+                     "seconds (default: on)")  # fmt: skip
     _endpoint_args(run)
 
     plan = sub.add_parser("plan", help="dry run: the plan for a prompt or a JSONL file, and why",
@@ -179,7 +181,20 @@ def _parser() -> argparse.ArgumentParser:
                      help="inject a fault with this probability; KIND is one of "
                      "500 502 503 408 reset hang malformed stream_cut")  # fmt: skip
     sim.add_argument("--seed", type=int, default=0, help="seed of the fault dice")
+    sim.add_argument("--api-key", metavar="KEY",
+                     help="accept only this API key (default: any); others get 401 invalid_api_key")  # fmt: skip
+    for command in sub.choices.values():
+        _common_args(command)
     return parser
+
+
+def _common_args(p: argparse.ArgumentParser) -> None:
+    """Options every subcommand also takes after its name (``fanout run -v ...``).
+
+    They count into their own destination: a subcommand's default would otherwise
+    overwrite what was given before its name (``fanout -v run``)."""
+    p.add_argument("-v", "--verbose", action="count", default=0, dest="verbose_after",
+                   help="log more (-vv: debug); also accepted before the command")  # fmt: skip
 
 
 # --- endpoints -------------------------------------------------------------------------
@@ -265,7 +280,7 @@ async def _ask(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    progress = args.progress
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
         start = time.monotonic()
@@ -311,6 +326,11 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 async def _bench(args: argparse.Namespace) -> int:
+    if args.plot and args.base_url:
+        print("--plot draws the simulator's view of each request (queued, prefill, decode); "
+              "an external endpoint does not report it", file=sys.stderr)  # fmt: skip
+        return 2
+    plt = _pyplot("bench") if args.plot else None  # before the benchmark, not after it
     rows = []
     spans: dict[str, list[dict[str, Any]]] = {}
     for mode in ("merge", "split", "auto"):
@@ -351,17 +371,14 @@ async def _bench(args: argparse.Namespace) -> int:
         print(f"{mode:<8} {chosen:<14} {wall * scale:>9.2f}{unit[0]} {reqs:>9} {tokens:>8}")
     if not args.base_url:
         print("(times are model seconds: wall x time scale)")
-    if args.plot:
-        if not spans:
-            print("--plot draws the simulator's view of each request (queued, prefill, decode); "
-                  "an external endpoint does not report it", file=sys.stderr)  # fmt: skip
-            return 2
-        _plot_timeline(spans, args.plot, scale)
+    if plt is not None:
+        _plot_timeline(plt, spans, args.plot, scale)
         print(f"timeline written to {args.plot}")
     return 0
 
 
 async def _profile(args: argparse.Namespace) -> int:
+    plt = _pyplot("profile") if args.plot else None  # before spending any request
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
         extra = {"ignore_eos": True} if args.ignore_eos else None
@@ -372,16 +389,7 @@ async def _profile(args: argparse.Namespace) -> int:
     if args.save:
         result.save(args.save)
         print(f"profile saved to {args.save}")
-    if args.plot:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise SystemExit(
-                "fanout profile --plot needs matplotlib: pip install 'llm-fanout[plot]'"
-            ) from exc
+    if plt is not None:
         ks = sorted(result.scaling)
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.plot(ks, [result.scaling[k] for k in ks], marker="o", label="slowest request")
@@ -401,16 +409,25 @@ async def _profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plot_timeline(spans: dict[str, list[dict[str, Any]]], path: str, scale: float) -> None:
+def _pyplot(command: str) -> Any:
+    """matplotlib's pyplot (drawing to files), or an exit with an install hint that
+    works as written, from the package index or from a checkout."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the extra
+    except ImportError:
         raise SystemExit(
-            "fanout bench --plot needs matplotlib: pip install 'llm-fanout[plot]'"
-        ) from exc
+            f"fanout {command} --plot needs matplotlib: pip install matplotlib "
+            "(in a checkout of fanout: pip install -e '.[plot]')"
+        ) from None
+    return plt
+
+
+def _plot_timeline(
+    plt: Any, spans: dict[str, list[dict[str, Any]]], path: str, scale: float
+) -> None:
     fig, axes = plt.subplots(
         len(spans),
         1,
@@ -452,26 +469,39 @@ async def _run_sim(args: argparse.Namespace) -> None:
     settings: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     settings.update(time_scale=args.time_scale, rpm=args.rpm, tpm=args.tpm,
                     limit_period_s=args.limit_period, quota_tokens=args.quota,
-                    fault_rates=dict(args.fault), seed=args.seed)  # fmt: skip
+                    fault_rates=dict(args.fault), seed=args.seed, api_key=args.api_key)  # fmt: skip
     if args.profile:
         config = SimConfig.from_profile(EndpointProfile.load(args.profile), **settings)
     else:
         config = SimConfig(**settings)
-    async with serve(config, port=args.port) as server:
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            server = await stack.enter_async_context(serve(config, port=args.port))
+        except OSError as exc:
+            raise SystemExit(_listen_error(args.port, exc)) from None
         print(f"fanout sim listening on {server.base_url}  (stats: http://127.0.0.1:{server.port}/sim/stats)",
               flush=True)  # fmt: skip
         await asyncio.Event().wait()
+
+
+def _listen_error(port: int, exc: OSError) -> str:
+    """One line for a port the simulator cannot listen on (taken, or privileged)."""
+    if exc.errno == errno.EADDRINUSE:
+        return (f"fanout sim: port {port} on 127.0.0.1 is already in use; "
+                "choose another with --port (0 picks a free one)")  # fmt: skip
+    return f"fanout sim: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}"
 
 
 def _setup_logging(verbose: int) -> None:
     from ._logging import configure
 
     configure(logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING)
+    logging.getLogger("fanout.progress").setLevel(logging.INFO)  # shown without -v
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    _setup_logging(args.verbose)
+    _setup_logging(args.verbose + args.verbose_after)
     try:
         if args.command == "sim":
             try:
@@ -481,10 +511,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             return 0
         if args.command == "demo":
-            from ._demo import format_demo, run_demo
+            from ._demo import LiveTable, run_demo
 
-            rows = asyncio.run(run_demo(args.time_scale))
-            print(format_demo(rows, args.time_scale))
+            table = LiveTable(sys.stdout, args.time_scale, live=sys.stdout.isatty())
+            asyncio.run(run_demo(args.time_scale, listener=table))
+            table.close()
             return 0
         if args.command == "plan":
             return _plan(args)
@@ -492,6 +523,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(commands[args.command](args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader left early (fanout demo | head): no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (FileNotFoundError, ValueError) as exc:
         print(f"fanout {args.command}: {exc}", file=sys.stderr)
         return 2

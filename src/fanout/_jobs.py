@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._models import Answer, Question
+from ._progress import count_lines, expected_total
 
 if TYPE_CHECKING:
     from ._fanout import Fanout
@@ -221,6 +222,8 @@ async def run_jsonl(
                 continue
             yield q
 
+    counted = count_lines(src) if progress else 0  # progress total: these, less those skipped
+    total = expected_total.set(lambda: counted - summary.skipped_done - len(summary.bad_lines))
     fd = os.open(dst, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         async for answer in fo.as_completed(questions(), progress=progress, **overrides):
@@ -231,4 +234,5 @@ async def run_jsonl(
                 summary.failed += 1
     finally:
         os.close(fd)
+        expected_total.reset(total)
     return summary

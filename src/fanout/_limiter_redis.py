@@ -92,7 +92,8 @@ class RedisLimiter:
             import redis.asyncio as redis_asyncio
         except ImportError as exc:  # pragma: no cover - depends on the extra
             raise ConfigError(
-                "shared limits need the redis package: pip install 'llm-fanout[redis]'"
+                "shared limits need the redis package: pip install redis "
+                "(in a checkout of fanout: pip install -e '.[redis]')"
             ) from exc
         if limits.rpm is None and limits.tpm is None:
             raise ConfigError(

@@ -73,6 +73,11 @@ class SimConfig:
     max_context_tokens: int = 128_000
     """Requests whose prompt exceeds this are refused with 400 ``context_length_exceeded``."""
 
+    # --- access -------------------------------------------------------------------
+    api_key: str | None = None
+    """The only API key accepted, or None to accept any. Another key (or none) gets
+    401 ``invalid_api_key``, with the hosted API's error body."""
+
     # --- limits (per API key) ---------------------------------------------------
     rpm: int | None = None
     """Requests per minute, or None for no limit. With ``time_scale`` the minute is a
@@ -113,6 +118,8 @@ class SimConfig:
         for name, value in non_negative.items():
             if value < 0:
                 raise ValueError(f"SimConfig.{name} must be >= 0, got {value!r}")
+        if self.api_key is not None and (not isinstance(self.api_key, str) or not self.api_key):
+            raise ValueError("SimConfig.api_key must be a non-empty string or None")
         if self.stream_chunk_tokens < 1:
             raise ValueError("SimConfig.stream_chunk_tokens must be >= 1")
         if self.slots < 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
 import random
 import time
@@ -60,6 +61,26 @@ class _KeyLimits:
 
 def _error(message: str, type_: str, code: str | None, param: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def _bearer(request: Request) -> str:
+    """The API key a request carries (``Authorization: Bearer KEY``), or ""."""
+    auth = request.headers.get("authorization", "")
+    return auth[7:] if auth.lower().startswith("bearer ") else auth
+
+
+def _auth_error(api_key: str, required: str | None) -> dict[str, Any] | None:
+    """The hosted API's 401 body for a key other than ``required``, else None."""
+    if required is None or hmac.compare_digest(api_key.encode(), required.encode()):
+        return None
+    if not api_key:
+        return _error("You didn't provide an API key. You need to provide your API key in an "
+                      "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+                      "invalid_request_error", None)  # fmt: skip
+    shown = f"{api_key[:3]}{'*' * (len(api_key) - 7)}{api_key[-4:]}" if len(api_key) > 10 else "***"
+    return _error(f"Incorrect API key provided: {shown}. This simulator accepts only the key it "
+                  "was started with (SimConfig.api_key, fanout sim --api-key).",
+                  "invalid_request_error", "invalid_api_key")  # fmt: skip
 
 
 def _truncate(text: str, tokens: int) -> str:
@@ -122,7 +143,8 @@ class SimServer:
 
     async def _handle(self, request: Request, out: Responder) -> None:
         if request.method == "GET" and request.path in ("/v1/models", "/models"):
-            await out.send_json(200, {}, self._models())
+            denied = _auth_error(_bearer(request), self.config.api_key)
+            await out.send_json(401 if denied else 200, {}, denied or self._models())
             return
         if request.method == "GET" and request.path == "/sim/stats":
             self._sync_engine_stats()
@@ -183,8 +205,7 @@ class SimServer:
         cfg = self.config
         request_id = f"req_{uuid.uuid4().hex[:16]}"
         base_headers = {"x-request-id": request_id}
-        auth = request.headers.get("authorization", "")
-        api_key = auth[7:] if auth.lower().startswith("bearer ") else auth
+        api_key = _bearer(request)
         record.api_key = api_key[:4] + "…" if api_key else ""
 
         async def fail(
@@ -197,6 +218,10 @@ class SimServer:
 
         await self._sleep_model(cfg.rtt_s / 2)
 
+        denied = _auth_error(api_key, cfg.api_key)
+        if denied is not None:
+            await fail(401, denied)
+            return
         try:
             payload = json.loads(request.body or b"null")
         except ValueError:
