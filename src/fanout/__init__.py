@@ -26,6 +26,7 @@ from ._engine import plan as plan
 from ._exceptions import ConfigError as ConfigError
 from ._exceptions import FanoutError as FanoutError
 from ._exceptions import InvalidQuestionError as InvalidQuestionError
+from ._exceptions import JobError as JobError
 from ._exceptions import PartialFailureError as PartialFailureError
 from ._exceptions import QuestionError as QuestionError
 from ._exceptions import QuestionTimeoutError as QuestionTimeoutError
@@ -78,6 +79,7 @@ __all__ = [
     "FanoutError",
     "FanoutStream",
     "InvalidQuestionError",
+    "JobError",
     "JobSummary",
     "LimitState",
     "Limits",
