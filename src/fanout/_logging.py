@@ -14,7 +14,14 @@ import logging
 import sys
 from typing import Any
 
-__all__ = ["RedactSecrets", "configure", "redact", "register_secret"]
+__all__ = [
+    "RedactSecrets",
+    "configure",
+    "get_logger",
+    "redact",
+    "redact_registered",
+    "register_secret",
+]
 
 _SECRETS: set[str] = set()
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
@@ -26,11 +33,16 @@ def register_secret(value: object) -> None:
         _SECRETS.add(value)
 
 
-def redact(text: str) -> str:
+def redact_registered(text: str) -> str:
+    """``text`` with every registered secret replaced by ``***``."""
     for secret in _SECRETS:
         if secret in text:
             text = text.replace(secret, "***")
     return text
+
+
+def redact(text: str) -> str:
+    return redact_registered(text)
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
@@ -61,6 +73,15 @@ class StructuredFormatter(logging.Formatter):
 
 _filter = RedactSecrets()
 logging.getLogger("fanout").addFilter(_filter)
+
+
+def get_logger(name: str) -> logging.Logger:
+    """A logger below ``fanout`` with the redacting filter on it too: a logger's
+    filters do not see the records of its children, so each one needs its own."""
+    logger = logging.getLogger(name)
+    if _filter not in logger.filters:
+        logger.addFilter(_filter)
+    return logger
 
 
 def configure(level: int = logging.INFO) -> None:
