@@ -19,6 +19,7 @@ from ._detect import detect
 from ._engine import Fanout
 from ._exceptions import FanoutError
 from ._jobs import JobSummary
+from ._logging import redact
 from ._planning import EndpointModel, Plan
 from ._profile import EndpointProfile
 
@@ -521,7 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (OSError, ValueError, FanoutError) as exc:
-        print(f"fanout {args.command}: {exc}", file=sys.stderr)
+        print(f"fanout {args.command}: {redact(str(exc))}", file=sys.stderr)
         return 2
 
 

@@ -13,11 +13,17 @@
 
 The SDK's own exception (``openai.APIStatusError`` and friends) is kept as the
 ``__cause__`` of a :class:`QuestionError`.
+
+No message holds a secret: every error redacts its arguments when it is made (see
+:mod:`fanout._redact`), and an :class:`~fanout.Answer` redacts the chain of the error
+it carries, ``__cause__`` included.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from ._redact import redact
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -38,6 +44,9 @@ __all__ = [
 
 class FanoutError(Exception):
     """Base class of every error fanout raises."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(FanoutError, ValueError):

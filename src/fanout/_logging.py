@@ -1,11 +1,11 @@
 """Logging: structured fields, and no secret ever written.
 
 fanout logs on the ``fanout`` logger with ``extra=`` fields (``question``,
-``attempt``, ``status``, ``wait_s``, ...). Every API key a ``Fanout`` is given is
-registered here, and :class:`RedactSecrets` replaces it with ``***`` in every
-record — message, arguments and fields — before any handler sees it, whoever
-configured the handlers. :func:`redact` does the same for text fanout puts in
-errors and reports.
+``attempt``, ``status``, ``wait_s``, ...). :class:`RedactSecrets` passes every record
+— message, arguments, fields and traceback — through :func:`~fanout._redact.redact`
+(the keys each ``Fanout`` registered, and anything shaped like a key) before any
+handler sees it, whoever configured the handlers. It sits on the ``fanout`` logger
+and on each logger below it that fanout uses (:func:`get_logger`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 import sys
 from typing import Any
+
+from ._redact import redact, redact_registered, register_secret
 
 __all__ = [
     "RedactSecrets",
@@ -23,26 +25,8 @@ __all__ = [
     "register_secret",
 ]
 
-_SECRETS: set[str] = set()
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
-
-
-def register_secret(value: object) -> None:
-    """Never let ``value`` (an API key) appear in fanout's logs, errors or reports."""
-    if isinstance(value, str) and len(value) >= 6:
-        _SECRETS.add(value)
-
-
-def redact_registered(text: str) -> str:
-    """``text`` with every registered secret replaced by ``***``."""
-    for secret in _SECRETS:
-        if secret in text:
-            text = text.replace(secret, "***")
-    return text
-
-
-def redact(text: str) -> str:
-    return redact_registered(text)
+_TRACEBACKS = logging.Formatter()
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
@@ -50,15 +34,20 @@ def _fields(record: logging.LogRecord) -> dict[str, Any]:
 
 
 class RedactSecrets(logging.Filter):
-    """Replaces every registered secret in a record with ``***``."""
+    """Replaces every secret in a record with ``***`` (see :mod:`fanout._redact`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if _SECRETS:
-            record.msg = redact(record.getMessage())
-            record.args = None
-            for key, value in _fields(record).items():
-                if isinstance(value, str):
-                    setattr(record, key, redact(value))
+        record.msg = redact(record.getMessage())
+        record.args = None
+        for key, value in _fields(record).items():
+            if isinstance(value, str):
+                setattr(record, key, redact(value))
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _TRACEBACKS.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
         return True
 
 
