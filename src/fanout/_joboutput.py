@@ -50,15 +50,25 @@ def id_key(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Done:
-    """What the output says about one id: its last record."""
+    """What the output says about one id: its last record. One per id of the output
+    is held in memory while a job runs (about 100 bytes each)."""
 
     ok: bool
     """The last record is an answer (``error`` is null)."""
-    fingerprint: str | None
-    """The fingerprint of the request it answered (None in records written before
-    fingerprints existed)."""
+    fingerprint: bytes | None
+    """The fingerprint of the request it answered, as bytes (None in records written
+    before fingerprints existed, or with one that is not hexadecimal)."""
+
+
+def _fingerprint_bytes(value: object) -> bytes | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        return None
 
 
 class JobOutput:
@@ -108,10 +118,9 @@ class JobOutput:
                 except ValueError:  # UnicodeDecodeError included
                     continue
                 if isinstance(record, dict) and "id" in record:
-                    fp = record.get("fingerprint")
                     done[id_key(record["id"])] = Done(
                         ok=record.get("error") is None,
-                        fingerprint=fp if isinstance(fp, str) else None,
+                        fingerprint=_fingerprint_bytes(record.get("fingerprint")),
                     )
         return done
 

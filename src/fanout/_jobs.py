@@ -222,7 +222,7 @@ async def run_jsonl(
 
         def resumed(qid: str, fp: str, prev: Done, lineno: int) -> bool:
             """Whether the output already holds what this question needs."""
-            if prev.fingerprint is not None and prev.fingerprint != fp:
+            if prev.fingerprint is not None and prev.fingerprint != bytes.fromhex(fp):
                 summary.reasked_changed += 1
                 level = log.warning if summary.reasked_changed == 1 else log.info
                 level("%s:%d: id %s was answered for a different request (question, system "
