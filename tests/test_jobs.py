@@ -344,6 +344,19 @@ class TestOutput:
         assert 'id "q00001" (line 2)' in error
         assert "question 0" not in error
 
+    async def test_ids_sharing_one_question_each_name_their_own_line(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """Identical questions are sent once; each failure record still names its own id."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        src.write_text("".join(json.dumps({"id": i, "question": "same?"}) + "\n" for i in (7, 8)))
+        async with sim(time_scale=100, answer_tokens=3, **FAILING) as (_, client):
+            fo = fanout.Fanout(client, model="m", retry=fanout.Retry(max_attempts=1))
+            await fo.run_jsonl(src, dst)
+        errors = {r["id"]: str(r["error"]) for r in _records(dst)}
+        assert errors[7].startswith("QuestionError: id 7 (line 1) failed")
+        assert errors[8].startswith("QuestionError: id 8 (line 2) failed")
+
     def test_a_newline_ended_last_line_is_never_cut(self, tmp_path: Path) -> None:
         """Only a line without its newline can be torn; a whole line stays, JSON or not."""
         path = tmp_path / "out.jsonl"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["BadLine", "JobSummary", "fingerprint", "run_jsonl"]
 
 _QUESTION_KEYS = {"id", "question", "system", "expected_tokens"}
+_POSITION = re.compile(r"question \d+")
 # Keyword arguments of Fanout.as_completed that are not part of the request sent.
 _CALL_OPTIONS = {"model", "system", "retry", "policy", "on_error", "timeout", "progress",
                  "on_answer", "dedupe"}  # fmt: skip
@@ -155,11 +157,8 @@ def _error_text(answer: Answer, line: int | None) -> str | None:
         return None
     where = f"id {answer.id}" + (f" (line {line})" if line is not None else "")
     message = str(error)
-    position = f"question {answer.index}"
-    if message.startswith(position):
-        message = where + message[len(position) :]
-    else:
-        message = f"{where}: {message}"
+    position = _POSITION.match(message)  # a duplicate's error names the first asker
+    message = where + message[position.end() :] if position else f"{where}: {message}"
     return redact(f"{type(error).__name__}: {message}")
 
 
