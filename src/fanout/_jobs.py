@@ -110,7 +110,17 @@ def _call_request(
     return model, system if system is not None else fo.system, params
 
 
-def _parse(line: str, lineno: int) -> tuple[Question | None, str | None, BadLine | None]:
+def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLine | None]:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (
+            None,
+            None,
+            BadLine(
+                lineno, f"not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} of the line"
+            ),
+        )
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -136,17 +146,6 @@ def _parse(line: str, lineno: int) -> tuple[Question | None, str | None, BadLine
     except ValueError as exc:
         return None, qid, BadLine(lineno, f"id {qid}: {exc}")
     return q, qid, None
-
-
-def _decode(raw: bytes, lineno: int) -> tuple[str | None, BadLine | None]:
-    if lineno == 1:
-        raw = raw.removeprefix(BOM)
-    try:
-        return raw.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return None, BadLine(
-            lineno, f"not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} of the line"
-        )
 
 
 def _error_text(answer: Answer, line: int | None) -> str | None:
@@ -241,14 +240,12 @@ async def run_jsonl(
             lineno = 0
             try:
                 for lineno, raw in enumerate(f, 1):
-                    line, bad = _decode(raw, lineno)
-                    if line is None or not line.strip():
-                        if bad is not None:
-                            summary.total_lines += 1
-                            skip(bad)
+                    if lineno == 1:
+                        raw = raw.removeprefix(BOM)
+                    if not raw.strip():
                         continue
                     summary.total_lines += 1
-                    q, qid, bad = _parse(line, lineno)
+                    q, qid, bad = _parse(raw, lineno)
                     if qid is not None and bad is None and qid in seen:
                         bad = BadLine(lineno, f"duplicate id {qid}")
                     if bad is not None:
