@@ -139,7 +139,8 @@ def build_merged(questions: Sequence[str], fmt: str, *, nonce: str | None = None
 def parse_merged(content: str | None, request: MergedRequest, *, truncated: bool) -> dict[str, str]:
     """Answers found in a merged reply, by tag (see the module docstring for the
     grammars). Only clean, non-empty answers appear; the caller re-asks every tag
-    that is missing. ``truncated``: the reply was cut by ``max_tokens``."""
+    that is missing. ``truncated``: the reply was cut by ``max_tokens`` (JSON only:
+    a tagged-text reply says as much by lacking its end line)."""
     if not content:
         return {}
     if request.format == "json":
