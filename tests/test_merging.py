@@ -259,7 +259,7 @@ def text_cases(draw: st.DrawFn) -> TextCase:
         if i in spoofs:
             token, at_start = spoofs[i]
             cut = draw(st.integers(0, len(body)))
-            reply += body[:cut] + ("\n" if at_start else " ") + f"[{token}]"
+            reply += body[:cut] + ("\n" if at_start else " see ") + f"[{token}]"
             if at_start:
                 spoofs_at.append((token, len(reply)))
             reply += " " + body[cut:] + "\n\n"
