@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,8 @@ import pytest
 
 from fanout._cli import main
 from fanout._demo import DemoRow, LiveTable, format_demo
+
+from .conftest import SimFactory
 
 
 @pytest.mark.parametrize("command", [[], ["sim"], ["demo"], ["ask"], ["run"], ["plan"], ["bench"]])
@@ -243,15 +247,16 @@ def test_plan_is_a_dry_run_with_every_candidate(capsys: pytest.CaptureFixture[st
     assert "rate limits" in out
 
 
-def test_run_reports_bad_lines_and_writes_answers(tmp_path: Path) -> None:
-    """`fanout run` in a subprocess: answers out, bad lines named by number on stderr."""
+def test_run_reports_bad_lines_once_and_exits_3(tmp_path: Path) -> None:
+    """`fanout run` in a subprocess: answers out, each bad line named once, exit code 3."""
     src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
     src.write_text('{"id": 1, "question": "one?"}\nnot json\n{"id": 2, "question": "two?"}\n')
     proc = subprocess.run(
         [sys.executable, "-m", "fanout", "run", str(src), str(dst), "--sim-time-scale", "100"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.count(":2: skipped") == 1, proc.stderr
     assert f"{src}:2: skipped: not JSON" in proc.stderr
     assert "answered 2" in proc.stdout
     ids = sorted(json.loads(line)["id"] for line in dst.read_text().splitlines())
@@ -271,7 +276,7 @@ def test_run_logs_progress_with_a_total_by_default_off_a_terminal(tmp_path: Path
              "--sim-time-scale", "100", flag],
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == 3, proc.stderr  # finished, one line skipped
         runs[flag] = proc.stderr
     assert " INFO fanout.progress progress done=3 total=3 rate=" in runs["--progress"]
     assert "fanout.progress" not in runs["--no-progress"]
@@ -305,6 +310,103 @@ def test_run_on_a_terminal_without_rich_draws_a_plain_bar(tmp_path: Path) -> Non
     assert proc.returncode == 0
     assert "answered 5" in out
     assert "\rfanout [################] 5/5  " in screen.decode()
+
+
+async def test_run_after_a_failing_endpoint_answers_the_failed_ids(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """Against a failing endpoint: exit 1; the same command against a healthy one
+    answers the failed ids, says so, and exits 0."""
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "question": f"q{i}?"}) + "\n" for i in range(20)))
+
+    async def run(base_url: str) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "fanout", "run", str(src), str(dst), "--base-url", base_url,
+            "--model", "m", "--api-key", "sim", "--policy", "split",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, _ = await proc.communicate()
+        assert proc.returncode is not None
+        return proc.returncode, out.decode()
+
+    async with sim(time_scale=100, answer_tokens=3, fault_rates={"500": 1.0}) as (server, _):
+        code, out = await run(server.base_url)
+    assert code == 1
+    assert "failed 20" in out
+    async with sim(time_scale=100, answer_tokens=3) as (server, _):
+        code, out = await run(server.base_url)
+    assert code == 0, out
+    assert "answered 20, failed 0, already done 0" in out
+    assert "asked again: 20 that had failed" in out
+    last = {json.loads(line)["id"]: json.loads(line) for line in dst.read_text().splitlines()}
+    assert all(r["error"] is None and r["answer"] for r in last.values())
+
+
+def test_run_on_a_locked_output_fails_at_once_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output another run holds: one `fanout run:` line, exit code 2, nothing sent."""
+    import fcntl
+
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text('{"id": 1, "question": "one?"}\n')
+    with dst.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        code = main(["run", str(src), str(dst), "--sim-time-scale", "100"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("fanout run: ") and err.count("\n") == 1, err
+    assert "another run" in err
+    assert dst.read_text() == ""
+
+
+@pytest.mark.parametrize("case", ["a folder", "in a missing folder", "in a read-only folder"])
+def test_run_reports_an_unusable_output_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    """An output that cannot be written: one `fanout run:` line and exit code 2, no traceback."""
+    src = tmp_path / "q.jsonl"
+    src.write_text('{"id": 1, "question": "one?"}\n')
+    if case == "a folder":
+        dst = tmp_path / "out"
+        dst.mkdir()
+    elif case == "in a missing folder":
+        dst = tmp_path / "missing" / "a.jsonl"
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes to read-only folders")
+        folder = tmp_path / "ro"
+        folder.mkdir(mode=0o555)
+        dst = folder / "a.jsonl"
+    code = main(["run", str(src), str(dst), "--sim-time-scale", "100"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"fanout run: cannot write the answers to {dst}: "), err
+    assert err.count("\n") == 1, err
+
+
+def test_run_stops_on_a_full_disk_in_one_line_and_resumes(tmp_path: Path) -> None:
+    """A write refused by the OS mid-run (here a file size limit, as a full disk would):
+    one `fanout run:` line, exit code 2; the next run repairs the tail and finishes."""
+    import resource
+
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "question": f"q{i}?"}) + "\n" for i in range(5)))
+    cmd = [sys.executable, "-m", "fanout", "run", str(src), str(dst), "--sim-time-scale", "100",
+           "--policy", "split", "--no-progress"]  # fmt: skip
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))
+
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, preexec_fn=limit)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"fanout run: cannot write to {dst}: File too large"), proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    ids = [json.loads(line)["id"] for line in dst.read_text().splitlines()]
+    assert sorted(ids) == list(range(5))
 
 
 def test_bench_prints_a_table_and_draws_a_timeline(

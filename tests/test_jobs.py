@@ -8,9 +8,12 @@ import random
 import signal
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 import fanout
-from fanout._jobs import repair_tail
+from fanout._joboutput import repair_tail
 from fanout.jobs import run_jsonl
 from fanout.sim import answer_for
 
@@ -150,3 +153,214 @@ async def test_sigkill_at_random_moments_loses_nothing_and_duplicates_nothing(
     assert len(got) == len(set(got)), "an id was answered twice"
     assert sorted(got) == ids
     assert all(r["error"] is None for r in records)
+
+
+def _last(path: Path) -> dict[str, dict[str, object]]:
+    """The last record of each id: what the output says now."""
+    return {str(r["id"]): r for r in _records(path)}
+
+
+FAILING = {"fault_rates": {"500": 1.0}}
+
+
+class TestResume:
+    async def test_failed_ids_are_asked_again_on_resume(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """Ids whose record is a failure are answered by the next run, and counted."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        ids = _write_questions(src, 20)
+        async with sim(time_scale=100, answer_tokens=3, **FAILING) as (_, client):
+            fo = fanout.Fanout(client, model="m", retry=fanout.Retry(max_attempts=1))
+            first = await run_jsonl(fo, src, dst)
+        assert first.failed == 20
+        async with sim(time_scale=100, answer_tokens=3) as (server, client):
+            second = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
+            assert server.stats.requests, "the failed ids were sent again"
+        assert (second.answered, second.failed, second.skipped_done) == (20, 0, 0)
+        assert second.retried_failed == 20
+        last = _last(dst)
+        assert sorted(last) == ids
+        assert all(r["error"] is None and r["answer"] for r in last.values())
+
+    async def test_failed_ids_can_be_left_alone(self, sim: SimFactory, tmp_path: Path) -> None:
+        """retry_failed=False sends nothing for them, and counts them apart from done ids."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        _write_questions(src, 5)
+        async with sim(time_scale=100, answer_tokens=3, **FAILING) as (_, client):
+            fo = fanout.Fanout(client, model="m", retry=fanout.Retry(max_attempts=1))
+            await run_jsonl(fo, src, dst)
+        async with sim(time_scale=100, answer_tokens=3) as (server, client):
+            fo = fanout.Fanout(client, model="m")
+            summary = await run_jsonl(fo, src, dst, retry_failed=False)
+            assert server.stats.requests == []
+        assert (summary.skipped_failed, summary.skipped_done, summary.answered) == (5, 0, 0)
+
+    async def test_a_changed_question_is_answered_again(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """Same id, different question: re-asked (and counted); unchanged ids are skipped."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        _write_questions(src, 6)
+        async with sim(time_scale=100, answer_tokens=3) as (server, client):
+            fo = fanout.Fanout(client, model="m", policy="split")
+            await run_jsonl(fo, src, dst)
+            lines = src.read_text().splitlines()
+            lines[2] = json.dumps({"id": "q00002", "question": "Something else entirely?"})
+            src.write_text("\n".join(lines) + "\n")
+            server.reset_stats()
+            summary = await run_jsonl(fo, src, dst)
+            assert len(server.stats.requests) == 1
+        assert (summary.reasked_changed, summary.skipped_done, summary.answered) == (1, 5, 1)
+        assert _last(dst)["q00002"]["answer"] == answer_for("Something else entirely?", 3)
+
+    @pytest.mark.parametrize(
+        "change",
+        [{"model": "other"}, {"system": "Be terse."}, {"temperature": 0.5}],
+        ids=["model", "system", "parameter"],
+    )
+    async def test_a_changed_model_system_or_parameter_is_answered_again(
+        self, sim: SimFactory, tmp_path: Path, change: dict[str, Any]
+    ) -> None:
+        """The fingerprint covers the model, the system prompt and the create() parameters."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        _write_questions(src, 3)
+        async with sim(time_scale=100, answer_tokens=3) as (_, client):
+            fo = fanout.Fanout(client, model="m")
+            await run_jsonl(fo, src, dst)
+            same = await run_jsonl(fo, src, dst)
+            changed = await run_jsonl(fo, src, dst, **change)
+        assert (same.skipped_done, same.reasked_changed) == (3, 0)
+        assert (changed.skipped_done, changed.reasked_changed, changed.answered) == (0, 3, 3)
+
+    async def test_records_without_a_fingerprint_are_trusted(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """Output written before fingerprints existed is not re-asked (and not re-billed)."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        _write_questions(src, 2)
+        dst.write_text(json.dumps({"id": "q00000", "answer": "old", "error": None}) + "\n")
+        async with sim(time_scale=100, answer_tokens=3) as (_, client):
+            summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
+        assert (summary.skipped_done, summary.answered, summary.reasked_changed) == (1, 1, 0)
+
+
+class TestLock:
+    async def test_a_second_run_on_the_same_output_fails_at_once(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """While a job writes an output, another job on it stops before sending anything."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        ids = _write_questions(src, 30)
+        async with sim(time_scale=20, answer_tokens=20) as (server, client):
+            fo = fanout.Fanout(
+                client, model="m", policy="split", limits=fanout.Limits(max_concurrency=4)
+            )
+            first = asyncio.create_task(run_jsonl(fo, src, dst))
+            while not server.stats.requests:
+                await asyncio.sleep(0.01)
+            sent = len(server.stats.requests)
+            with pytest.raises(fanout.JobError, match="another run"):
+                await run_jsonl(fo, src, dst)
+            assert len(server.stats.requests) <= sent + 4, "the second run sent nothing"
+            summary = await first
+        assert summary.answered == 30
+        got = [str(r["id"]) for r in _records(dst)]
+        assert sorted(got) == ids
+
+    async def test_without_fcntl_the_job_runs_and_says_it_is_not_locked(
+        self,
+        sim: SimFactory,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture,
+    ) -> None:
+        """Where file locking is missing (Windows), the job still runs, with a warning."""
+        import fanout._joboutput
+
+        monkeypatch.setattr(fanout._joboutput, "fcntl", None)
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        _write_questions(src, 3)
+        async with sim(time_scale=100, answer_tokens=3) as (_, client):
+            summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
+        assert summary.answered == 3
+        assert "cannot lock" in caplog.text
+
+
+class TestInput:
+    async def test_invalid_utf8_is_a_bad_line_and_the_job_goes_on(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """A line that is not UTF-8 is skipped with its number; every line after it is answered."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        ids = _write_questions(src, 5)
+        lines = src.read_bytes().splitlines(keepends=True)
+        lines.insert(2, b'{"id": "bad", "question": "caf\xe9?"}\n')
+        src.write_bytes(b"".join(lines))
+        async with sim(time_scale=100, answer_tokens=3) as (_, client):
+            summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
+        assert [(b.line, b.reason.split(":")[0]) for b in summary.bad_lines] == [(3, "not UTF-8")]
+        assert sorted(str(r["id"]) for r in _records(dst)) == ids
+
+    async def test_a_utf8_bom_does_not_spoil_the_first_line(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """A file saved with a byte-order mark reads like one without."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        ids = _write_questions(src, 3)
+        src.write_bytes(b"\xef\xbb\xbf" + src.read_bytes())
+        async with sim(time_scale=100, answer_tokens=3) as (_, client):
+            summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
+        assert summary.bad_lines == []
+        assert sorted(str(r["id"]) for r in _records(dst)) == ids
+
+
+class TestOutput:
+    async def test_a_whole_last_record_without_a_newline_is_kept(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """A last line that parses is a record, not a torn one: kept, and not asked again."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        ids = _write_questions(src, 3)
+        dst.write_text(json.dumps({"id": "q00000", "answer": "kept", "error": None}))
+        async with sim(time_scale=100, answer_tokens=3) as (_, client):
+            summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
+        assert not summary.repaired_tail
+        assert (summary.skipped_done, summary.answered) == (1, 2)
+        assert _last(dst)["q00000"]["answer"] == "kept"
+        assert sorted(_last(dst)) == ids
+
+    async def test_error_records_name_the_id_and_the_input_line(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """A failure says which id and which input line, not a position among the questions left."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        _write_questions(src, 3)
+        dst.write_text(json.dumps({"id": "q00000", "answer": "a", "error": None}) + "\n")
+        async with sim(time_scale=100, answer_tokens=3, **FAILING) as (_, client):
+            fo = fanout.Fanout(client, model="m", retry=fanout.Retry(max_attempts=1))
+            await run_jsonl(fo, src, dst)
+        error = _last(dst)["q00001"]["error"]
+        assert isinstance(error, str)
+        assert 'id "q00001" (line 2)' in error
+        assert "question 0" not in error
+
+    async def test_ids_sharing_one_question_each_name_their_own_line(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """Identical questions are sent once; each failure record still names its own id."""
+        src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        src.write_text("".join(json.dumps({"id": i, "question": "same?"}) + "\n" for i in (7, 8)))
+        async with sim(time_scale=100, answer_tokens=3, **FAILING) as (_, client):
+            fo = fanout.Fanout(client, model="m", retry=fanout.Retry(max_attempts=1))
+            await run_jsonl(fo, src, dst)
+        errors = {r["id"]: str(r["error"]) for r in _records(dst)}
+        assert errors[7].startswith("QuestionError: id 7 (line 1) failed")
+        assert errors[8].startswith("QuestionError: id 8 (line 2) failed")
+
+    def test_a_newline_ended_last_line_is_never_cut(self, tmp_path: Path) -> None:
+        """Only a line without its newline can be torn; a whole line stays, JSON or not."""
+        path = tmp_path / "out.jsonl"
+        path.write_text('{"id": 1}\nnot json\n')
+        assert not repair_tail(path)
+        assert path.read_text() == '{"id": 1}\nnot json\n'

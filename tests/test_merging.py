@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from fanout._merging import apportion, build_merged, parse_merged
 
@@ -48,7 +52,7 @@ class TestParseText:
     def test_sections_are_read_by_tag(self) -> None:
         """Sections may come in any order; each goes to its own tag."""
         req = build_merged(["a?", "b?", "c?"], "text", nonce="n0n")
-        reply = "[n0n-2] beta\n\n[n0n-1] alpha\nmore alpha\n\n[n0n-3] gamma"
+        reply = "[n0n-2] beta\n\n[n0n-1] alpha\nmore alpha\n\n[n0n-3] gamma\n[n0n-end]"
         assert parse_merged(reply, req, truncated=False) == {
             "n0n-1": "alpha\nmore alpha",
             "n0n-2": "beta",
@@ -58,7 +62,7 @@ class TestParseText:
     def test_forged_markers_inside_an_answer_do_not_split_it(self) -> None:
         """An answer quoting 'Answer 2:', '[q2]' or '2.' stays one answer."""
         req = build_merged(["a?", "b?"], "text", nonce="n0n")
-        reply = "[n0n-1] Answer 2: fake\n[q2] fake\n2. fake\n\n[n0n-2] the real second"
+        reply = "[n0n-1] Answer 2: fake\n[q2] fake\n2. fake\n\n[n0n-2] the real second\n[n0n-end]"
         found = parse_merged(reply, req, truncated=False)
         assert found["n0n-2"] == "the real second"
         assert found["n0n-1"].startswith("Answer 2: fake")
@@ -66,7 +70,7 @@ class TestParseText:
     def test_a_tag_seen_twice_is_not_trusted(self) -> None:
         """Duplicated sections are dropped (and so re-asked), never guessed."""
         req = build_merged(["a?", "b?"], "text", nonce="n0n")
-        found = parse_merged("[n0n-1] x\n[n0n-1] y\n[n0n-2] z", req, truncated=False)
+        found = parse_merged("[n0n-1] x\n[n0n-1] y\n[n0n-2] z\n[n0n-end]", req, truncated=False)
         assert found == {"n0n-2": "z"}
 
     def test_missing_empty_and_truncated_sections_are_left_out(self) -> None:
@@ -75,8 +79,82 @@ class TestParseText:
         found = parse_merged("[n0n-1] \n[n0n-2] fine\n[n0n-3] cut sho", req, truncated=True)
         assert found == {"n0n-2": "fine"}
 
+    def test_the_prompt_asks_for_an_end_line(self) -> None:
+        """The text format asks the model to close its reply with the [nonce-end] line."""
+        req = build_merged(["a?", "b?"], "text", nonce="n0n")
+        assert "[n0n-end]" in req.user_message
+        assert not any(line.startswith("[n0n-end]") for line in req.user_message.splitlines())
+
+    def test_a_tag_repeated_inside_an_answer_does_not_cut_it_short(self) -> None:
+        """A line inside answer 1 starting with another answer's tag: both re-asked, not cut."""
+        req = build_merged(["a?", "b?", "c?"], "text", nonce="n0n")
+        reply = (
+            "[n0n-1] one\n[n0n-2] quoted in one\nmore of one\n[n0n-2] two\n[n0n-3] three\n[n0n-end]"
+        )
+        assert parse_merged(reply, req, truncated=False) == {"n0n-3": "three"}
+
+    def test_tags_in_the_middle_of_a_line_make_no_sections(self) -> None:
+        """All tags on one line: nothing is read into answer 1; everything is re-asked."""
+        req = build_merged(["a?", "b?", "c?"], "text", nonce="n0n")
+        reply = "[n0n-1] one [n0n-2] two [n0n-3] three\n[n0n-end]"
+        assert parse_merged(reply, req, truncated=False) == {}
+
+    def test_a_tag_repeated_mid_line_in_an_answer_spoils_that_answer(self) -> None:
+        """An answer that quotes its own tag (or another) mid-line is re-asked."""
+        req = build_merged(["a?", "b?"], "text", nonce="n0n")
+        reply = "[n0n-1] one, as in [n0n-1]\n[n0n-2] two\n[n0n-end]"
+        assert parse_merged(reply, req, truncated=False) == {"n0n-2": "two"}
+
+    def test_postscripts_and_unknown_tags_are_not_appended_to_an_answer(self) -> None:
+        """Text after the end line is ignored; a section of an unknown tag is dropped, and so
+        is the answer it closes (the tag might have been written inside it)."""
+        req = build_merged(["a?", "b?", "c?"], "text", nonce="n0n")
+        reply = (
+            "[n0n-1] one\n[n0n-2] two\n[n0n-9] extra\n[n0n-3] three\n[n0n-end]\nHope this helps!"
+        )
+        assert parse_merged(reply, req, truncated=False) == {"n0n-1": "one", "n0n-3": "three"}
+
+    def test_without_the_end_line_the_last_answer_is_reasked(self) -> None:
+        """Where the last answer ends is unknown without the end line (a postscript?)."""
+        req = build_merged(["a?", "b?"], "text", nonce="n0n")
+        reply = "[n0n-1] one\n[n0n-2] two\n\nI hope this helps!"
+        assert parse_merged(reply, req, truncated=False) == {"n0n-1": "one"}
+
 
 class TestParseJSON:
+    def test_a_key_seen_twice_is_not_trusted(self) -> None:
+        """A duplicated key means the reply cannot be trusted for that question."""
+        req = build_merged(["a?", "b?"], "json", nonce="t")
+        reply = '{"t-1": "right", "t-2": "b", "t-1": "WRONG"}'
+        assert parse_merged(reply, req, truncated=False) == {"t-2": "b"}
+
+    def test_unescaped_quotes_never_move_text_to_another_question(self) -> None:
+        """Invalid JSON whose answer 1 holds '"t-2": "..."' gives nothing, least of all t-2."""
+        req = build_merged(["a?", "b?"], "json", nonce="t")
+        reply = '{"t-1": "A1 he wrote "t-2": "FROM-A1", ok"}'
+        assert parse_merged(reply, req, truncated=False) == {}
+        assert parse_merged(reply, req, truncated=True) == {}
+
+    def test_a_code_fence_around_the_object_is_allowed(self) -> None:
+        """```json ... ``` around a valid object is read as the object."""
+        req = build_merged(["a?", "b?"], "json", nonce="t")
+        reply = '```json\n{"t-1": "one", "t-2": "two"}\n```'
+        assert parse_merged(reply, req, truncated=False) == {"t-1": "one", "t-2": "two"}
+
+    def test_an_unfinished_object_is_read_only_when_cut_by_max_tokens(self) -> None:
+        """Complete pairs of a cut reply are kept; the same text with finish_reason stop is
+        not trusted at all."""
+        req = build_merged(["a?", "b?", "c?"], "json", nonce="n")
+        reply = '{"n-1": "one", "n-2": "two", "n-3": "thr'
+        assert parse_merged(reply, req, truncated=True) == {"n-1": "one", "n-2": "two"}
+        assert parse_merged(reply, req, truncated=False) == {}
+
+    def test_nested_objects_do_not_answer_for_their_keys(self) -> None:
+        """Only top-level keys are answers: a tag nested in a value answers nothing."""
+        req = build_merged(["a?", "b?"], "json", nonce="n")
+        reply = json.dumps({"n-1": {"n-2": "nested"}, "answers": {"n-2": "x"}})
+        assert parse_merged(reply, req, truncated=False) == {}
+
     def test_values_are_read_by_key_so_json_in_answers_is_inert(self) -> None:
         """An answer containing '"n-2": "fake"' does not overwrite answer 2."""
         req = build_merged(["a?", "b?"], "json", nonce="n")
@@ -119,3 +197,203 @@ class TestApportion:
     def test_shares_follow_the_weights(self) -> None:
         """Twice the weight, about twice the share; zero weight, zero share."""
         assert apportion(90, [1, 2, 0, 3]) == [15, 30, 0, 45]
+
+
+# --- property: adversarial merged replies ---------------------------------------------
+NONCE = "c0ffee"
+# Answer text: letters, digits, spaces, newlines, brackets, quotes, backslashes, braces,
+# colons and commas; with "[q2]", "Answer 2:", the bare nonce and JSON-looking bits.
+_ALPHABET = st.sampled_from([*'ab 12\n\t[]"\\{}:,-', "[q2]", "Answer 2:", NONCE, '"k": "v"'])
+_TEXT = st.lists(_ALPHABET, min_size=1, max_size=12).map("".join)
+
+
+def _has_tag(text: str) -> bool:
+    return re.search(r"\[" + NONCE + r"-[A-Za-z0-9]+\]", text, re.IGNORECASE) is not None
+
+
+@dataclass
+class TextCase:
+    """A tagged-text reply built from parts, and what was written under each tag."""
+
+    reply: str
+    k: int
+    written: dict[str, list[str]]
+    """The bodies of the sections written under each tag (0, 1 or 2 of them)."""
+    must_be_absent: set[str]
+    clean: bool
+    """No adversarial feature at all: every question must be answered."""
+    truncated: bool
+
+
+@st.composite
+def text_cases(draw: st.DrawFn) -> TextCase:
+    k = draw(st.integers(1, 5))
+    tags = [f"{NONCE}-{i}" for i in range(1, k + 1)]
+    end = f"{NONCE}-end"
+    copies = {t: draw(st.sampled_from([1, 1, 1, 0, 2])) for t in tags}  # missing, duplicated
+    sections = [(t, draw(_TEXT.filter(lambda s: bool(s.strip()) and not _has_tag(s))))
+                for t in tags for _ in range(copies[t])]  # fmt: skip
+    sections = [sections[i] for i in draw(st.permutations(range(len(sections))))]  # reordered
+    has_end = draw(st.integers(0, 3)) > 0
+    # Spoofed tokens inside bodies: mid-line (any tag, an unknown one, the end line), or at
+    # a line start. A line-start token of a tag never written, or of the end line when there
+    # is none, *is* a section / the end by the grammar (see the module docstring): at a line
+    # start the spoofs repeat what is written, or are of an unknown tag.
+    present = sorted({t for t, _ in sections} | ({end} if has_end else set()))
+    spoofs: dict[int, tuple[str, bool]] = {}  # section -> (token, at a line start)
+    for i in range(len(sections)):
+        if draw(st.integers(0, 4)) == 0:
+            at_start = draw(st.booleans())
+            pool = [*present, f"{NONCE}-9"] if at_start else [*tags, end, f"{NONCE}-9"]
+            spoofs[i] = (draw(st.sampled_from(pool)), at_start)
+    reply = draw(st.sampled_from(["", "Here you go:\n", "  \n"]))  # a preamble
+    first_at: dict[str, int] = {}  # token -> where its first genuine marker ends
+    spoofs_at: list[tuple[str, int]] = []  # line-start spoof token -> where it ends
+    closes: list[int] = []  # section -> where the marker closing it ends
+    for i, (tag, body) in enumerate(sections):
+        reply += draw(st.sampled_from(["", " ", "\t"])) + f"[{tag}]"
+        first_at.setdefault(tag, len(reply))
+        if i:
+            closes.append(len(reply))
+        reply += draw(st.sampled_from([" ", "\n", ""]))
+        if i in spoofs:
+            token, at_start = spoofs[i]
+            cut = draw(st.integers(0, len(body)))
+            reply += body[:cut] + ("\n" if at_start else " see ") + f"[{token}]"
+            if at_start:
+                spoofs_at.append((token, len(reply)))
+            reply += " " + body[cut:] + "\n\n"
+        else:
+            reply += body + "\n\n"
+    if has_end:
+        reply += f"[{end}]"
+        first_at[end] = len(reply)
+        closes.append(len(reply))
+        reply += draw(st.sampled_from(["", "\n", "\nHope this helps!", "\nPS: see [q2]"]))
+    truncated = draw(st.integers(0, 3)) == 0
+    if truncated:
+        reply = reply[: draw(st.integers(0, len(reply)))]
+        # A line-start spoof whose genuine marker was cut off is, in what is left, the
+        # genuine one: indistinguishable, so not drawn.
+        for token, at in spoofs_at:
+            assume(at > len(reply) or first_at.get(token, 0) <= len(reply))
+    written: dict[str, list[str]] = {t: [] for t in tags}
+    for tag, body in sections:
+        written[tag].append(body.strip())
+    spoofed = {token for token, _ in spoofs.values()}
+    absent = {t for t in tags if copies[t] == 0}
+    for i, (tag, _) in enumerate(sections):
+        closed = i < len(closes) and closes[i] <= len(reply)
+        if copies[tag] == 1 and (i in spoofs or not closed):
+            absent.add(tag)  # its one section is spoiled or not closed
+        if not truncated and (copies[tag] == 2 or tag in spoofed):
+            absent.add(tag)  # (a cut may remove what gives the repeat away)
+    clean = not spoofs and all(c == 1 for c in copies.values()) and has_end and not truncated
+    return TextCase(reply, k, written, absent, clean, truncated)
+
+
+@given(text_cases())
+@settings(max_examples=400, deadline=None)
+def test_tagged_text_never_gives_a_question_text_written_under_another_tag(case: TextCase) -> None:
+    """Adversarial tagged replies (missing, duplicated, reordered, nested, spoofed, cut):
+    each answer found is exactly what was written under its own tag, and every question
+    not cleanly answered is left out to be re-asked."""
+    req = build_merged([f"q{i}?" for i in range(case.k)], "text", nonce=NONCE)
+    found = parse_merged(case.reply, req, truncated=case.truncated)
+    for tag, text in found.items():
+        assert text in case.written[tag], (tag, case.reply)
+    assert not (case.must_be_absent & found.keys()), case.reply
+    if case.clean:
+        assert found == {tag: bodies[0] for tag, bodies in case.written.items()}
+
+
+@dataclass
+class JsonCase:
+    """A JSON reply built from pairs, and what was written under each key."""
+
+    reply: str
+    k: int
+    written: dict[str, list[str]]
+    """The string values written under each tag at the top level (0, 1 or 2 of them)."""
+    must_be_absent: set[str]
+    clean: bool
+    truncated: bool
+
+
+@st.composite
+def json_cases(draw: st.DrawFn) -> JsonCase:
+    k = draw(st.integers(1, 5))
+    tags = [f"{NONCE}-{i}" for i in range(1, k + 1)]
+    copies = {t: draw(st.sampled_from([1, 1, 1, 0, 2])) for t in tags}  # missing, duplicated
+    nested = {t: draw(st.integers(0, 5)) == 0 for t in tags}  # a non-string value
+    pairs: list[tuple[str, object]] = []
+    for t in tags:
+        for _ in range(copies[t]):
+            value: object = draw(_TEXT.filter(lambda s: bool(s.strip())))
+            if nested[t]:
+                value = draw(st.sampled_from([{t: value}, [value], 7, None, {"answer": value}]))
+            pairs.append((t, value))
+    # Keys that look like ours but are not, and an object holding our tags one level down.
+    for extra in draw(
+        st.lists(st.sampled_from([f"{NONCE}-9", f"{NONCE.upper()}-1", "answers"]), max_size=2)
+    ):
+        pairs.append((extra, draw(st.sampled_from(["x", {tags[0]: "nested"}]))))
+    pairs = [pairs[i] for i in draw(st.permutations(range(len(pairs))))]  # reordered
+    # An unescaped quote inside one answer: either followed by a letter (the reply stops
+    # being JSON right there) or by ', "<tag>": "..."' (JSON again until the next quote).
+    inject = draw(st.sampled_from([None, None, "letter", "comma"])) if pairs else None
+    at = draw(st.integers(0, len(pairs) - 1)) if inject else -1
+    spoof = draw(st.sampled_from(tags))
+    items, invalid_from = [], -1
+    text = "{"
+    for i, (key, value) in enumerate(pairs):
+        text += ("" if i == 0 else ", ") + json.dumps(key) + ": "
+        if i == at:  # '"A1 he wrote "<tag>": "FROM-1", ok"' or '"A1", "<tag>": "FROM-1", ok"'
+            quote = f'A{i} he wrote "' if inject == "letter" else f'A{i}", "'
+            invalid_from = len(text) + 1 + len(quote) - (inject == "comma")
+            text += '"' + quote + f'{spoof}": "FROM-{i}", ok"'
+        else:
+            text += json.dumps(value)
+        items.append(len(text))
+    text += "}"
+    wrap = draw(st.sampled_from(["{}", "```json\n{}\n```", "Answers: {}\nDone.", "\n{}\n"]))
+    reply = wrap.replace("{}", text, 1)
+    shift = reply.index(text)
+    truncated = draw(st.integers(0, 3)) == 0
+    if truncated:
+        reply = reply[: draw(st.integers(0, len(reply)))]
+        # Cut after ', "<tag>": "...", ' the rest is valid JSON as written: indistinguishable.
+        assume(inject != "comma" or len(reply) < shift + invalid_from - 3)
+    written: dict[str, list[str]] = {t: [] for t in tags}
+    for i, (key, value) in enumerate(pairs):
+        if key in written and isinstance(value, str) and i != at:
+            written[key].append(value.strip())
+    kept = len(reply) - shift  # how much of the object is left
+    broken = inject is not None and kept > invalid_from
+    absent = {t for t in tags if copies[t] == 0 or nested[t]}
+    for i, (key, _) in enumerate(pairs):
+        if key in written and copies[key] == 1 and (i == at or items[i] + 1 > kept):
+            absent.add(key)  # its one pair spoilt, or not followed by ',' or '}'
+    if broken or not truncated:
+        absent |= {t for t in tags if copies[t] == 2}
+    if broken:
+        absent |= set(tags)
+    if inject is not None and not truncated:
+        absent |= set(tags)
+    clean = inject is None and not truncated and all(copies[t] == 1 and not nested[t] for t in tags)
+    return JsonCase(reply, k, written, absent, clean, truncated)
+
+
+@given(json_cases())
+@settings(max_examples=400, deadline=None)
+def test_json_never_gives_a_question_text_written_under_another_key(case: JsonCase) -> None:
+    """Adversarial JSON replies (missing, duplicated, reordered, nested, spoofed keys,
+    unescaped quotes, cut short): each answer found is a string written under its own
+    top-level key, and every question not cleanly answered is left out to be re-asked."""
+    req = build_merged([f"q{i}?" for i in range(case.k)], "json", nonce=NONCE)
+    found = parse_merged(case.reply, req, truncated=case.truncated)
+    for tag, text in found.items():
+        assert text in case.written[tag], (tag, case.reply)
+    assert not (case.must_be_absent & found.keys()), case.reply
+    if case.clean:
+        assert found == {tag: values[0] for tag, values in case.written.items()}

@@ -19,6 +19,7 @@ from fanout._progress import (
     expected_total,
     make_progress,
 )
+from fanout.jobs import run_jsonl
 
 from .conftest import SimFactory
 
@@ -110,8 +111,8 @@ async def test_run_jsonl_progress_counts_what_is_left_to_answer(
         fo = fanout.Fanout(client, model="m")
         src_first = tmp_path / "first.jsonl"
         src_first.write_text("\n".join(lines[:2]) + "\n")
-        await fo.run_jsonl(src_first, dst)  # ids 0 and 1 answered already
-        summary = await fo.run_jsonl(src, dst, progress=True)
+        await run_jsonl(fo, src_first, dst)  # ids 0 and 1 answered already
+        summary = await run_jsonl(fo, src, dst, progress=True)
     assert (summary.answered, summary.skipped_done, len(summary.bad_lines)) == (4, 2, 1)
     last = [r.getMessage() for r in caplog.records if r.name == "fanout.progress"][-1]
     assert last.startswith("progress done=4 total=4 ")

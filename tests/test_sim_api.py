@@ -123,6 +123,21 @@ class TestMergedPrompts:
             assert r.usage is not None
             assert r.usage.completion_tokens == count_tokens(content)
 
+    async def test_an_end_line_the_prompt_asks_for_closes_the_sections(
+        self, sim: SimFactory
+    ) -> None:
+        """'end the reply with the line [x-end]' is followed, like an instructed model would."""
+        prompt = "Answer each; end the reply with the line [ab12-end].\n[ab12-1] A?\n[ab12-2] B?"
+        async with sim(time_scale=100, answer_tokens=3) as (_, client):
+            r = await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": prompt}]
+            )
+        content = r.choices[0].message.content or ""
+        assert (
+            content
+            == f"[ab12-1] {answer_for('A?', 3)}\n\n[ab12-2] {answer_for('B?', 3)}\n[ab12-end]"
+        )
+
     async def test_json_schema_is_filled_in_property_order(self, sim: SimFactory) -> None:
         """With a json_schema response_format the reply is JSON matching it."""
         schema = {

@@ -35,6 +35,7 @@ from ._detect import detect as detect
 from ._exceptions import ConfigError as ConfigError
 from ._exceptions import FanoutError as FanoutError
 from ._exceptions import InvalidQuestionError as InvalidQuestionError
+from ._exceptions import JobError as JobError
 from ._exceptions import PartialFailureError as PartialFailureError
 from ._exceptions import QuestionError as QuestionError
 from ._exceptions import QuestionTimeoutError as QuestionTimeoutError
@@ -64,6 +65,7 @@ __all__ = [
     "Fanout",
     "FanoutError",
     "InvalidQuestionError",
+    "JobError",
     "Limits",
     "PartialFailureError",
     "Policy",

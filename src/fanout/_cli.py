@@ -18,12 +18,22 @@ from . import __version__
 from ._config import Limits, Policy
 from ._detect import detect
 from ._endpoint import EndpointModel
+from ._exceptions import FanoutError
 from ._fanout import Fanout
-from ._jobs import run_jsonl
+from ._jobs import JobSummary, run_jsonl
+from ._logging import redact
 from ._plans import Plan
 from ._profile import EndpointProfile, profile_endpoint
 
 __all__ = ["main"]
+
+_RUN_EXIT_CODES = """exit codes:
+  0    every question of INPUT has an answer in OUTPUT
+  1    some questions have no answer: they failed (their records hold the error)
+  2    the job did not start or stopped: a bad option, INPUT unreadable, OUTPUT
+       locked by another run or not writable, a full disk; what was written is kept
+  3    every valid question has an answer, but some INPUT lines were skipped
+  130  interrupted (Ctrl-C); run the same command again to resume"""
 
 log = logging.getLogger("fanout")
 
@@ -92,12 +102,18 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="answer a JSONL file of questions into a JSONL file, resumably",
                          description="Input lines: {\"id\": ..., \"question\": ...} plus optional "
                          "per-question parameters. Output lines: id, answer, error, usage, attempts. "
-                         "Re-running the same command skips the ids already answered.")  # fmt: skip
+                         "Re-running the same command skips the ids already answered for the same "
+                         "request, and asks again those that failed or whose request changed.",
+                         epilog=_RUN_EXIT_CODES,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     run.add_argument("input", help="questions, one JSON object per line")
     run.add_argument("output", help="answers, appended as they arrive")
     run.add_argument("--resume", action="store_true", default=True,
-                     help="skip ids already in OUTPUT (the default)")  # fmt: skip
+                     help="skip ids already answered in OUTPUT (the default)")  # fmt: skip
     run.add_argument("--overwrite", action="store_true", help="start OUTPUT afresh")
+    run.add_argument("--no-retry-failed", dest="retry_failed", action="store_false",
+                     help="leave ids whose last record in OUTPUT is a failure alone "
+                     "(default: ask them again)")  # fmt: skip
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                      help="on standard error: a bar on a terminal, else a log line every few "
                      "seconds (default: on)")  # fmt: skip
@@ -284,17 +300,31 @@ async def _run(args: argparse.Namespace) -> int:
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
         start = time.monotonic()
-        summary = await run_jsonl(
-            fo, args.input, args.output, resume=not args.overwrite, progress=progress
-        )
-    for bad in summary.bad_lines:
-        print(f"{args.input}:{bad.line}: skipped: {bad.reason}", file=sys.stderr)
-    print(
-        f"answered {summary.answered}, failed {summary.failed}, already done {summary.skipped_done}, "
-        f"bad lines {len(summary.bad_lines)}, in {time.monotonic() - start:.1f}s"
-        + (" (cut a torn last line before resuming)" if summary.repaired_tail else "")
-    )
-    return 0 if summary.failed == 0 else 1
+        summary = await run_jsonl(fo, args.input, args.output, resume=not args.overwrite,
+                                  retry_failed=args.retry_failed, progress=progress)  # fmt: skip
+    # Bad lines were logged as they were read (FILE:LINE: skipped: reason).
+    print(_run_summary(summary, time.monotonic() - start))
+    if summary.failed or summary.skipped_failed:
+        return 1
+    return 3 if summary.bad_lines else 0
+
+
+def _run_summary(summary: JobSummary, wall_s: float) -> str:
+    s = summary
+    line = (f"answered {s.answered}, failed {s.failed}, already done {s.skipped_done}, "
+            f"bad lines {len(s.bad_lines)}, in {wall_s:.1f}s")  # fmt: skip
+    again = []
+    if s.retried_failed:
+        again.append(f"{s.retried_failed} that had failed")
+    if s.reasked_changed:
+        again.append(f"{s.reasked_changed} whose request changed")
+    if again:
+        line += f" (asked again: {' and '.join(again)})"
+    if s.skipped_failed:
+        line += f"; {s.skipped_failed} failed before and were not retried (--no-retry-failed)"
+    if s.repaired_tail:
+        line += "; cut a torn last line before resuming"
+    return line
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -526,8 +556,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left early (fanout demo | head): no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"fanout {args.command}: {exc}", file=sys.stderr)
+    except (OSError, ValueError, FanoutError) as exc:
+        print(f"fanout {args.command}: {redact(str(exc))}", file=sys.stderr)
         return 2
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 from ._exceptions import ConfigError
+from ._redact import mask_url
 
 __all__ = ["Limits", "Policy", "Retry"]
 
@@ -67,6 +69,13 @@ class Limits:
             raise ConfigError(
                 f"Limits.backend must be a redis URL (redis://...), got {self.backend!r}"
             )
+
+    def __repr__(self) -> str:
+        """The dataclass repr, with the backend's password masked (``redis://:***@host``)."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if isinstance(self.backend, str):
+            values["backend"] = mask_url(self.backend)
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in values.items())})"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -6,16 +6,24 @@
     ├── QuestionError               one question's final failure; names its index, keeps the cause
     │   ├── QuotaExceededError      the key has no quota left (``insufficient_quota``); never retried
     │   └── QuestionTimeoutError    the call's ``timeout=`` ran out before the question was answered
-    └── PartialFailureError         raised by ``ask_many`` when any question failed; carries *every*
-                                    answer, the successful ones included
+    ├── PartialFailureError         raised by ``ask_many`` when any question failed; carries *every*
+    │                               answer, the successful ones included
+    └── JobError                    a JSONL job cannot start or go on: its output is locked by
+                                    another run, not writable, or the disk is full
 
 The SDK's own exception (``openai.APIStatusError`` and friends) is kept as the
 ``__cause__`` of a :class:`QuestionError`.
+
+No message holds a secret: every error redacts its arguments when it is made (see
+:mod:`fanout._redact`), and an :class:`~fanout.Answer` redacts the chain of the error
+it carries, ``__cause__`` included.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from ._redact import redact
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -26,6 +34,7 @@ __all__ = [
     "ConfigError",
     "FanoutError",
     "InvalidQuestionError",
+    "JobError",
     "PartialFailureError",
     "QuestionError",
     "QuestionTimeoutError",
@@ -35,6 +44,9 @@ __all__ = [
 
 class FanoutError(Exception):
     """Base class of every error fanout raises."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(FanoutError, ValueError):
@@ -79,3 +91,10 @@ class PartialFailureError(FanoutError):
     def errors(self) -> Sequence[QuestionError]:
         """The failures, in input order."""
         return [a.error for a in self.answers if isinstance(a.error, QuestionError)]
+
+
+class JobError(FanoutError):
+    """A JSONL job (``run_jsonl``, ``fanout run``) cannot start or go on: the input
+    cannot be read, or the output is locked by another run, is not a writable file,
+    or cannot be written to (a full disk). The message names the file; what was
+    written before the error is kept, and running the job again resumes it."""

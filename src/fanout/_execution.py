@@ -24,6 +24,7 @@ from ._logging import redact
 from ._merging import MergedRequest, apportion, build_merged, parse_merged
 from ._models import Answer, Usage
 from ._planning import MERGE_ANSWER_OVERHEAD
+from ._redact import scrub_exception
 from ._retrying import is_quota_error
 from ._transport import Transport
 
@@ -54,6 +55,7 @@ def question_error(exc: Exception, job: Job, attempts: int) -> QuestionError:
             f"question {job.index} failed after {attempts} attempt(s): {what}",
             index=job.index, question=q.text, attempts=attempts,
         )  # fmt: skip
+    scrub_exception(exc)  # the SDK's exception may hold an echoed key
     err.__cause__ = exc
     return err
 

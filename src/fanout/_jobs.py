@@ -1,41 +1,57 @@
 """Resumable JSONL jobs: questions in, answers out, nothing lost when killed.
 
-Input: one JSON object per line, ``{"id": ..., "question": ...}``, optionally with
-``"system"``, ``"expected_tokens"`` and any ``create()`` parameter (``"max_tokens"``,
+Input: one JSON object per line (UTF-8, a byte-order mark is ignored),
+``{"id": ..., "question": ...}``, optionally with ``"system"``,
+``"expected_tokens"`` and any ``create()`` parameter (``"max_tokens"``,
 ``"temperature"``, ...) for that question alone.
 
-Output: one JSON object per line, appended and flushed as soon as each answer is
-known: ``{"id", "answer", "error", "usage", "attempts", "mode", "finish_reason"}``.
+Output: one JSON object per line, appended as soon as each answer is known:
+``{"id", "answer", "error", "usage", "attempts", "mode", "finish_reason",
+"fingerprint"}``. The output is locked while a job writes it (see
+:mod:`fanout._joboutput`): a second job on it stops at once.
 
-Resuming (the default when the output exists): ids already in the output are
-skipped; a torn last line (the process was killed while writing it) is cut off
-first. Each record goes out in a single ``write`` on a file opened for appending,
-so a line is either whole or the torn tail that the next run removes. Bad input
-lines (not JSON, no id, no question, an id seen before) are reported with their
-line numbers and skipped; the job goes on.
+Resuming (the default when the output exists): the *last* record of an id is what
+the output says about it. An id is skipped if that record is an answer to the same
+request; it is asked again, and a new record appended, if
+
+* the record is a failure (unless ``retry_failed=False``), or
+* its ``fingerprint`` differs: the question, the system prompt, the model or a
+  ``create()`` parameter changed since. The first such id is logged as a warning,
+  and the summary counts them (``reasked_changed``). Records without a
+  fingerprint (written by fanout 0.1) are trusted.
+
+Bad input lines (not UTF-8, not JSON, no id, no question, an id seen before) are
+logged once as ``FILE:LINE: skipped: reason``, kept in the summary, and skipped; the
+job goes on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import logging
 import os
-from collections.abc import AsyncIterator, Iterator
+import re
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from ._exceptions import JobError
+from ._joboutput import BOM, Done, JobOutput, id_key, log
+from ._logging import redact, redact_registered
 from ._models import Answer, Question
 from ._progress import count_lines, expected_total
 
 if TYPE_CHECKING:
     from ._fanout import Fanout
 
-__all__ = ["BadLine", "JobSummary", "read_done_ids", "repair_tail", "run_jsonl"]
-
-log = logging.getLogger("fanout.jobs")
+__all__ = ["BadLine", "JobSummary", "fingerprint", "run_jsonl"]
 
 _QUESTION_KEYS = {"id", "question", "system", "expected_tokens"}
+_POSITION = re.compile(r"question \d+")
+# Keyword arguments of Fanout.as_completed that are not part of the request sent.
+_CALL_OPTIONS = {"model", "system", "retry", "policy", "on_error", "timeout", "progress",
+                 "on_answer", "dedupe"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -52,67 +68,60 @@ class JobSummary:
 
     total_lines: int = 0
     skipped_done: int = 0
-    """Ids already answered in the output (a resumed run)."""
+    """Ids already answered, for the same request, in the output (a resumed run)."""
     answered: int = 0
     failed: int = 0
     bad_lines: list[BadLine] = field(default_factory=list)
     repaired_tail: bool = False
     """A torn last line was cut off the output before resuming."""
+    retried_failed: int = 0
+    """Ids whose last record was a failure, asked again."""
+    skipped_failed: int = 0
+    """Ids whose last record was a failure, left alone (``retry_failed=False``):
+    they still have no answer."""
+    reasked_changed: int = 0
+    """Ids answered before for a different request (question, system prompt, model
+    or parameters), asked again."""
 
 
-def repair_tail(path: Path) -> bool:
-    """Cut a torn last line (no newline, or not JSON) off ``path``; True if cut."""
-    if not path.exists():
-        return False
-    with path.open("rb+") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        if size == 0:
-            return False
-        # Find the start of the last line.
-        pos = size
-        chunk = 4096
-        tail = b""
-        while pos > 0:
-            step = min(chunk, pos)
-            pos -= step
-            f.seek(pos)
-            tail = f.read(step) + tail
-            if tail[:-1].rfind(b"\n") >= 0:
-                break
-        last_nl = tail[:-1].rfind(b"\n")
-        line_start = pos + last_nl + 1 if last_nl >= 0 else 0
-        f.seek(line_start)
-        last = f.read()
-        ok = last.endswith(b"\n")
-        if ok:
-            try:
-                json.loads(last)
-            except ValueError:
-                ok = False
-        if ok:
-            return False
-        f.truncate(line_start)
-        return True
+def fingerprint(question: Question, model: object, system: str | None,
+                params: Mapping[str, Any]) -> str:  # fmt: skip
+    """A digest of what is sent for ``question``: its text, the system prompt, the
+    model and the ``create()`` parameters (the call's, then the question's own)."""
+    request = {
+        "question": question.text,
+        "system": question.system if question.system is not None else system,
+        "model": model,
+        "params": {**params, **question.params},
+    }
+    blob = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      default=repr)  # fmt: skip
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
-def read_done_ids(path: Path) -> set[str]:
-    """Ids already in an output file (answered or failed for good)."""
-    done: set[str] = set()
-    if not path.exists():
-        return done
-    with path.open("r", encoding="utf-8") as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and "id" in record:
-                done.add(_key(record["id"]))
-    return done
+def _call_request(
+    fo: Fanout, overrides: Mapping[str, Any]
+) -> tuple[object, str | None, dict[str, Any]]:
+    """(model, system, create() parameters) of a call on ``fo`` with ``overrides``,
+    resolved the way the engine resolves them."""
+    params = {**fo.create_kwargs, **{k: v for k, v in overrides.items() if k not in _CALL_OPTIONS}}
+    model = overrides.get("model") or fo.model or params.get("model")
+    params.pop("model", None)
+    system = overrides.get("system")
+    return model, system if system is not None else fo.system, params
 
 
-def _parse(line: str, lineno: int) -> tuple[Question | None, str | None, BadLine | None]:
+def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLine | None]:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (
+            None,
+            None,
+            BadLine(
+                lineno, f"not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} of the line"
+            ),
+        )
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -121,7 +130,7 @@ def _parse(line: str, lineno: int) -> tuple[Question | None, str | None, BadLine
         return None, None, BadLine(lineno, "not a JSON object")
     if "id" not in record or record["id"] is None or isinstance(record["id"], (dict, list)):
         return None, None, BadLine(lineno, "missing id")
-    qid = _key(record["id"])
+    qid = id_key(record["id"])
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
         return None, qid, BadLine(lineno, f"id {qid}: missing or empty question")
@@ -140,29 +149,26 @@ def _parse(line: str, lineno: int) -> tuple[Question | None, str | None, BadLine
     return q, qid, None
 
 
-def _prepare(src: Path, dst: Path, *, resume: bool) -> tuple[bool, set[str]]:
-    if not src.exists():
-        raise FileNotFoundError(f"input file not found: {src}")
-    if not resume and dst.exists():
-        dst.unlink()
-    repaired = repair_tail(dst)
-    if repaired:
-        log.warning("cut a torn last line off %s before resuming", dst)
-    return repaired, read_done_ids(dst)
+def _error_text(answer: Answer, line: int | None) -> str | None:
+    """The error of a record, naming the id and its input line (the engine names a
+    question by its position among those sent, which means nothing in a file)."""
+    error = answer.error
+    if error is None:
+        return None
+    where = f"id {answer.id}" + (f" (line {line})" if line is not None else "")
+    message = str(error)
+    position = _POSITION.match(message)  # a duplicate's error names the first asker
+    message = where + message[position.end() :] if position else f"{where}: {message}"
+    return redact(f"{type(error).__name__}: {message}")
 
 
-def _key(value: object) -> str:
-    """An id as its JSON text: 1 and "1" are different ids, and the output echoes the
-    id with its input type."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _record(answer: Answer) -> bytes:
-    error = None if answer.error is None else f"{type(answer.error).__name__}: {answer.error}"
+def _record(answer: Answer, line: int | None, fp: str | None) -> bytes:
     record: dict[str, Any] = {
         "id": json.loads(answer.id) if answer.id is not None else None,
-        "answer": answer.text,
-        "error": error,
+        # Only the keys fanout knows are taken out of an answer's text: a key-shaped
+        # string in an answer may be what was asked for (see fanout._logging).
+        "answer": None if answer.text is None else redact_registered(answer.text),
+        "error": _error_text(answer, line),
         "usage": {
             "prompt_tokens": answer.usage.prompt_tokens,
             "completion_tokens": answer.usage.completion_tokens,
@@ -170,15 +176,18 @@ def _record(answer: Answer) -> bytes:
         "attempts": answer.attempts,
         "mode": answer.mode,
         "finish_reason": answer.finish_reason,
+        "fingerprint": fp,
     }
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def _open_input(src: Path) -> IO[bytes]:
+    try:
+        return src.open("rb")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"input file not found: {src}") from None
+    except OSError as exc:
+        raise JobError(f"cannot read the questions from {src}: {exc.strerror}") from exc
 
 
 async def run_jsonl(
@@ -187,52 +196,95 @@ async def run_jsonl(
     output_path: str | os.PathLike[str],
     *,
     resume: bool = True,
+    retry_failed: bool = True,
     progress: bool = False,
     **overrides: Any,
 ) -> JobSummary:
     """Answer every question of ``input_path`` into ``output_path`` (see the module
-    docstring). ``overrides`` are what ``Fanout.ask_many`` takes."""
+    docstring). ``resume=False`` empties the output first; ``retry_failed=False``
+    leaves ids whose last record is a failure alone. ``overrides`` are what
+    ``Fanout.ask_many`` takes. Raises :class:`JobError` if the output is locked by
+    another run or cannot be written."""
     src, dst = Path(input_path), Path(output_path)
     summary = JobSummary()
-    # Local file work, done once before anything is sent: blocking is harmless here.
-    summary.repaired_tail, done = _prepare(src, dst, resume=resume)
-    seen: set[str] = set()
+    model, system, params = _call_request(fo, overrides)
+    with _open_input(src) as f, JobOutput.open(dst, overwrite=not resume) as out:
+        summary.repaired_tail = out.repaired
+        done = out.read_done()
+        seen: set[str] = set()
+        pending: dict[str, tuple[int, str]] = {}  # id -> (input line, fingerprint)
+        stopped: list[JobError] = []
 
-    def lines() -> Iterator[tuple[int, str]]:
-        # Reading short lines of a local file between requests: not worth a thread.
-        with src.open("r", encoding="utf-8") as f:
-            yield from enumerate(f, 1)
+        def skip(bad: BadLine) -> None:
+            summary.bad_lines.append(bad)
+            log.warning("%s:%d: skipped: %s", src, bad.line, bad.reason)
 
-    async def questions() -> AsyncIterator[Question]:
-        for lineno, line in lines():
-            if not line.strip():
-                continue
-            summary.total_lines += 1
-            q, qid, bad = _parse(line, lineno)
-            if qid is not None and bad is None and qid in seen:
-                bad = BadLine(lineno, f"duplicate id {qid}")
-            if bad is not None:
-                summary.bad_lines.append(bad)
-                log.warning("skipping input line %d: %s", bad.line, bad.reason)
-                continue
-            assert q is not None and qid is not None
-            seen.add(qid)
-            if qid in done:
+        def resumed(qid: str, fp: str, prev: Done, lineno: int) -> bool:
+            """Whether the output already holds what this question needs."""
+            if prev.fingerprint is not None and prev.fingerprint != bytes.fromhex(fp):
+                summary.reasked_changed += 1
+                level = log.warning if summary.reasked_changed == 1 else log.info
+                level("%s:%d: id %s was answered for a different request (question, system "
+                      "prompt, model or parameters): asking it again", src, lineno, qid)  # fmt: skip
+                return False
+            if prev.ok:
                 summary.skipped_done += 1
-                continue
-            yield q
+                return True
+            if not retry_failed:
+                summary.skipped_failed += 1
+                return True
+            summary.retried_failed += 1
+            return False
 
-    counted = count_lines(src) if progress else 0  # progress total: these, less those skipped
-    total = expected_total.set(lambda: counted - summary.skipped_done - len(summary.bad_lines))
-    fd = os.open(dst, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        async for answer in fo.as_completed(questions(), progress=progress, **overrides):
-            _write_all(fd, _record(answer))
-            if answer.error is None:
-                summary.answered += 1
-            else:
-                summary.failed += 1
-    finally:
-        os.close(fd)
-        expected_total.reset(total)
+        async def questions() -> AsyncIterator[Question]:
+            # Short lines of a local file read between requests: not worth a thread.
+            lineno = 0
+            try:
+                for lineno, raw in enumerate(f, 1):
+                    if lineno == 1:
+                        raw = raw.removeprefix(BOM)
+                    if not raw.strip():
+                        continue
+                    summary.total_lines += 1
+                    q, qid, bad = _parse(raw, lineno)
+                    if qid is not None and bad is None and qid in seen:
+                        bad = BadLine(lineno, f"duplicate id {qid}")
+                    if bad is not None:
+                        skip(bad)
+                        continue
+                    assert q is not None and qid is not None
+                    seen.add(qid)
+                    fp = fingerprint(q, model, system, params)
+                    prev = done.get(qid)
+                    if prev is not None and resumed(qid, fp, prev, lineno):
+                        continue
+                    pending[qid] = (lineno, fp)
+                    yield q
+            except OSError as exc:
+                # Raised here it would reach the caller wrapped in the engine's
+                # ExceptionGroup: stop reading, and raise it once the answers are in.
+                stopped.append(JobError(f"{src}:{lineno + 1}: cannot read: {exc.strerror}"))
+
+        # The progress total: the input's lines, less those skipped on the way.
+        counted = count_lines(src) if progress else 0
+        total = expected_total.set(
+            lambda: counted - summary.skipped_done - summary.skipped_failed - len(summary.bad_lines)
+        )
+        answers = fo.as_completed(questions(), progress=progress, **overrides)
+        try:
+            async for answer in answers:
+                where = pending.pop(answer.id, None) if answer.id is not None else None
+                line, fp = where if where is not None else (None, None)
+                out.append(_record(answer, line, fp))
+                if answer.error is None:
+                    summary.answered += 1
+                else:
+                    summary.failed += 1
+        finally:
+            aclose = getattr(answers, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            expected_total.reset(total)
+        if stopped:
+            raise stopped[0]
     return summary

@@ -1,11 +1,11 @@
 """Logging: structured fields, and no secret ever written.
 
 fanout logs on the ``fanout`` logger with ``extra=`` fields (``question``,
-``attempt``, ``status``, ``wait_s``, ...). Every API key a ``Fanout`` is given is
-registered here, and :class:`RedactSecrets` replaces it with ``***`` in every
-record — message, arguments and fields — before any handler sees it, whoever
-configured the handlers. :func:`redact` does the same for text fanout puts in
-errors and reports.
+``attempt``, ``status``, ``wait_s``, ...). :class:`RedactSecrets` passes every record
+— message, arguments, fields and traceback — through :func:`~fanout._redact.redact`
+(the keys each ``Fanout`` registered, and anything shaped like a key) before any
+handler sees it, whoever configured the handlers. It sits on the ``fanout`` logger
+and on each logger below it that fanout uses (:func:`get_logger`).
 """
 
 from __future__ import annotations
@@ -14,23 +14,19 @@ import logging
 import sys
 from typing import Any
 
-__all__ = ["RedactSecrets", "configure", "redact", "register_secret"]
+from ._redact import redact, redact_registered, register_secret
 
-_SECRETS: set[str] = set()
+__all__ = [
+    "RedactSecrets",
+    "configure",
+    "get_logger",
+    "redact",
+    "redact_registered",
+    "register_secret",
+]
+
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
-
-
-def register_secret(value: object) -> None:
-    """Never let ``value`` (an API key) appear in fanout's logs, errors or reports."""
-    if isinstance(value, str) and len(value) >= 6:
-        _SECRETS.add(value)
-
-
-def redact(text: str) -> str:
-    for secret in _SECRETS:
-        if secret in text:
-            text = text.replace(secret, "***")
-    return text
+_TRACEBACKS = logging.Formatter()
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
@@ -38,15 +34,20 @@ def _fields(record: logging.LogRecord) -> dict[str, Any]:
 
 
 class RedactSecrets(logging.Filter):
-    """Replaces every registered secret in a record with ``***``."""
+    """Replaces every secret in a record with ``***`` (see :mod:`fanout._redact`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if _SECRETS:
-            record.msg = redact(record.getMessage())
-            record.args = None
-            for key, value in _fields(record).items():
-                if isinstance(value, str):
-                    setattr(record, key, redact(value))
+        record.msg = redact(record.getMessage())
+        record.args = None
+        for key, value in _fields(record).items():
+            if isinstance(value, str):
+                setattr(record, key, redact(value))
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _TRACEBACKS.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
         return True
 
 
@@ -61,6 +62,15 @@ class StructuredFormatter(logging.Formatter):
 
 _filter = RedactSecrets()
 logging.getLogger("fanout").addFilter(_filter)
+
+
+def get_logger(name: str) -> logging.Logger:
+    """A logger below ``fanout`` with the redacting filter on it too: a logger's
+    filters do not see the records of its children, so each one needs its own."""
+    logger = logging.getLogger(name)
+    if _filter not in logger.filters:
+        logger.addFilter(_filter)
+    return logger
 
 
 def configure(level: int = logging.INFO) -> None:

@@ -1,17 +1,50 @@
 """Merged requests: several questions in one prompt, and the reply split back into answers.
 
-Each question gets a tag ``[<nonce>-<n>]``, where the nonce is random per request
-and checked not to occur in any question. The reply is read back by tag only:
+Each question gets a tag ``<nonce>-<n>`` (n = 1..k), where the nonce is random per
+request and checked not to occur in any question, so no question can name a tag. A
+question's own lines after the first are indented in the prompt, so no line of a
+question can start a section there either. The reply is read back by tag only, by
+one of two grammars; whatever does not fit its grammar is left out of the result,
+and the engine asks those questions again on their own. Nothing is ever guessed.
 
-* JSON format: a JSON-schema structured output with one string property per tag.
-  Values are read by key, so nothing inside an answer can move another one.
-* Text format: sections that start, at the beginning of a line, with a tag. A
-  question or an answer cannot forge a section: it does not know the nonce.
+**JSON** (a JSON-schema structured output with one string property per tag)::
 
-A question's own lines after the first are indented in the prompt, so no line
-of a question can start a section there either. Answers that are missing,
-empty, duplicated or cut short by ``max_tokens`` are not returned: the engine
-asks those questions again on their own.
+    reply  := anything-without-"{"  object  anything
+    object := "{" [ pair ( "," pair )* ] "}"       -- JSON, control characters allowed in strings
+    pair   := string ":" value
+
+* Only top-level pairs answer, and only string values: a tag nested inside a value
+  answers nothing, and JSON inside an answer is inert.
+* A key that occurs twice (even once with a non-string value) answers nothing.
+* An object that is not valid JSON gives no answer at all: an unescaped quote inside
+  an answer could otherwise hand its tail to another tag.
+* A reply cut by ``max_tokens`` (``truncated``) may end inside the object: the pairs
+  completed before the cut (their value followed by ``,``) answer, if everything up
+  to the cut is valid JSON. A reply that stops early without being cut gives nothing.
+
+**Tagged text**, with ``[T]`` meaning the tag ``T`` in square brackets::
+
+    reply    := preamble  section*  "[<nonce>-end]"  postscript
+    section  := marker  body
+    marker   := "[<nonce>-<n>]" at the start of a line (after spaces or tabs only)
+    body     := the text up to the next marker
+
+A *tag token* is ``[<nonce>-<anything>]`` anywhere in the reply, a marker or not;
+the end line ``[<nonce>-end]`` is one too. A question is answered only if
+
+1. its tag token occurs exactly once in the whole reply, and as a marker;
+2. its section ends at a marker that is the only occurrence of its own token and is
+   another question's tag or the end line: a marker of an unknown tag, or of a tag
+   that occurs twice, may have been written inside the answer and cut it short;
+3. its body holds no tag token (all tags on one line make no sections) and is not
+   empty;
+4. it comes before the end line. Text before the first marker and after the end line
+   is ignored; without the end line (the reply was cut short, or the model did not
+   write it) the last section is not answered, since where it ends is unknown.
+
+A well-formed section written under a tag *is* that tag's answer: a model that
+writes one for a question it did not answer cannot be told apart from one that
+answered it.
 
 Usage of a merged request is apportioned by a fixed rule (see :func:`apportion`),
 so the totals over its answers are exactly what the API reported.
@@ -19,9 +52,11 @@ so the totals over its answers are exactly what the API reported.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import secrets
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +74,15 @@ class MergedRequest:
     format: str  # "json" or "text"
     user_message: str
     response_format: dict[str, Any] | None
+
+    @property
+    def nonce(self) -> str:
+        return self.tags[0].rsplit("-", 1)[0] if self.tags else ""
+
+    @property
+    def end_tag(self) -> str:
+        """The tag of the line that ends a tagged-text reply."""
+        return f"{self.nonce}-end"
 
 
 def _nonce(questions: Sequence[str]) -> str:
@@ -84,7 +128,7 @@ def build_merged(questions: Sequence[str], fmt: str, *, nonce: str | None = None
             f"Answer each of the following {k} questions separately and completely, as if "
             "each had been asked on its own. Start each answer on a new line with the "
             "question's tag exactly as given, in square brackets, then the answer. Do not "
-            "repeat the questions."
+            f"repeat the questions. After the last answer, end the reply with the line [{nonce}-end]."
         )
         response_format = None
     return MergedRequest(
@@ -92,66 +136,138 @@ def build_merged(questions: Sequence[str], fmt: str, *, nonce: str | None = None
     )
 
 
-_JSON_PAIR = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*"((?:[^"\\]|\\.)*)"(?=\s*[,}])', re.DOTALL)
-
-
 def parse_merged(content: str | None, request: MergedRequest, *, truncated: bool) -> dict[str, str]:
-    """Answers found in a merged reply, by tag. Only complete, non-empty answers
-    appear; the caller re-asks every tag that is missing."""
+    """Answers found in a merged reply, by tag (see the module docstring for the
+    grammars). Only clean, non-empty answers appear; the caller re-asks every tag
+    that is missing. ``truncated``: the reply was cut by ``max_tokens`` (JSON only:
+    a tagged-text reply says as much by lacking its end line)."""
     if not content:
         return {}
-    wanted = set(request.tags)
     if request.format == "json":
-        return _parse_json(content, wanted)
-    return _parse_text(content, request.tags, truncated=truncated)
+        return _parse_json(content, set(request.tags), truncated=truncated)
+    return _parse_text(content, request)
 
 
-def _parse_json(content: str, wanted: set[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
+# --- JSON ---------------------------------------------------------------------------
+_DECODER = json.JSONDecoder(strict=False)
+_scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 - not in the stubs
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\n\r":
+        i += 1
+    return i
+
+
+class _Cut(Exception):
+    """The reply ends inside the object."""
+
+
+def _is_cut(exc: json.JSONDecodeError, text: str) -> bool:
+    # "Unterminated string" is raised only when no closing quote follows at all.
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(text)
+
+
+def _string(text: str, i: int) -> tuple[str, int]:
     try:
-        data = json.loads(content)
+        value, end = _scanstring(text, i + 1, False)
+    except json.JSONDecodeError as exc:
+        if _is_cut(exc, text):
+            raise _Cut from None
+        raise
+    return str(value), int(end)
+
+
+def _value(text: str, i: int) -> tuple[object, int]:
+    if text[i] == '"':
+        return _string(text, i)
+    try:
+        return _DECODER.raw_decode(text, i)
+    except json.JSONDecodeError as exc:
+        if _is_cut(exc, text):
+            raise _Cut from None
+        raise
+
+
+def _object_pairs(text: str, i: int) -> tuple[list[tuple[str, object]], list[str], bool]:
+    """Strictly scan the object starting at ``text[i] == "{"``: (its pairs, every key
+    seen, whether it was closed). A pair counts once its value is followed by ``,``
+    or ``}``. Raises ValueError where the text is not JSON."""
+    pairs: list[tuple[str, object]] = []
+    keys: list[str] = []
+    n = len(text)
+    try:
+        i = _skip_ws(text, i + 1)
+        if i < n and text[i] == "}":
+            return pairs, keys, True
+        while i < n:
+            if text[i] != '"':
+                raise ValueError(f"expected a key at {i}")
+            key, i = _string(text, i)
+            keys.append(key)
+            i = _skip_ws(text, i)
+            if i == n:
+                break
+            if text[i] != ":":
+                raise ValueError(f"expected ':' at {i}")
+            i = _skip_ws(text, i + 1)
+            if i == n:
+                break
+            value, i = _value(text, i)
+            i = _skip_ws(text, i)
+            if i == n:
+                break
+            if text[i] not in ",}":
+                raise ValueError(f"expected ',' or '}}' at {i}")
+            pairs.append((key, value))
+            if text[i] == "}":
+                return pairs, keys, True
+            i = _skip_ws(text, i + 1)
+    except _Cut:
+        pass
+    return pairs, keys, False
+
+
+def _parse_json(content: str, wanted: set[str], *, truncated: bool) -> dict[str, str]:
+    start = content.find("{")
+    if start < 0:
+        return {}
+    try:
+        pairs, keys, closed = _object_pairs(content, start)
     except ValueError:
-        data = None
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if key in wanted and isinstance(value, str) and value.strip():
-                found[key] = value.strip()
-        return found
-    # Not one JSON object (cut short by max_tokens, or noise around it): keep the
-    # pairs that are complete. A value is complete only if its closing quote is
-    # followed by "," or "}", so a half-written answer is never taken.
-    seen: dict[str, int] = {}
-    for match in _JSON_PAIR.finditer(content):
-        try:
-            key = json.loads(f'"{match.group(1)}"')
-            value = json.loads(f'"{match.group(2)}"')
-        except ValueError:
-            continue
-        seen[key] = seen.get(key, 0) + 1
-        if key in wanted and value.strip():
-            found[key] = value.strip()
-    return {k: v for k, v in found.items() if seen.get(k) == 1}
+        return {}  # not JSON: an answer's unescaped quote could have moved any text
+    if not closed and not truncated:
+        return {}
+    counts = Counter(keys)
+    return {
+        key: value.strip()
+        for key, value in pairs
+        if key in wanted and counts[key] == 1 and isinstance(value, str) and value.strip()
+    }
 
 
-def _parse_text(content: str, tags: list[str], *, truncated: bool) -> dict[str, str]:
-    pattern = re.compile(
-        r"^[ \t]*\[(" + "|".join(re.escape(t) for t in tags) + r")\][ \t]*", re.MULTILINE
-    )
-    matches = list(pattern.finditer(content))
-    counts: dict[str, int] = {}
-    for m in matches:
-        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+# --- tagged text ----------------------------------------------------------------------
+def _parse_text(content: str, request: MergedRequest) -> dict[str, str]:
+    token = re.compile(r"\[(" + re.escape(request.nonce) + r"-[A-Za-z0-9]+)\]", re.IGNORECASE)
+    tokens = list(token.finditer(content))
+    counts = Counter(m.group(1).lower() for m in tokens)
+
+    def at_line_start(pos: int) -> bool:
+        return not content[content.rfind("\n", 0, pos) + 1 : pos].strip(" \t")
+
+    markers = [(m.start(), m.end(), m.group(1).lower()) for m in tokens if at_line_start(m.start())]
+    known, end = {t.lower(): t for t in request.tags}, request.end_tag.lower()
     found: dict[str, str] = {}
-    for i, m in enumerate(matches):
-        tag = m.group(1)
-        if counts[tag] != 1:
-            continue  # a tag seen twice: which one is the answer? Ask again.
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(content)
-        if truncated and i + 1 == len(matches):
-            continue  # the last section was cut by max_tokens
-        text = content[m.end() : end].strip()
-        if text:
-            found[tag] = text
+    for (_, body_start, tag), (body_end, _, closer) in itertools.pairwise(markers):
+        if tag == end:
+            break  # the rest is a postscript
+        if tag not in known or counts[tag] != 1:
+            continue
+        if counts[closer] != 1 or (closer not in known and closer != end):
+            continue  # a boundary that may have been written inside this answer
+        body = content[body_start:body_end]
+        if token.search(body) is None and body.strip():
+            found[known[tag]] = body.strip()
     return found
 
 

@@ -6,9 +6,10 @@ import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from ._plans import Plan
+from ._redact import redact, scrub_exception
 
 __all__ = ["Answer", "Answers", "Question", "Report", "Usage"]
 
@@ -98,6 +99,25 @@ class Answer(BaseModel):
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @field_validator("error")
+    @classmethod
+    def _scrubbed(cls, error: BaseException | None) -> BaseException | None:
+        """The error, and the SDK exceptions chained to it, with no key in them: a
+        server may echo the request's Authorization header in its reply."""
+        if error is not None:
+            scrub_exception(error)
+        return error
+
+    @field_serializer("error", when_used="json")
+    def _error_text(self, error: BaseException | None) -> str | None:
+        return None if error is None else redact(f"{type(error).__name__}: {error}")
+
+    def __repr__(self) -> str:
+        return redact(super().__repr__())
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
 
 
 class Report(BaseModel):

@@ -26,6 +26,7 @@ from ._endpoint import EndpointModel
 from ._limiter import LocalLimiter, RateLimiter
 from ._limiter_redis import RedisUnavailableError
 from ._models import Usage
+from ._redact import register_secret
 from ._retrying import build_retrying, is_quota_error, server_retry_after
 from ._tokens import estimate_messages_tokens
 
@@ -137,6 +138,8 @@ class Transport:
                                              "model": params.get("model")})  # fmt: skip
             try:
                 raw = await self.client.chat.completions.with_raw_response.create(**params)
+                # A key from a callable is known only once the SDK has called it.
+                register_secret(getattr(self.client, "api_key", None))
                 self.limiter.observe(raw.headers)
                 request_id = raw.headers.get("x-request-id")
                 if request_id:

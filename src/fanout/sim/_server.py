@@ -17,7 +17,15 @@ from ._http import HTTPServer, Request, Responder
 from ._limits import Bucket, go_duration
 from ._prompt import read_prompt
 from ._stats import RequestRecord, SimStats
-from ._text import _TOKEN, answer_for, count_tokens, render_merged, split_questions, wanted_tokens
+from ._text import (
+    _TOKEN,
+    answer_for,
+    count_tokens,
+    end_line,
+    render_merged,
+    split_questions,
+    wanted_tokens,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -422,7 +430,7 @@ class SimServer:
             answers = [
                 answer_for(p.text, wanted_tokens(p.text, self.config.answer_tokens)) for p in parts
             ]
-            content = render_merged(parts, answers, schema)
+            content = render_merged(parts, answers, schema, end=end_line(question))
         finish_reason = "stop"
         if max_tokens is not None and count_tokens(content) > max_tokens:
             content = _truncate(content, max_tokens)

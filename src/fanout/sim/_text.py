@@ -21,6 +21,7 @@ __all__ = [
     "TOKEN_HINT",
     "answer_for",
     "count_tokens",
+    "end_line",
     "render_merged",
     "split_questions",
     "wanted_tokens",
@@ -122,6 +123,9 @@ _MARKER = re.compile(
 )
 
 
+_END_LINE = re.compile(r"end the reply with the line (\[[A-Za-z0-9_\-]{1,40}\])", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Part:
     """One question found in a merged prompt."""
@@ -147,17 +151,27 @@ def split_questions(prompt: str) -> list[Part]:
     return parts
 
 
+def end_line(prompt: str) -> str | None:
+    """The closing line a prompt asks for ("... end the reply with the line [x-end]."),
+    which an instruction-following model writes after its last section."""
+    match = _END_LINE.search(prompt)
+    return match.group(1) if match else None
+
+
 def render_merged(
     parts: Sequence[Part],
     answers: Sequence[str],
     schema: dict[str, Any] | None,
+    *,
+    end: str | None = None,
 ) -> str:
     """Lay out several answers the way the request asked.
 
     With a JSON schema whose root is an object: its properties, in order, are
     filled with the answers in order (string properties get the text; an array
     property gets one ``{"id", "answer"}`` object per question). Without one:
-    numbered sections that repeat each question's own marker.
+    numbered sections that repeat each question's own marker, then the ``end``
+    line if the prompt asked for one (see :func:`end_line`).
     """
     if schema is not None and schema.get("type") == "object":
         props = schema.get("properties") or {}
@@ -174,7 +188,7 @@ def render_merged(
     for i, (part, answer) in enumerate(zip(parts, answers, strict=False)):
         marker = part.marker or f"{i + 1}."
         sections.append(f"{marker} {answer}")
-    return "\n\n".join(sections)
+    return "\n\n".join(sections) + (f"\n{end}" if end else "")
 
 
 def _marker_id(marker: str, index: int) -> str:
