@@ -26,7 +26,13 @@ def _load(name: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    "corpus", ["detection_corpus.jsonl", "detection_holdout.jsonl", "detection_holdout2.jsonl"]
+    "corpus",
+    [
+        "detection_corpus.jsonl",
+        "detection_holdout.jsonl",
+        "detection_holdout2.jsonl",
+        "detection_holdout3.jsonl",
+    ],
 )
 def test_corpus_meets_the_targets(corpus: str) -> None:
     """>= 98 % of single questions kept whole, >= 90 % of multi-part prompts split
