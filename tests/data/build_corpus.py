@@ -447,6 +447,113 @@ for lang, pool in POOLS.items():
     for q in pool:
         add(lang, "single", q, ONE)
 
+# --- issue 13: development examples for references, framing, inline lists and code ----------
+# Written for the rules of issue 13 (pronouns, possessives, demonstratives, definite noun
+# phrases and ellipsis in each language; instructions over the whole list; lists on one
+# line; heading-style numbering in CJK; code comments that end in "?"). None is taken
+# from the held-out sets.
+DEP = "dependent"
+dev13: list[tuple[str, str, str, list[list[int]]]] = [
+    # personal pronouns and possessives pointing at someone an earlier part introduced
+    ("en", DEP, "1. Who painted The Starry Night?\n2. In which country was he born?\n3. What is the boiling point of mercury?", [[0, 1], [2]]),
+    ("en", DEP, "1. Who was the first woman to win a Nobel Prize?\n2. What did she study?\n3. How many strings does a violin have?", [[0, 1], [2]]),
+    ("en", DEP, "1. Who founded Microsoft? 2. How old was he at the time? 3. What is the largest desert?", [[0, 1], [2]]),
+    ("en", DEP, "Q1: Name a famous female pilot.\nQ2: What was her most famous flight?\nQ3: How does a jet engine work?", [[0, 1], [2]]),
+    ("en", DEP, "1. Which band recorded Abbey Road?\n2. Where did they play their last concert?\n3. What is a prime number?", [[0, 1], [2]]),
+    ("en", DEP, "1. Who wrote The Old Man and the Sea? 2. Why is his style so admired?", [[0, 1]]),
+    ("en", DEP, "I'm preparing a quiz for my history class tomorrow, so please help me out:\n1. Who was the first emperor of Rome?\n2. How did he come to power?\n3. What is the longest river in Asia?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 谁发明了电灯？\n2. 他还有哪些发明？\n3. 月亮为什么有阴晴圆缺？", [[0, 1], [2]]),
+    ("zh", DEP, "1、第一位登上月球的人是谁？2、他是哪一年登月的？3、海水为什么是咸的？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 请推荐一位中国古代女诗人。\n2. 她最有名的作品是什么？", [[0, 1]]),
+    ("zh", DEP, "（1）《红楼梦》的作者是谁？（2）他生活在哪个朝代？（3）长江有多长？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 相対性理論を提唱したのは誰ですか？\n2. 彼はどこで生まれましたか？\n3. 日本で一番大きい湖は？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 有名な女性作家を一人挙げてください。\n2. 彼女の代表作は何ですか？\n3. 光の速さは？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 電話を発明したのは誰ですか？\n2. どこで生まれましたか？\n3. 水の沸点は？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 전화기를 발명한 사람은 누구인가요?\n2. 그는 어느 나라 출신인가요?\n3. 지구의 둘레는 얼마인가요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 유명한 여성 과학자를 한 명 알려 주세요.\n2. 그녀는 무엇을 발견했나요?\n3. 무지개는 어떻게 생기나요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 한글을 만든 왕은 누구인가요? 2. 그분의 다른 업적은 무엇인가요? 3. 바다는 왜 파란가요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 비행기를 처음 만든 사람은 누구인가요?\n2. 어디서 태어났나요?\n3. 달은 왜 빛나나요?", [[0, 1], [2]]),
+    ("de", DEP, "1. Wer hat die Relativitätstheorie entwickelt?\n2. Wo ist er geboren?\n3. Was ist die Hauptstadt von Kanada?", [[0, 1], [2]]),
+    ("de", DEP, "1. Nenne eine berühmte Malerin.\n2. Was ist ihr bekanntestes Bild?\n3. Wie viele Planeten hat das Sonnensystem?", [[0, 1], [2]]),
+    ("de", DEP, "1) Wer hat den Buchdruck erfunden? 2) In welcher Stadt lebte er? 3) Warum ist Gras grün?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Qui a découvert la radioactivité ?\n2. Où a-t-il fait ses études ?\n3. Quelle est la capitale du Pérou ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Qui a écrit Les Misérables ?\n2. Quel âge avait-il à sa mort ?\n3. Pourquoi le ciel est-il bleu ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Nomme une chanteuse française célèbre.\n2. Quelle est sa chanson la plus connue ?\n3. Combien de temps faut-il pour cuire un œuf ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Qui a peint la Joconde ?\n2. Elle est exposée où ?\n3. Qu'est-ce qu'un trou noir ?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Quién pintó el Guernica?\n2. ¿Dónde nació él?\n3. ¿Cuál es el río más largo de África?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Quién escribió Don Quijote?\n2. ¿Dónde nació?\n3. ¿Qué es un agujero negro?", [[0, 1], [2]]),
+    ("es", DEP, "1. Nombra una científica famosa.\n2. ¿Cuál fue su mayor descubrimiento?\n3. ¿Cuántos huesos tiene el cuerpo humano?", [[0, 1], [2]]),
+    ("es", DEP, "1) ¿Quién fue Frida Kahlo? 2) ¿Qué estilo tenía ella? 3) ¿Cuál es la capital de Chile?", [[0, 1], [2]]),
+    # definite references to something an earlier part introduced or asked for
+    ("en", DEP, "1. Pick a country in South America.\n2. What language is spoken in the country?\n3. What is the speed of sound?", [[0, 1], [2]]),
+    ("en", DEP, "1. Suggest a name for my podcast about history.\n2. Write a short description that fits the name.\n3. How many hours are in a week?", [[0, 1], [2]]),
+    ("en", DEP, "1. Which element has the symbol Fe?\n2. What is the melting point of the element?\n3. Who painted the Mona Lisa?", [[0, 1], [2]]),
+    ("en", DEP, "1. Recommend a board game for four players.\n2. How long does a round of this game take?", [[0, 1]]),
+    ("en", DEP, "1. Think of a word that means happy.\n2. Use the word in a sentence.\n3. What is the tallest tree species?", [[0, 1], [2]]),
+    ("de", DEP, "1. Wähle eine Stadt in Spanien.\n2. Was kann man in der Stadt besichtigen?\n3. Was ist ein Atom?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Choisis un film français des années 90.\n2. Résume le film en trois phrases.\n3. Qu'est-ce que l'ADN ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Propose un nom pour ma boulangerie.\n2. Écris un slogan qui va avec ce nom.", [[0, 1]]),
+    ("es", DEP, "1. Elige un país de Asia.\n2. ¿Cuál es la comida típica del país?\n3. ¿Qué es la gravedad?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 推荐一本关于历史的书。\n2. 这本书适合初学者吗？\n3. 什么是黑洞？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 给我的咖啡店起一个名字。\n2. 为这个名字写一句口号。", [[0, 1]]),
+    ("ja", DEP, "1. 日本の都市を一つ選んでください。\n2. その都市の名物は何ですか？\n3. 虹はなぜできるのですか？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 한국 영화를 한 편 추천해 주세요.\n2. 그 영화의 감독은 누구인가요?\n3. 달까지의 거리는 얼마인가요?", [[0, 1], [2]]),
+    # ellipsis
+    ("en", DEP, "1. What is the population of Brazil?\n2. And of Argentina?\n3. Who invented radio?", [[0, 1], [2]]),
+    ("de", DEP, "1. Wie hoch ist die Zugspitze?\n2. Und der Mont Blanc?\n3. Was ist Photosynthese?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Quelle est la capitale de l'Australie ?\n2. Et celle du Canada ?\n3. Qui a inventé le téléphone ?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Cuántos habitantes tiene Madrid?\n2. ¿Y Barcelona?\n3. ¿Qué es el ADN?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 北京的人口是多少？\n2. 上海呢？\n3. 什么是DNA？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 東京の人口は？\n2. 大阪は？\n3. DNAとは何ですか？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 서울의 인구는 얼마인가요?\n2. 부산은요?\n3. 태양은 왜 뜨거운가요?", [[0, 1], [2]]),
+    # an instruction over the whole list: the prompt stays whole
+    ("en", DEP, "Rank these questions from easiest to hardest:\n1. What is 2+2?\n2. Prove Fermat's last theorem.\n3. What is the derivative of x^2?", [[0, 1, 2]]),
+    ("en", DEP, "Answer these with the same single word:\n1. What color is the sky on a clear day?\n2. What color is the ocean?\n3. What color are blueberries?", [[0, 1, 2]]),
+    ("en", DEP, "Write a short story in three parts:\n1. Who is the hero?\n2. What does she lose?\n3. How does she get it back?", [[0, 1, 2]]),
+    ("en", DEP, "Which of these is the easiest to answer? 1. What is the capital of Peru? 2. What is dark energy? 3. What is 7 times 8?", [[0, 1, 2]]),
+    ("de", DEP, "Ordne diese Fragen nach Schwierigkeit:\n1. Was ist 3 mal 3?\n2. Was ist ein Integral?\n3. Was besagt die Riemannsche Vermutung?", [[0, 1, 2]]),
+    ("fr", DEP, "Réponds à toutes ces questions par le même mot :\n1. Quelle est la couleur du ciel ?\n2. Quelle est la couleur de la mer ?", [[0, 1]]),
+    ("es", DEP, "Escribe un poema en tres partes:\n1. ¿Quién es el protagonista?\n2. ¿Qué desea?\n3. ¿Cómo termina?", [[0, 1, 2]]),
+    ("zh", DEP, "请按难度给下面的问题排序：\n1. 1加1等于几？\n2. 什么是微积分？\n3. 黎曼猜想是什么？", [[0, 1, 2]]),
+    ("zh", DEP, "用同一个词回答以下问题：1、天空是什么颜色？2、大海是什么颜色？", [[0, 1]]),
+    ("ja", DEP, "次の質問を難しい順に並べてください。\n1. 1+1は？\n2. 微分とは？\n3. リーマン予想とは？", [[0, 1, 2]]),
+    ("ko", DEP, "다음 질문들을 쉬운 순서대로 정렬해 주세요.\n1. 2 더하기 2는?\n2. 미분이란?\n3. 페르마의 마지막 정리란?", [[0, 1, 2]]),
+    ("ko", DEP, "세 부분으로 된 짧은 이야기를 써 주세요:\n1. 주인공은 누구인가요?\n2. 무엇을 잃어버리나요?\n3. 어떻게 되찾나요?", [[0, 1, 2]]),
+    ("en", DEP, "1. What is the population of India?\n2. What is the population of China?\n3. Rank them from largest to smallest.", [[0, 1, 2]]),
+    # lists on one line and heading-style numbering
+    ("en", "multi", "1. What is a neutron star? 2. Explain how vaccines train the immune system. 3. Who was Ada Lovelace?", [[0], [1], [2]]),
+    ("en", DEP, "(1) What is inflation? (2) How do central banks fight it?", [[0, 1]]),
+    ("en", "multi", "Q1: What is Rust used for? Q2: Why is Go popular for servers?", [[0], [1]]),
+    ("en", "multi", "a) Define velocity. b) Define acceleration. c) What is a newton?", [[0], [1], [2]]),
+    ("en", "multi", "Quick quiz: 1. What is the capital of Japan? 2. How many legs does an insect have?", [[0], [1]]),
+    ("zh", "multi", "1、什么是光合作用？2、为什么会下雨？3、地球有多少岁？", [[0], [1], [2]]),
+    ("zh", "multi", "问题一：什么是人工智能？\n问题二：区块链有什么用？", [[0], [1]]),
+    ("zh", "multi", "问题一：什么是通货膨胀？问题二：汇率是怎么决定的？", [[0], [1]]),
+    ("zh", "multi", "第一题：水的化学式是什么？\n第二题：太阳系有几颗行星？", [[0], [1]]),
+    ("ja", "multi", "問1：光合成とは何ですか？\n問2：地震はなぜ起きるのですか？", [[0], [1]]),
+    ("ja", "multi", "質問一：日本の首都は？質問二：富士山の高さは？", [[0], [1]]),
+    ("ko", "multi", "문제 1. 물의 끓는점은 몇 도인가요?\n문제 2. 지구에서 가장 높은 산은 어디인가요?", [[0], [1]]),
+    ("de", "multi", "1. Was ist ein Vulkan? 2. Wie funktioniert ein Elektromotor? 3. Wer war Goethe?", [[0], [1], [2]]),
+    ("fr", "multi", "1) Qu'est-ce qu'un volcan ? 2) Comment fonctionne un moteur électrique ?", [[0], [1]]),
+    ("es", "multi", "(1) ¿Qué es un volcán? (2) ¿Cómo funciona un motor eléctrico?", [[0], [1]]),
+    # references that resolve inside their own part, and dummy pronouns: still independent
+    ("en", "multi", "1. Who invented the telephone, and where was he born?\n2. Why do cats purr?\n3. How long does it take to boil an egg?", [[0], [1], [2]]),
+    ("en", "multi", "1. What is a monad and why is it useful?\n2. Who wrote Dracula and when did he die?\n3. Is it safe to eat raw cookie dough?", [[0], [1], [2]]),
+    ("en", "multi", "1. How does a bee find its way home?\n2. Why does the moon change its shape?\n3. What is the capital of Chile?", [[0], [1], [2]]),
+    ("de", "multi", "1. Wie spät ist es in Tokio?\n2. Gibt es Leben auf dem Mars?\n3. Wer hat Faust geschrieben und wann ist er gestorben?", [[0], [1], [2]]),
+    ("fr", "multi", "1. Quelle heure est-il à Tokyo ?\n2. Y a-t-il de l'eau sur Mars ?\n3. Pourquoi la mer est-elle salée ?", [[0], [1], [2]]),
+    ("es", "multi", "1. ¿Qué es la fotosíntesis y por qué es importante?\n2. ¿Quién escribió el Quijote y dónde nació?\n3. ¿Cuánto mide la Torre Eiffel?", [[0], [1], [2]]),
+    ("zh", "multi", "1. 谁发明了电话？他是哪国人？\n2. 为什么天空是蓝色的？", [[0], [1]]),
+    ("ko", "multi", "1. 이순신 장군은 누구이고, 그의 업적은 무엇인가요?\n2. 김치는 어떻게 만드나요?", [[0], [1]]),
+    ("ja", "multi", "1. 夏目漱石は誰ですか？彼の代表作は？\n2. 地球はなぜ丸いのですか？", [[0], [1]]),
+    # code whose comments end in "?": one question
+    ("en", "single", "My config:\n\n    workers: 4      # too many?\n    timeout: 30     # seconds, ok?\n\nWhy does the server run out of memory under load?", [[0]]),
+    ("en", "single", "Look at this:\n    x = load()   # is this slow?\n    y = parse(x) # or this?\nHow can I profile which line is slow?", [[0]]),
+    ("en", "single", "Here is the query:\n    SELECT * FROM users -- need all columns?\n    WHERE age > 30; -- index?\nHow do I make it faster?", [[0]]),
+]  # fmt: skip
+for lang, category, text, groups in dev13:
+    add(lang, category, text, groups)
+
 OUT.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
 print(f"{len(entries)} prompts written to {OUT}")
 
