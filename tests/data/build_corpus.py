@@ -553,6 +553,91 @@ dev13: list[tuple[str, str, str, list[list[int]]]] = [
 ]  # fmt: skip
 for lang, category, text, groups in dev13:
     add(lang, category, text, groups)
+# Two more batches, written after the rules above and scored before any change they
+# prompted (batch two: 3 of 30 dependent groups split apart; batch three: 1 of 12).
+dev13_more: list[tuple[str, str, str, list[list[int]]]] = [
+    # dependent, new phrasings
+    ("en", DEP, "1. Name a Renaissance sculptor.\n2. Describe his most famous statue.\n3. What is the atomic number of carbon?", [[0, 1], [2]]),
+    ("en", DEP, "- Which city hosted the 2012 Olympics?\n- How many people live there?\n- Why do leaves change colour in autumn?", [[0, 1], [2]]),
+    ("en", DEP, "1. Suggest a book for a long flight.\n2. Summarize the book in two lines.\n3. How do noise-cancelling headphones work?", [[0, 1], [2]]),
+    ("en", DEP, "1. Who directed Jaws?\n2. What other films did he make?\n3. What did his first film earn?", [[0, 1, 2]]),
+    ("en", DEP, "1. Invent a superhero.\n2. What are her powers?\n3. Who is her enemy?\n4. What is the capital of Iceland?", [[0, 1, 2], [3]]),
+    ("en", DEP, "1. Give me a random animal.\n2. Where does this animal live?\n3. What is 15 times 4?", [[0, 1], [2]]),
+    ("en", DEP, "1) What is the tallest building in the world? 2) When was it finished? 3) Who designed the Sydney Opera House?", [[0, 1], [2]]),
+    ("en", DEP, "Please answer the following questions for my homework, thanks a lot in advance:\n1. Which planet is known as the Red Planet?\n2. How long is a day there?\n3. What gas do plants absorb?", [[0, 1], [2]]),
+    ("de", DEP, "1. Welcher Komponist schrieb die Zauberflöte?\n2. Wann ist er gestorben?\n3. Was ist ein Oxid?", [[0, 1], [2]]),
+    ("de", DEP, "1. Empfiehl mir einen Roman.\n2. Worum geht es in dem Roman?\n3. Wie weit ist der Mond entfernt?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Quelle reine a fait construire le Petit Trianon ?\n2. Quand est-elle morte ?\n3. Qu'est-ce que la photosynthèse ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Recommande-moi une série.\n2. Combien de saisons a la série ?\n3. Pourquoi la Lune change-t-elle de forme ?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Quién inventó la imprenta?\n2. ¿En qué ciudad vivía?\n3. ¿Qué es un ecosistema?", [[0, 1], [2]]),
+    ("es", DEP, "1. Recomiéndame una novela corta.\n2. ¿Quién es el autor de la novela?\n3. ¿Por qué el mar es salado?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 《西游记》的作者是谁？\n2. 她还写过什么？\n3. 为什么冬天会下雪？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 推荐一部动画电影。\n2. 这部电影的导演是谁？\n3. 光合作用需要哪些条件？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 世界上最高的山是哪座？\n2. 它有多高？\n3. 谁写了《三国演义》？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 日本で一番古いお寺はどこですか？\n2. それはいつ建てられましたか？\n3. 地球から太陽までの距離は？", [[0, 1], [2]]),
+    ("ja", DEP, "1. おすすめの映画を一本教えてください。\n2. その映画の監督は誰ですか？\n3. 水の化学式は？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 세종대왕은 누구인가요?\n2. 그의 가장 큰 업적은 무엇인가요?\n3. 지구는 왜 자전하나요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 재미있는 소설을 한 권 추천해 주세요.\n2. 그 소설의 작가는 누구인가요?\n3. 빛은 얼마나 빠른가요?", [[0, 1], [2]]),
+    # whole-list instructions, new phrasings
+    ("en", DEP, "Sort the following questions by how long they would take to answer:\n1. What is 3+3?\n2. Explain quantum field theory.\n3. Who wrote Macbeth?", [[0, 1, 2]]),
+    ("en", DEP, "Pick the best of these interview questions and explain why:\n- What is your biggest weakness?\n- Where do you see yourself in five years?\n- Why do you want this job?", [[0, 1, 2]]),
+    ("en", DEP, "Create a quiz for kids with these questions:\n1. What do bees make?\n2. How many legs does a spider have?", [[0, 1]]),
+    ("de", DEP, "Schreibe eine kurze Geschichte, die diese Fragen beantwortet:\n1. Wer ist die Heldin?\n2. Was sucht sie?", [[0, 1]]),
+    ("fr", DEP, "Compare ces deux questions et dis laquelle est la plus difficile :\n1. Qu'est-ce qu'un nombre premier ?\n2. Qu'est-ce qu'une intégrale ?", [[0, 1]]),
+    ("es", DEP, "Responde todas con un solo número:\n1. ¿Cuántas patas tiene un perro?\n2. ¿Cuántas ruedas tiene un coche?", [[0, 1]]),
+    ("zh", DEP, "请比较下面两个问题哪个更难：\n1. 什么是质数？\n2. 什么是积分？", [[0, 1]]),
+    ("ja", DEP, "次の質問を比べて、どれが一番簡単か教えてください。\n1. 1+1は？\n2. 積分とは？", [[0, 1]]),
+    ("ko", DEP, "다음 질문들을 비교해서 어느 것이 더 어려운지 알려 주세요.\n1. 소수란 무엇인가요?\n2. 적분이란 무엇인가요?", [[0, 1]]),
+    # independent, new phrasings (some with references inside a part, some deictic)
+    ("en", "multi", "1. How do I make my cat stop scratching the sofa?\n2. What is the best way to learn Japanese, and how long does it take?\n3. Why is the sky dark at night?", [[0], [1], [2]]),
+    ("en", "multi", "1. What is the difference between a virus and a bacterium?\n2. How do I change a flat tyre?\n3. What should I cook this weekend?", [[0], [1], [2]]),
+    ("en", "multi", "Q1. Who was Nikola Tesla and what is he famous for? Q2. How does a heat pump work?", [[0], [1]]),
+    ("de", "multi", "1. Was ist ein Algorithmus? 2. Wie backe ich Brot? 3. Warum ist es im Winter kalt?", [[0], [1], [2]]),
+    ("fr", "multi", "1. Comment fonctionne un four à micro-ondes ?\n2. Qui était Napoléon et pourquoi est-il célèbre ?\n3. Quelle est la meilleure saison pour visiter Paris ?", [[0], [1], [2]]),
+    ("es", "multi", "1. ¿Cómo se hace una tortilla de patatas?\n2. ¿Quién fue Simón Bolívar y qué logró?\n3. ¿Por qué los gatos ronronean?", [[0], [1], [2]]),
+    ("zh", "multi", "1. 如何学好英语？\n2. 熊猫吃什么？\n3. 为什么夏天比冬天热？", [[0], [1], [2]]),
+    ("zh", "multi", "问题1：什么是机器学习？问题2：怎样保持健康？问题3：长城有多长？", [[0], [1], [2]]),
+    ("ja", "multi", "1. 東京でおすすめの観光地は？\n2. 寿司の歴史を教えてください。\n3. 地震はなぜ起きるのですか？", [[0], [1], [2]]),
+    ("ko", "multi", "1. 김치찌개는 어떻게 만드나요?\n2. 조선 시대는 언제 시작되었나요?\n3. 고양이는 왜 밤에 활동하나요?", [[0], [1], [2]]),
+    ("ko", "multi", "질문 1: 블록체인이란 무엇인가요? 질문 2: 서울에서 가볼 만한 곳은 어디인가요?", [[0], [1]]),
+]  # fmt: skip
+dev13_code_and_cues: list[tuple[str, str, str, list[list[int]]]] = [
+    # singles that must stay whole
+    ("en", "single", "I scored 7. 8. 9. in the last three rounds. Is my average improving?", [[0]]),
+    ("en", "single", "Which option is cheaper: 1) a monthly pass at $90 or 2) ten single tickets at $8 each?", [[0]]),
+    ("en", "single", "Here is my script:\n\n    import os\n    path = os.getcwd()  # right dir?\n    print(path)   # why empty?\n\nWhat am I doing wrong?", [[0]]),
+    ("en", "single", "Rewrite these questions to sound more polite:\n1. Where is my order?\n2. Why is it late?\n3. Who is responsible?", [[0]]),
+    ("en", "single", "The teacher asked: 1. What is a noun? 2. What is a verb? How can I explain these to a six-year-old?", [[0]]),
+    ("zh", "single", "我的代码：\n    x = 1  # 对吗？\n    y = 2  # 这样写可以吗？\n为什么输出不对？", [[0]]),
+    ("de", "single", "Beantworte die folgenden Fragen mit demselben Wort:\n1. Welche Farbe hat Schnee?\n2. Welche Farbe hat Milch?", [[0]]),
+    ("ja", "single", "以下の質問に同じ単語で答えてください。\n1. 雪の色は？\n2. 牛乳の色は？", [[0]]),
+    ("es", "single", "Traduce al inglés estas preguntas:\n1. ¿Dónde está el baño?\n2. ¿Cuánto cuesta?", [[0]]),
+    # multi with various cues
+    ("en", "multi", "Three quick ones. What is the speed of light? Who painted Guernica? How many bones does a shark have?", [[0], [1], [2]]),
+    ("en", "multi", "1. What is a hash table? 2. How do I reverse a string in Python? 3. What does HTTP 404 mean?", [[0], [1], [2]]),
+    ("en", "multi", "Background: I'm a nurse moving to Canada next year with my two kids.\n\n1. What documents do I need?\n2. How do schools work there?\n3. What is the cost of living in Toronto?", [[0], [1], [2]]),
+    ("fr", "multi", "Q1 : Qu'est-ce que l'inflation ? Q2 : Comment fonctionne la Bourse ?", [[0], [1]]),
+    ("es", "multi", "1. ¿Qué es la inflación?\n2. ¿Cómo funciona la bolsa de valores?\n3. ¿Quién escribió La casa de los espíritus?", [[0], [1], [2]]),
+    ("de", "multi", "Frage 1: Was ist Inflation? Frage 2: Wie funktioniert die Börse?", [[0], [1]]),
+    ("zh", "multi", "（1）什么是通货膨胀？（2）股票市场如何运作？", [[0], [1]]),
+    ("ja", "multi", "1、インフレとは何ですか？2、株式市場はどう動きますか？", [[0], [1]]),
+    ("ko", "multi", "(1) 인플레이션이란 무엇인가요? (2) 주식 시장은 어떻게 움직이나요?", [[0], [1]]),
+    # dependent: more kinds
+    ("en", DEP, "What is the largest lake in Africa? How deep is it? Who wrote Moby-Dick?", [[0, 1], [2]]),
+    ("en", DEP, "1. Pick a famous bridge.\n2. When was the bridge built?\n3. How tall are its towers?\n4. What is a haiku?", [[0, 1, 2], [3]]),
+    ("en", DEP, "1. Choose a color for my kitchen.\n2. Explain why that color works.\n3. What is the tallest dog breed?", [[0, 1], [2]]),
+    ("en", DEP, "1. Name two rivers in Europe.\n2. Which one is longer?\n3. What is the boiling point of water?", [[0, 1], [2]]),
+    ("de", DEP, "1. Nenne ein Tier, das in der Arktis lebt.\n2. Was frisst dieses Tier?\n3. Wer hat das Telefon erfunden?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Donne-moi un mot qui rime avec « chat ».\n2. Utilise ce mot dans une phrase.\n3. Qu'est-ce qu'un volcan ?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Cuál es el país más grande de Sudamérica?\n2. ¿Qué idioma se habla allí?\n3. ¿Qué es un átomo?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 中国最长的河流是什么？\n2. 那里的人口有多少？\n3. 什么是量子力学？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 说出一个欧洲国家。\n2. 该国的首都是哪里？\n3. 月亮为什么会发光？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 好きな作家を一人教えてください。\n2. その人の代表作は？\n3. 月の重さは？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 아시아에서 가장 큰 나라는 어디인가요?\n2. 거기서는 어떤 언어를 쓰나요?\n3. 원자란 무엇인가요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 서울의 인구는 얼마인가요?\n2. 그럼 부산은요?\n3. 원자란 무엇인가요?", [[0, 1], [2]]),
+]  # fmt: skip
+for lang, category, text, groups in dev13_more + dev13_code_and_cues:
+    add(lang, category, text, groups)
 
 OUT.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
 print(f"{len(entries)} prompts written to {OUT}")
