@@ -30,7 +30,7 @@ def load(name: str = "detection_corpus") -> list[dict[str, Any]]:
     ]
 
 
-def judge(entry: dict[str, Any]) -> dict[str, bool]:
+def judge(entry: dict[str, Any]) -> dict[str, Any]:
     d = detect(entry["text"])
     expected = entry["groups"]
     should_split = len(expected) > 1
