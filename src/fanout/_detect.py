@@ -135,8 +135,12 @@ _QWORDS_EN = (
     "nombra|dime|dame|escribe|traduce|calcula|compara|elige|escoge|propón|recomienda|resume|"
     "explica|define|enumera|encuentra|sugiere|puedes|cuáles|cuánto|cuántos|cuánta|cuántas|quiénes"
 )
+# A request also opens with an imperative that takes the speaker as its object:
+# explícame, recomiéndame; conseille-moi; gib mir, schlag mir ... vor.
 _QSTART = re.compile(
-    rf"^\W*(?:(?:{_QWORDS_EN})\b|[a-zñ]*[áéíóú][a-zñ]*(?:me|nos|lo|la|le)\b)", re.IGNORECASE
+    rf"^\W*(?:(?:{_QWORDS_EN})\b|[a-zñ]*[áéíóú][a-zñ]*(?:me|nos|lo|la|le)\b|"
+    r"[^\W\d_]+-(?:moi|nous)\b|[^\W\d_]+ (?:mir|uns)\b)",
+    re.IGNORECASE,
 )
 _QCJK = re.compile(
     r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|是否|请|請|解释|介绍|说明|列举|比较|翻译|计算|"
@@ -165,7 +169,10 @@ _FOLLOW_UP = re.compile(
 # risks?"): split a pair only when the text says it holds several questions.
 _ANOTHER = re.compile(
     r"\b(?:also|another question|separately|two questions|unrelated|on another note|one more thing|"
-    r"second question|and another)\b|另外|还有一个问题|另一个问题|两个问题|또 다른 질문|그리고 또|別の質問|それと",
+    r"second question|and another|by the way|btw|übrigens|nebenbei|außerdem|noch eine frage|"
+    r"au fait|d'ailleurs|par ailleurs|autre question|por cierto|a propósito|además|otra pregunta)\b|"
+    r"另外|还有一个问题|另一个问题|两个问题|顺便|順便|또 다른 질문|그리고 또|그런데|참고로|그나저나|"
+    r"別の質問|それと|ところで|ちなみに",
     re.IGNORECASE,
 )
 _CONJ = re.compile(
@@ -194,6 +201,18 @@ def _single(text: str, confidence: float, reason: str) -> Detection:
     )  # fmt: skip
 
 
+def _whole(
+    text: str, preamble: str, parts: list[DetectedQuestion], postamble: str, style: str,
+    reasons: list[str], confidence: float = 0.9,
+) -> Detection:  # fmt: skip
+    """Parts found under an instruction that spans them: one group, sent as it is."""
+    return Detection(
+        text=text, preamble=preamble, questions=parts, groups=[list(range(len(parts)))],
+        independent=False, confidence=confidence, style=style, postamble=postamble,
+        reasons=reasons,
+    )  # fmt: skip
+
+
 def _split(
     text: str, preamble: str, parts: list[DetectedQuestion], masked_parts: list[str], *,
     style: str, confidence: float, reason: str, postamble: str = "", links: Links | None = None,
@@ -203,11 +222,7 @@ def _split(
     lang = links.lang if links else "en" if script_of(text) else language_of(text)
     frame = framing(preamble, postamble, lang)
     if frame is not None:
-        return Detection(
-            text=text, preamble=preamble, questions=parts, groups=[list(range(len(parts)))],
-            independent=False, confidence=0.9, style=style, postamble=postamble,
-            reasons=[reason, f"kept whole: {frame}"],
-        )  # fmt: skip
+        return _whole(text, preamble, parts, postamble, style, [reason, f"kept whole: {frame}"])
     if links is None:
         links = dependencies(masked_parts, lang=lang)
     if links.let_go:
@@ -315,6 +330,12 @@ def detect(text: str) -> Detection:
         if options:
             continue  # options of one question: this list is not the questions
         lang = lang or ("en" if script_of(text) else language_of(text))
+        frame = framing(preamble, postamble, lang)
+        if frame is not None:
+            return _whole(
+                text, preamble, parts, postamble, style,
+                [f"a {style} list of {len(parts)} items", f"kept whole: {frame}"],
+            )  # fmt: skip
         links = dependencies(
             masked_parts,
             [i.value for i in run] if style != "bullet" else None,
@@ -326,12 +347,9 @@ def detect(text: str) -> Detection:
         context = f"{preamble}\n{postamble}"
         announced = bool(_MANY_QUESTIONS.search(context))
         steps = bool(_STEPS.search(preamble)) and not announced
-        if (
-            steps
-            and not all(_QUESTION_END.search(p.text) for p in parts)
-            and not framing(preamble, "", lang)
-        ):
-            return _single(text, 0.8, "a list of steps or items of one task")
+        if steps and not all(_QUESTION_END.search(p.text) for p in parts):
+            reason = f"kept whole: a {style} list of steps or items of one task"
+            return _whole(text, preamble, parts, postamble, style, [reason], 0.8)
         needed = 0.5 if announced else 0.75
         if share < needed:
             if (

@@ -145,6 +145,7 @@ _EN = Latin(
         r"the (?:questions|items|list|answers)|all|both)\b|\bfrom (?:easiest|hardest|simplest|most|least|"
         r"best|worst|smallest|largest|lowest|highest|shortest|longest)\b|\bin order of\b|"
         r"\bwhich (?:one )?of (?:these|those|them|the following|the (?:questions|items|above|two|three))\b|"
+        r"\bthe (?:two|three|four|five|six|\d+) (?:answers|words|results|replies|numbers|names)\b|"
         r"\b(?:choose|pick|select)\b[^.?!\n]{0,30}\b(?:one|best|easiest|hardest|among|between|of these|"
         r"of the following)\b|\b(?:the same|a single|one single|one and the same)\b[^.?!\n]{0,20}?"
         r"\b(?:word|answer|number|letter|emoji|name|phrase|sentence|response)\b|"
@@ -232,7 +233,8 @@ _DE = Latin(
         r"\b(?:ordne|ordnet|ordnen|sortiere|sortiert|sortieren|reihe|bewerte|bewertet|vergleiche|"
         r"vergleicht|vergleichen|klassifiziere|gruppiere|kategorisiere)\b|"
         r"\bwelche[rs]?\s+(?:davon|der folgenden|dieser|von (?:diesen|ihnen|den folgenden))\b|"
-        r"\b(?:wähle|wählt)\b[^.?!\n]{0,30}\b(?:die beste|aus|von diesen|unter)\b|"
+        r"\b(?:wähle|wählt)\b[^.?!\n]{0,30}\b(?:eine[ns]?|die beste|den besten|aus|von diesen|unter)\b|"
+        r"\bdie (?:zwei|drei|vier|fünf|\d+) (?:antworten|wörter|ergebnisse|zahlen|namen)\b|"
         r"\b(?:dasselbe|derselbe|dieselbe|denselben|demselben|das gleiche|die gleiche|den gleichen|"
         r"dem gleichen|dem selben|ein(?:em|en|e)? einzige[nmrs]?)\b[^.?!\n]{0,15}?"
         r"\b(?:wort|antwort|zahl|buchstaben|begriff)\b|"
@@ -291,7 +293,9 @@ _FR = Latin(
         r"\b(?:classe|classez|ordonne|ordonnez|trie|triez|range|rangez|compare|comparez|évalue|"
         r"évaluez|regroupe|regroupez|hiérarchise)\b|"
         r"\b(?:laquelle|lequel|lesquel(?:le)?s)\s+(?:de|d')\s*(?:ces|celles|ceux|entre)|"
-        r"\bchoisi(?:s|ssez)\b[^.?!\n]{0,30}\b(?:la meilleure|le meilleur|parmi)\b|"
+        r"\bchoisi(?:s|ssez)\b[^.?!\n]{0,30}\b(?:une?|l'une?|la meilleure|le meilleur|parmi)\s+"
+        r"(?:de|d'|des|parmi|entre|ces|celles|ceux)|"
+        r"\bles (?:deux|trois|quatre|cinq|\d+) (?:réponses|mots|résultats|nombres|noms)\b|"
         r"\b(?:le|la|les)\s+même(?:s)?\b[^.?!\n]{0,10}?\b(?:mot|réponse|nombre|lettre|terme)\b|"
         r"\b(?:un seul|une seule)\s+(?:mot|réponse|nombre|terme)\b|"
         r"\ben (?:deux|trois|quatre|cinq|six|\d+) (?:parties|sections|chapitres|actes|strophes|scènes)\b",
@@ -353,7 +357,9 @@ _ES = Latin(
         r"\b(?:ordena|ordene|ordenen|clasifica|clasifique|compara|compare|comparen|organiza|agrupa|"
         r"puntúa|califica|jerarquiza)\b|"
         r"\bcuál(?:es)?\s+de\s+(?:estas|estos|ellas|ellos|las siguientes|los siguientes)\b|"
-        r"\b(?:elige|escoge|selecciona)\b[^.?!\n]{0,30}\b(?:la mejor|el mejor|entre)\b|"
+        r"\b(?:elige|escoge|selecciona)\b[^.?!\n]{0,30}\b(?:uno|una|la mejor|el mejor|entre)\s+"
+        r"(?:de|entre|estas|estos|ellas|ellos)|"
+        r"\b(?:las|los) (?:dos|tres|cuatro|cinco|\d+) (?:respuestas|palabras|resultados|números|nombres)\b|"
         r"\b(?:la|el|las|los)\s+mism[ao]s?\b[^.?!\n]{0,10}?\b(?:palabra|respuesta|número|letra|término)\b|"
         r"\b(?:una sola|un solo|una única|un único)\s+(?:palabra|respuesta|número|término)\b|"
         r"\ben (?:dos|tres|cuatro|cinco|seis|\d+) (?:partes|secciones|capítulos|actos|estrofas|escenas)\b",
@@ -381,12 +387,15 @@ _CUES = {
     "fr": _set(
         "le les est et que qui quel quelle un une des du pourquoi comment ce dans pour il elle sont qu"
     ),
-    "es": _set("el los las es y qué cuál una por cómo del para con son quién dónde cuándo"),
+    "es": _set(
+        "el los las es y qué cuál una por cómo del para con son quién dónde cuándo mi tu su ese esa "
+        "este esta esto eso muy pero también está hay al lo"
+    ),
 }
 _LETTERS = {
     "de": re.compile(r"[äöüß]"),
-    "fr": re.compile(r"[çèêàœù]|\b[lqd]'"),
-    "es": re.compile(r"[¿¡ñ]"),
+    "fr": re.compile(r"[çèêàœùâîôû]|\b[lqd]'"),
+    "es": re.compile(r"[¿¡ñáíóú]"),
 }
 
 
@@ -463,6 +472,7 @@ _ZH = Cjk(
     frame_whole=re.compile(
         r"排序|排列|排个序|排名|按.{0,8}(?:顺序|难度|難度|重要性|大小)|比较|對比|对比|分类|归类|打分|评分|"
         r"(?:以下|下面|下列|这些|上述|这几个)(?:的)?(?:问题|題|题)?(?:中|里|当中)?(?:哪个|哪一个|哪些|哪道|哪一道)|"
+        r"(?:从|在)(?:以下|下面|下列|这些|上述)[^。？?\n]{0,6}(?:选|挑)|(?:这|那)?[两二三四五六七八九十几]个(?:答案|词)|"
         r"同一个|相同的|同样的(?:词|字|答案|数字)|用一个(?:词|字)(?:来)?回答(?:所有|全部|以下|下面|这些)|"
         r"分(?:为|成)?[两二三四五六七八九十\d]+(?:个)?(?:部分|段|章|幕|节)"
     ),
@@ -489,7 +499,7 @@ _JA = Cjk(
     ),
     introducing=re.compile(r"誰|だれ|どの|どれ|何の|一つ|ひとつ|一人|一冊|挙げ|選|推薦|おすすめ"),
     ellipsis=re.compile(
-        r"^(?:(?!の)[\u3040-\u30ff\u4e00-\u9fff]){1,8}(?<!と)は[？?]$|^(?:なぜ|どうして|なんで)(?:ですか)?[？?]$"
+        r"^[\u30a0-\u30ff\u4e00-\u9fff]{1,6}は[？?]$|^(?:なぜ|どうして|なんで)(?:ですか)?[？?]$"
     ),
     zero_subject=re.compile(
         r"(?:(?<!何)(?![何誰])[\u4e00-\u9fff\u30a0-\u30ffA-Za-z0-9]|さん|さま|くん|ちゃん)"
@@ -497,7 +507,8 @@ _JA = Cjk(
     ),
     frame_whole=re.compile(
         r"並べ|順位|ランク付け|比べ|比較|分類|順番に|難しい順|易しい順|簡単な順|"
-        r"(?:これら|次|以下|上記)の(?:質問|問題)?(?:の)?(?:うち|中で)[^。？?]{0,10}(?:どれ|どの)|"
+        r"(?:これら|次|以下|上記)の(?:質問|問題)?(?:の)?(?:うち|中で|中から)[^。？?]{0,10}(?:どれ|どの|選)|"
+        r"[二三四五六2-9]つの(?:答え|単語|言葉)|"
         r"同じ(?:単語|言葉|答え|一語|数字)|一つの(?:単語|言葉)で(?:すべて|全部)|一語で(?:すべて|全部)|"
         r"[二三四五六七八九十\d]+(?:部|つのパート|パート|章|段落|幕)(?:構成|に分け|で)"
     ),
@@ -532,7 +543,8 @@ _KO = Cjk(
     ),
     frame_whole=re.compile(
         r"순서대로|순서로|순위|정렬|나열|비교|분류|등급|점수를 매|"
-        r"(?:다음|이|이들|위|아래)\s?(?:질문|문제)?(?:들)?\s?중(?:에서)?\s?(?:어느|어떤|무엇|가장)|"
+        r"(?:다음|이|이들|위|아래)\s?(?:질문|문제)?(?:들)?\s?중(?:에서)?\s?(?:어느|어떤|무엇|가장|하나)|"
+        r"(?:하나|한 가지)(?:를|만)?\s?(?:골라|고르|선택)|(?:두|세|네|다섯) (?:답|단어|대답)|"
         r"같은 (?:단어|답|말|숫자)|동일한 (?:단어|답|말)|한 단어로 (?:모두|전부)|"
         r"(?:[두세네]|다섯|\d+)\s?(?:부분|파트|장|단락|막)(?:으로|로)"
     ),

@@ -3,8 +3,8 @@
 A marker starts an item at the start of a line (indented by at most three spaces), or
 in the middle of a line right after the end of a sentence or a colon (``1. What is X?
 2. Explain Y.``, ``Q1: … Q2: …``, ``1、…？2、…？``): lists written on one line. Heading
-numbering (``问题一：``, ``第二题：``, ``問1：``, ``문제 1.``, ``Question 2:``) is a marker
-of its own kind.
+numbering (``问题一：``, ``第二题：``, ``問1：``, ``문제 1.``, ``Question 2:``), CJK ordinals
+(``第一，``, ``第二に、``) and Korean letters (``가)``, ``나)``) are markers of their own kinds.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii":
           "xi": 11, "xii": 12}  # fmt: skip
 _CN_NUM = {c: i for i, c in enumerate("一二三四五六七八九十", 1)}
 _CIRCLED = {c: i for i, c in enumerate("①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳", 1)}
+_HANGUL = {c: i for i, c in enumerate("가나다라마바사아자차카타파하", 1)}
 _NUM = r"(\d{1,2}|[一二三四五六七八九十])"
 
 # (kind, pattern, also in mid-line)
@@ -82,6 +83,7 @@ _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
         True,
     ),
     ("q-prefix", re.compile(rf"第{_NUM}(?:个问题|個問題|题|題|问|問)\s*[:：、.．]?\s*"), True),
+    ("ordinal", re.compile(r"第([一二三四五六七八九十])(?:に)?[，,、：:]\s*"), True),
     ("paren", re.compile(r"[(（](\d{1,2}|[一二三四五六七八九十])[)）]\s*"), True),
     ("cjk", re.compile(r"(\d{1,2})、\s*"), True),
     ("cjk", re.compile(r"([一二三四五六七八九十])[、.．]\s*"), True),
@@ -92,6 +94,8 @@ _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
     ("letter", re.compile(r"\(([a-zA-Z])\)\s+"), True),
     ("letter", re.compile(r"([a-zA-Z])\)\s+"), True),
     ("letter", re.compile(r"([a-zA-Z])[.]\s+"), False),
+    ("hangul", re.compile(r"([가나다라마바사아자차카타파하])\)\s*"), True),
+    ("hangul", re.compile(r"([가나다라마바사아자차카타파하])[.]\s+"), False),
     ("bullet", re.compile(r"[-*•・·]\s+"), False),
 ]
 
@@ -113,6 +117,8 @@ def _marker_value(kind: str, raw: str) -> tuple[int, str]:
         return 0, ""
     if kind == "circled":
         return _CIRCLED[raw], ""
+    if kind == "hangul":
+        return _HANGUL[raw], ""
     if kind == "roman":
         return _ROMAN.get(raw.lower(), 0), "upper" if raw.isupper() else "lower"
     if kind == "letter":
@@ -126,11 +132,14 @@ def _marker_value(kind: str, raw: str) -> tuple[int, str]:
 _MAYBE_MIDLINE = re.compile(
     r"(?:Q|q|Question|question|Frage|Pregunta|pregunta|问题|問題|质问|質問|题目|題目|질문|문제|問|第)\s*"
     r"[\d一二三四五六七八九十]|[(（][\da-zA-Z一二三四五六七八九十]|\d{1,2}[、.．)）]|"
-    r"[一二三四五六七八九十][、.．]|[①-⑳]|[a-zA-Z]\)"
+    r"[一二三四五六七八九十][、.．]|[①-⑳]|[a-zA-Z가나다라마바사아자차카타파하]\)"
 )
 
 
-_MAYBE_START = re.compile(_MAYBE_MIDLINE.pattern + r"|[a-zA-Z]{1,4}[.)]\s|\([a-zA-Z]\)|[-*•・·]\s")
+_MAYBE_START = re.compile(
+    _MAYBE_MIDLINE.pattern
+    + r"|[a-zA-Z]{1,4}[.)]\s|\([a-zA-Z]\)|[-*•・·]\s|[가나다라마바사아자차카타파하]\.\s"
+)
 
 
 # A mid-line position right before something that could be a marker.

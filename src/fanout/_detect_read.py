@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ._detect_lang import Cjk, Latin
 
-__all__ = ["Read", "read_cjk", "read_latin", "words"]
+__all__ = ["Read", "read_cjk", "read_latin", "stands_alone", "words"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -55,6 +55,8 @@ _ES_NEUTER = _set("que mejor peor más menos mismo cual único")
 _DEMONSTRATIVE_WORDS = _set(
     "this that these those das dies dieses jenes este esta ese esa estos estas esos esas"
 )
+# What follows a noun to name it then and there: "the word 'resilience'", "the number: 7".
+_NAMED = re.compile(r"\s*(?:['\"“«「‘\x00]|:)")
 _TOKEN = re.compile(r"[^\W\d_]+|\d+|[?？!！.。,，;；:：]")
 _PUNCT = frozenset("?？!！.。,，;；:：")
 _SENTENCE_END = frozenset("?？!！.。:：")
@@ -222,7 +224,8 @@ def read_latin(lang: Latin, text: str, full: bool) -> Read:
             n, tok = noun
             if tok.low in lang.generic and n == k + 1:
                 after = toks[n + 1].low if n + 1 < len(toks) else ""
-                if after not in lang.restrictive:
+                named = _NAMED.match(text, tok.start + len(tok.text)) is not None
+                if after not in lang.restrictive and not named:
                     read.generic.append(f"{t.text} {tok.text}")
                     continue
             demonstrative = low in lang.demonstrative and tok.low not in _TIME_NOUNS
@@ -247,11 +250,33 @@ def read_latin(lang: Latin, text: str, full: bool) -> Read:
             else:
                 read.unresolved.append((m.group().strip(), kind))
     ellipsis = lang.ellipsis.search(text)
-    if ellipsis is not None and words(text) < 7:
+    if ellipsis is not None and words(text) < 7 and not stands_alone(text, ellipsis.end()):
         read.ellipsis = ellipsis.group().strip()
     if lang.code == "es" and not read.unresolved:
         read.ellipsis = read.ellipsis or _spanish_zero_subject(lang, toks)
     return read
+
+
+_FULL_QUESTION = re.compile(
+    r"^\W*(?!(?:what|how)\s+about\b)(?:what|why|how|who|whom|where|when|which|is|are|was|were|do|"
+    r"does|did|can|could|should|would|will|wie|was|warum|wer|wann|wo|welche\w*|ist|sind|kann|"
+    r"quel\w*|qu|pourquoi|comment|où|quand|combien|qué|cuál\w*|cómo|dónde|cuándo|quién\w*|"
+    r"por\s+qué|cuánt\w*)\b",
+    re.IGNORECASE,
+)
+_ANCHOR = re.compile(r"(?<![.?!¿¡]\s)(?<!^)\b[A-Z][\w-]*|\d|'[^']+'|\x00")
+
+
+def stands_alone(text: str, after: int) -> bool:
+    """After an opening "and" / "y" / "und": a whole question with something of its own
+    to be about (a name, a number, a quoted word), as in "And what does DNA stand for?",
+    unlike "And the population?" or "And what is the capital?"."""
+    rest = text[after:]
+    return (
+        words(rest) >= 3
+        and _FULL_QUESTION.search(rest) is not None
+        and any(m.group() != "I" for m in _ANCHOR.finditer(rest.strip()))
+    )
 
 
 def _enclitic(word: str) -> bool:

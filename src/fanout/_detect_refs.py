@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 
 from ._detect_lang import CJK, LATIN, MATERIAL, Cjk, Latin, language_of, script_of
-from ._detect_read import Read, read_cjk, read_latin, words
+from ._detect_read import Read, read_cjk, read_latin, stands_alone, words
 
 __all__ = ["Links", "dependencies", "framing", "words"]
 
@@ -40,7 +40,7 @@ _DEP_START = re.compile(
     r"the (?:result|answer|previous|same)|same|in that case|next,|after that|add|now)(?:\b|\s|[,，、])|"
     r"那么|那|它|它们|上面|上述|根据|基于|这个|这|该|然后|如果是|再|"
     r"그것|그걸|그럼|그러면|그리고 그|위의|위 |이를|이것|그 |앞의|"
-    r"それ(?!ぞれ)|上記|その|これ|では|次に)",
+    r"それ(?!ぞれ)|上記|その|これ|では|じゃあ|じゃ|それでは|それなら|次に)",
     re.IGNORECASE,
 )
 _DEP_ALL = re.compile(
@@ -198,7 +198,9 @@ def dependencies(
             link(i, target if target is not None and 0 <= target < i else i - 1, repr(m.group()))
             continue
         m = _DEP_START.search(part) or _ELLIPTIC.search(part)
-        if m is not None and (m.re is _DEP_START or words(part) < 7):
+        if m is not None and (
+            m.re is _DEP_START or (words(part) < 7 and not stands_alone(part, m.end()))
+        ):
             link(i, i - 1, repr(m.group().strip()))
             continue
         here = read(i, full=True)
