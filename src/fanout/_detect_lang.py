@@ -380,16 +380,23 @@ LATIN = {lang.code: lang for lang in (_EN, _DE, _FR, _ES)}
 
 # Words that tell the Latin-script languages apart (with a few letters only one uses).
 _CUES = {
-    "en": _set("the is are what how why who which of and to does you your it this that was can"),
+    "en": _set(
+        "the is are what how why who which of and to does you your it this that was can with from "
+        "have has my me we they he she his her its our these those would should could"
+    ),
     "de": _set(
-        "der die das ist und was wie warum wer welche ein eine nicht ich mit von zu den dem sind es er gibt"
+        "der die das ist und was wie warum wer welche ein eine nicht ich mit von zu den dem sind es er "
+        "gibt diese dieser dieses diesen drei zwei für über auch noch nur bitte mir mich nach aus bei "
+        "auf im vom zum zur sich sie wir uns"
     ),
     "fr": _set(
-        "le les est et que qui quel quelle un une des du pourquoi comment ce dans pour il elle sont qu"
+        "le les est et que qui quel quelle un une des du pourquoi comment ce dans pour il elle sont qu "
+        "ces cette cet mon ma mes ta tes son sa ses au aux avec sur par mais où je nous vous leur leurs"
     ),
     "es": _set(
         "el los las es y qué cuál una por cómo del para con son quién dónde cuándo mi tu su ese esa "
-        "este esta esto eso muy pero también está hay al lo"
+        "este esta esto eso muy pero también está hay al lo estos estas mis tus sus nuestro sin sobre "
+        "yo tú nosotros ellos ellas"
     ),
 }
 _LETTERS = {
