@@ -175,6 +175,9 @@ _ANOTHER = re.compile(
     r"別の質問|それと|ところで|ちなみに",
     re.IGNORECASE,
 )
+_SENTENCE_END = re.compile(r"[?？.。!！:：]\s*$")
+_AFTER_QUESTION = re.compile(r"(?<=[?？])\s+|(?<=[？])")
+_PARAGRAPH = re.compile(r"\n\s*\n")
 _CONJ = re.compile(
     r"^\W*(?:or|and|also|oder|und|ou|et|o|y|还是|或者|아니면|그리고|それとも)\b[,\s]*",
     re.IGNORECASE,
@@ -220,7 +223,7 @@ def _split(
     """A detection of several parts: grouped by their references, kept whole under an
     instruction over all of them or when the evidence is below ``SPLIT_THRESHOLD``."""
     lang = links.lang if links else "en" if script_of(text) else language_of(text)
-    frame = framing(preamble, postamble, lang)
+    frame = None if links else framing(preamble, postamble, lang)  # a list was checked already
     if frame is not None:
         return _whole(text, preamble, parts, postamble, style, [reason, f"kept whole: {frame}"])
     if links is None:
@@ -295,12 +298,12 @@ def _from_list(text: str, masked: str, run: list[Item]) -> tuple[str, list[tuple
 
 
 def _ends_sentence(line: str) -> bool:
-    return bool(re.search(r"[?？.。!！:：]\s*$", line.strip()))
+    return bool(_SENTENCE_END.search(line.strip()))
 
 
 def _sentences(paragraph: str) -> list[str]:
     """Split a paragraph after question marks (and keep statements with what follows)."""
-    pieces = re.split(r"(?<=[?？])\s+|(?<=[？])", paragraph.strip())
+    pieces = _AFTER_QUESTION.split(paragraph.strip())
     return [p.strip() for p in pieces if p.strip()]
 
 
@@ -392,7 +395,7 @@ def detect(text: str) -> Detection:
             )  # fmt: skip
 
     # 3. Several questions in one paragraph.
-    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+    paragraphs = [p for p in _PARAGRAPH.split(text.strip()) if p.strip()]
     last = paragraphs[-1]
     if "\x00" not in mask(last):
         sentences = _sentences(last)

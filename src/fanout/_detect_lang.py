@@ -399,11 +399,11 @@ _CUES = {
         "yo tú nosotros ellos ellas"
     ),
 }
-_LETTERS = {
-    "de": re.compile(r"[äöüß]"),
-    "fr": re.compile(r"[çèêàœùâîôû]|\b[lqd]'"),
-    "es": re.compile(r"[¿¡ñáíóú]"),
-}
+# Letters (and elisions) only one of the languages uses.
+_MARK_OF = {
+    **dict.fromkeys("äöüß", "de"), **dict.fromkeys("çèêàœùâîôû", "fr"), **dict.fromkeys("¿¡ñáíóú", "es"),
+}  # fmt: skip
+_MARKS = re.compile(r"[äöüßçèêàœùâîôû¿¡ñáíóú]|\b[lqd]'")
 
 
 _WORD = re.compile(r"[^\W\d_]+")
@@ -411,11 +411,11 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 def language_of(text: str) -> str:
     """``en``, ``de``, ``fr`` or ``es`` for Latin-script text (``en`` when unsure)."""
-    lowered = text[:1000].lower()
+    lowered = text[:400].lower()
     seen = set(_WORD.findall(lowered))
     scores = {code: len(seen & cues) for code, cues in _CUES.items()}
-    for code, letters in _LETTERS.items():
-        scores[code] += 2 * len(letters.findall(lowered))
+    for mark in _MARKS.findall(lowered):
+        scores[_MARK_OF.get(mark, "fr")] += 2
     best = max(scores, key=lambda c: (scores[c], c == "en"))
     return best if scores[best] > 0 else "en"
 

@@ -10,6 +10,7 @@ numbering (``问题一：``, ``第二题：``, ``問1：``, ``문제 1.``, ``Que
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 
@@ -148,10 +149,25 @@ _MIDLINE_AT = re.compile(
 )
 
 
+# The characters each kind of marker can begin with (to try only those that can match).
+_FIRST = {
+    "q-prefix": "QqFfPp问問质質题題질문第", "ordinal": "第", "paren": "(（", "cjk": "0123456789一二三四五六七八九十",
+    "numbered": "0123456789", "circled": "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳", "roman": "ivxIVX",
+    "letter": "(abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "hangul": "가나다라마바사아자차카타파하", "bullet": "-*•・·",
+}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=256)
+def _markers_from(first: str) -> list[tuple[str, re.Pattern[str], bool]]:
+    """The markers that can begin with the character ``first``, in order."""
+    return [m for m in _MARKERS if first in _FIRST[m[0]]]
+
+
 def _match(masked_line: str, pos: int, inline: bool) -> tuple[str, re.Match[str]] | None:
     if (_MAYBE_MIDLINE if inline else _MAYBE_START).match(masked_line, pos) is None:
         return None
-    for kind, pattern, midline in _MARKERS:
+    for kind, pattern, midline in _markers_from(masked_line[pos]):
         if inline and not midline:
             continue
         m = pattern.match(masked_line, pos)

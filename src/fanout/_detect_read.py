@@ -25,9 +25,12 @@ def _set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
+_LATIN_WORD = re.compile(r"[A-Za-zÀ-ÿ0-9']+")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
 def words(text: str) -> int:
-    cjk = len(re.findall(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", text))
-    return len(re.findall(r"[A-Za-zÀ-ÿ0-9']+", text)) + cjk // 2
+    return len(_LATIN_WORD.findall(text)) + len(_CJK_CHAR.findall(text)) // 2
 
 
 # Nouns a demonstrative may point at without any earlier part ("this weekend").

@@ -52,10 +52,10 @@ _DEP_ALL = re.compile(
     re.IGNORECASE,
 )
 # Words one of which a Latin-script part must hold for _DEP_ALL / _DEP_ANYWHERE to match.
-_ALL_KEYS = ("previous", "above", "earlier", "last", "answers", "results", "all", "both", "two",
-             "compare", "each")  # fmt: skip
-_NAMED_KEYS = ("answer", "response", "above", "before", "based", "question", "previous", "last",
-               "earlier", "part", "from")  # fmt: skip
+_ALL_KEYS = re.compile("previous|above|earlier|last|answers|results|all|both|two|compare|each")
+_NAMED_KEYS = re.compile(
+    "answer|response|above|before|based|question|previous|last|earlier|part|from"
+)
 _ALL_BEFORE = {
     "en": re.compile(
         r"^\W*which(?: one)?(?: of (?:them|these|those|the two|the three))?\s+(?:is|was|are|were|would|"
@@ -80,6 +80,15 @@ _ALL_BEFORE = {
         r"\bcompár\w+",
         re.IGNORECASE,
     ),
+}
+# Words one of which a part must hold for its language's _ALL_BEFORE to match.
+_ALL_BEFORE_KEYS = {
+    "en": re.compile(
+        "which|rank|sort|order|compar|contrast|combin|merge|connect|link|relate|match|classif|group"
+    ),
+    "de": re.compile("welche|beide|vergleiche"),
+    "fr": re.compile("lequel|laquelle|lesquel|deux|compar"),
+    "es": re.compile("cuál|ambos|ambas|dos|compár"),
 }
 # "And the GDP of Germany?": a short part that opens with a conjunction leans on the one before.
 _ELLIPTIC = re.compile(
@@ -180,8 +189,12 @@ def dependencies(
         all_before = _ALL_BEFORE.get(code)
         cjk = CJK.get(code)
         m_all = (
-            (_DEP_ALL.search(part) if cjk or any(k in low for k in _ALL_KEYS) else None)
-            or (all_before.search(part) if all_before else None)
+            (_DEP_ALL.search(part) if cjk or _ALL_KEYS.search(low) else None)
+            or (
+                all_before.search(part)
+                if all_before and _ALL_BEFORE_KEYS[code].search(low)
+                else None
+            )
             or (cjk.all_before.search(part.strip()) if cjk else None)
         )
         if m_all is not None:
@@ -189,7 +202,7 @@ def dependencies(
                 g.union(i, j)
             reasons.append(f"part {i + 1} refers to all before it: {m_all.group().strip()!r}")
             continue
-        m = _DEP_ANYWHERE.search(part) if cjk or any(k in low for k in _NAMED_KEYS) else None
+        m = _DEP_ANYWHERE.search(part) if cjk or _NAMED_KEYS.search(low) else None
         if m is not None:
             named = next((int(x) for x in m.groups() if x), None)
             target = None
@@ -236,12 +249,16 @@ def dependencies(
     return Links(g.groups(), reasons, let_go, latin)
 
 
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_SENTENCE = re.compile(r"(?<=[.?!。？！])\s*")
+
+
 def framing(preamble: str, postamble: str, latin: str = "en") -> str | None:
     """The instruction that makes a list one task (rank them, the same word, one story in
     three parts, choose among them), or None."""
-    last = re.split(r"\n\s*\n", preamble.strip())[-1] if preamble.strip() else ""
+    last = _PARAGRAPH.split(preamble.strip())[-1] if preamble.strip() else ""
     if words(last) > 60:
-        last = " ".join(re.split(r"(?<=[.?!。？！])\s*", last)[-2:])
+        last = " ".join(_SENTENCE.split(last)[-2:])
     frame = f"{last}\n{postamble}".strip()
     if not frame:
         return None
