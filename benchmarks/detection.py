@@ -1,8 +1,11 @@
-"""Detection quality on the labelled corpus in tests/data/detection_corpus.jsonl.
+"""Detection quality on the labelled sets in tests/data/ (the development corpus and
+three held-out sets).
 
-Reports, for each labelled set: single-question prompts left whole (target >= 98 %),
-multi-question prompts split exactly right (target >= 90 %), dependent groups split
-apart (target 0), precision / recall of the decision to split, and the time
+Reports, for each set: single-question prompts left whole (target >= 98 %), prompts
+with several parts split exactly right (target >= 90 %), dependent groups split apart
+(target 0), precision / recall of the decision to split, the precision of splits at
+each confidence level (a split is wrong if it splits a single question or separates a
+dependent group), prompts held back below the split threshold, and the time
 ``detect`` takes per prompt (best of several passes over every set).
 
 Run: ``python benchmarks/detection.py [--show-misses]``
@@ -48,9 +51,10 @@ def judge(entry: dict[str, Any]) -> dict[str, Any]:
         where = {i: gi for gi, g in enumerate(d.groups) for i in g}
         broken = any(len({where[i] for i in g}) > 1 for g in expected if len(g) > 1)
     wrong = d.independent and (not should_split or broken)
+    held_back = any(r.startswith("kept whole: confidence") for r in d.reasons)
     return {
         "exact": exact, "split": d.independent, "should_split": should_split, "broken": broken,
-        "wrong": wrong, "confidence": d.confidence,
+        "wrong": wrong, "confidence": d.confidence, "held_back": held_back,
     }  # fmt: skip
 
 
@@ -97,6 +101,7 @@ def evaluate(entries: list[dict[str, Any]]) -> dict[str, Any]:
         "split_recall": tp / (tp + fn) if tp + fn else 1.0,
         "exact_by_category": {k: f"{by_cat_ok[k]}/{by_cat[k]}" for k in sorted(by_cat)},
         "calibration": calibration([v for _, v in verdicts]),
+        "held_back_below_threshold": sum(v["held_back"] for _, v in verdicts),
         "exact_by_language": {k: round(by_lang_ok[k] / by_lang[k], 3) for k in sorted(by_lang)},
         "misses": [e["id"] for e, v in verdicts if not v["exact"]],
     }
@@ -132,6 +137,7 @@ def main() -> None:
         )
         print(f"exact by category: {result['exact_by_category']}")
         print(f"exact by language: {result['exact_by_language']}")
+        print(f"held back below the split threshold: {result['held_back_below_threshold']}")
         for level, row in result["calibration"].items():
             print(
                 f"  splits at confidence {level}: {row['splits']}, wrong {row['wrong']}, "

@@ -23,12 +23,14 @@ definite references to what an earlier part introduced, ellipsis, "based on your
 answer to 2") are grouped with it: a group is sent as one question, and no group is
 ever split apart.
 
-``confidence`` is a level of evidence, measured on the labelled sets (docs/wrap.md):
-0.95 a list with a marker at the start of each line, every item a question or
-request; 0.9 the same list written on one line; 0.85 bullets; 0.8 one question per
-line; 0.75 a list with some items that do not read as questions; 0.65 question
-sentences in a paragraph; 0.1 less when a pronoun was judged to point inside its own
-part or into the shared context. Below ``SPLIT_THRESHOLD`` (0.6) nothing is split.
+``confidence`` is a level of evidence, each level's precision measured on the labelled
+sets (docs/wrap.md): 0.95 a list with a marker at the start of each line, every item a
+question or request; 0.9 the same list written on one line; 0.85 bullets; 0.8 one
+question per line; 0.75 a list with some items that do not read as questions; 0.65
+question sentences in a paragraph; 0.07 less (0.88, 0.83, ...) when a pronoun was
+judged to point inside its own part or into the shared context rather than at an
+earlier part. Below ``SPLIT_THRESHOLD`` (0.6) nothing is split: question sentences
+with such a pronoun (0.58) are kept whole.
 """
 
 from __future__ import annotations
@@ -44,8 +46,12 @@ from ._detect_refs import Links, dependencies, framing, words
 __all__ = ["SPLIT_THRESHOLD", "DetectedQuestion", "Detection", "detect"]
 
 SPLIT_THRESHOLD = 0.6
-"""A prompt is split only when the evidence for it is at least this strong: on the
-labelled sets no split at or above it separated parts that belong together."""
+"""A prompt is split only when the evidence for it is at least this strong (``wrap``'s
+default ``min_confidence`` is the same): on the labelled sets no split at or above it
+separated parts that belong together."""
+_LET_GO = 0.07
+"""What a pronoun judged to point inside its own part (or into the shared context)
+takes off the confidence."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +235,7 @@ def _split(
     if links is None:
         links = dependencies(masked_parts, lang=lang)
     if links.let_go:
-        confidence -= 0.1
+        confidence -= _LET_GO
     confidence = round(confidence, 2)
     reasons = [reason, *links.reasons, *links.let_go]
     groups = links.groups
