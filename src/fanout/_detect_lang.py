@@ -257,8 +257,9 @@ _FR = Latin(
         "le la les l un une des du de d au aux ce cet cette ces mon ma mes ton ta tes notre nos votre "
         "vos son sa ses leur leurs je j tu il elle on nous vous ils elles me m te t se s lui eux y en "
         "qui que qu quoi quel quelle quels quelles lequel laquelle lesquels lesquelles où quand comment "
-        "pourquoi combien est sont était étaient été être a ont avait avaient avoir fait faire peut "
-        "peux pouvez doit dois va vont et ou mais donc car si comme ne pas plus moins très aussi dans "
+        "pourquoi combien est sont était étaient été être a ont avait avaient avoir fait faire font "
+        "fut furent sera seront serait seraient peut peuvent peux pouvez doit doivent dois va vont "
+        "et ou mais donc car si comme ne pas plus moins très aussi dans "
         "sur sous avec pour par sans entre vers chez c ça cela ceci"
     ),
     pronouns={

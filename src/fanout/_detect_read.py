@@ -135,7 +135,9 @@ def _has_antecedent(
             return True
         if (
             t.low in lang.determiners
-            and not (inversion and t.low in _INTERROGATIVE)
+            and not (
+                same_clause and t.low in _INTERROGATIVE
+            )  # 'Quelle fut sa ...': asked, not owner
             and j + 1 < limit
             and _content(lang, toks[j + 1])
         ):
@@ -299,6 +301,8 @@ def _spanish_zero_subject(lang: Latin, toks: list[_Tok]) -> str:
     if not toks or toks[-1].low not in ("?", "？"):
         return ""
     content = [t for t in toks if _content(lang, t)]
+    if any(t.low.isdigit() for t in toks):
+        return ""  # "¿Cuánto es 9 por 7?": the numbers are what it is about
     for k, t in enumerate(toks):
         if t.low in _FIRST_SECOND_ES or (t.text[0].isupper() and not t.initial):
             return ""
