@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,7 @@ import fanout
 from fanout import detect
 from fanout._detect import SPLIT_THRESHOLD
 
+ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from detection import evaluate  # noqa: E402
@@ -414,3 +418,63 @@ class TestConfidence:
         d = detect("1. What is a quark?\n2. What is a lepton?")
         assert d.reasons[0] == "a numbered list of 2 questions"
         assert d.reasons[-1] == "split into 2 groups that each stand alone"
+
+
+def _ask(prompt: str) -> str:
+    """What `fanout ask --explain` prints for ``prompt`` (answered by the built-in simulator)."""
+    cmd = [sys.executable, "-m", "fanout", "ask", "--explain", "--sim-time-scale", "100", prompt]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout
+
+
+def _documented_commands() -> list[tuple[str, str]]:
+    """Each `fanout ask --explain "..."` in docs/wrap.md with the `# detected:` line under it."""
+    text = (ROOT / "docs" / "wrap.md").read_text(encoding="utf-8")
+    return re.findall(r'^fanout ask --explain "([^"]+)"\n# (detected: .+)$', text, re.MULTILINE)
+
+
+class TestDocumentedExamples:
+    def test_the_readme_ask_example_is_split_in_two(self) -> None:
+        """README: `fanout ask --explain "1. What is X? 2. Explain Y."` answers two questions."""
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        match = re.search(r'fanout ask --explain "([^"]+)"', readme)
+        assert match is not None
+        assert "detected: 2 part(s), 2 group(s)" in _ask(match.group(1))
+
+    @pytest.mark.parametrize("doc", ["README.md", "docs/wrap.md"])
+    def test_the_wrap_example_is_answered_in_its_own_numbering(self, doc: str) -> None:
+        """The wrapped client's example prompt splits into its three questions, answered 1. 2. 3."""
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        match = re.search(r'"content": ("[^"\n]+")', text)
+        assert match is not None
+        out = _ask(ast.literal_eval(match.group(1)))
+        assert "detected: 3 part(s), 3 group(s)" in out
+        answers = out.split("actual:", 1)[1]
+        assert all(f"\n{n}. " in answers for n in (1, 2, 3))
+
+    def test_the_detect_example_in_the_docs_groups_as_documented(self) -> None:
+        """docs/wrap.md: 'it' ties part 2 to part 1, at the confidence and style shown."""
+        text = (ROOT / "docs" / "wrap.md").read_text(encoding="utf-8")
+        prompt = re.search(r"fanout\.detect\((\"[^\n]+\")\)", text)
+        groups = re.search(r"d\.groups  # (\[\[.+?\]\])", text)
+        confidence = re.search(r"d\.confidence  # ([0-9.]+)", text)
+        style = re.search(r'd\.style  # "(\w+)"', text)
+        assert prompt and groups and confidence and style
+        out = _ask(ast.literal_eval(prompt.group(1)))
+        assert (
+            f"detected: 3 part(s), 2 group(s), style {style.group(1)}, "
+            f"confidence {float(confidence.group(1)):.2f}"
+        ) in out
+        assert "part 2 leans on part 1" in out
+        assert detect(ast.literal_eval(prompt.group(1))).groups == ast.literal_eval(groups.group(1))
+
+    def test_the_docs_show_command_line_examples(self) -> None:
+        """docs/wrap.md keeps its command-line examples (each checked by the test below)."""
+        assert len(_documented_commands()) >= 5
+
+    @pytest.mark.parametrize(("prompt", "shown"), _documented_commands())
+    def test_each_command_line_example_prints_what_the_docs_show(
+        self, prompt: str, shown: str
+    ) -> None:
+        """docs/wrap.md: every `fanout ask --explain` example prints the detection shown under it."""
+        assert _ask(prompt).splitlines()[0] == shown
