@@ -232,6 +232,10 @@ class TestLayout:
         d = detect("（1）什么是A？\n（2）什么是B？")
         assert d.layout(["甲", "乙"]) == "（1） 甲\n\n（2） 乙"
 
+    def test_an_unclosed_fence_ending_in_whitespace_is_read(self) -> None:
+        """Whitespace masked inside an unclosed code fence does not upset the line reader."""
+        assert not detect("Why?\n```\nx = 1\n\t").independent
+
     def test_detect_refuses_non_strings(self) -> None:
         """A clear error for the wrong type."""
         with pytest.raises(TypeError, match="str"):

@@ -380,8 +380,10 @@ def detect(text: str) -> Detection:
         return _single(text, 0.7, "lists that are not questions")
 
     # 2. One question per line.
-    lines = [line for line in text.strip().split("\n")]
-    masked_lines = masked.strip().split("\n")
+    # The same span of both (a masked tab inside an unclosed fence is not whitespace).
+    first, last_char = len(text) - len(text.lstrip()), len(text.rstrip())
+    lines = text[first:last_char].split("\n")
+    masked_lines = masked[first:last_char].split("\n")
     question_lines = [
         i for i, (line, m) in enumerate(zip(lines, masked_lines, strict=True))
         if _QUESTION_END.search(m) and words(line) >= 3
