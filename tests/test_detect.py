@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,9 @@ import pytest
 
 import fanout
 from fanout import detect
+from fanout._detect import SPLIT_THRESHOLD
 
+ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from detection import evaluate  # noqa: E402
@@ -26,7 +31,13 @@ def _load(name: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    "corpus", ["detection_corpus.jsonl", "detection_holdout.jsonl", "detection_holdout2.jsonl"]
+    "corpus",
+    [
+        "detection_corpus.jsonl",
+        "detection_holdout.jsonl",
+        "detection_holdout2.jsonl",
+        "detection_holdout3.jsonl",
+    ],
 )
 def test_corpus_meets_the_targets(corpus: str) -> None:
     """>= 98 % of single questions kept whole, >= 90 % of multi-part prompts split
@@ -71,6 +82,63 @@ class TestStyles:
         assert d.style == style
         assert [q.marker for q in d.questions] == markers
 
+    @pytest.mark.parametrize(
+        ("text", "style", "texts"),
+        [
+            ("1. What is X? 2. Explain Y.", "numbered", ["What is X?", "Explain Y."]),
+            ("(1) What is A? (2) What is B?", "paren", ["What is A?", "What is B?"]),
+            ("Q1: What is A? Q2: What is B?", "q-prefix", ["What is A?", "What is B?"]),
+            ("1、什么是A？2、什么是B？", "cjk", ["什么是A？", "什么是B？"]),
+            ("a) Define mass. b) Define weight.", "letter", ["Define mass.", "Define weight."]),
+            ("Quick quiz: 1. What is A? 2. What is B?", "numbered", ["What is A?", "What is B?"]),
+        ],
+    )
+    def test_a_list_on_one_line_is_found(self, text: str, style: str, texts: list[str]) -> None:
+        """Markers after the end of a sentence start items: each part keeps only its own text."""
+        d = detect(text)
+        assert d.independent
+        assert d.style == style
+        assert [q.text for q in d.questions] == texts
+
+    @pytest.mark.parametrize(
+        ("text", "style", "markers"),
+        [
+            ("问题一：什么是A？\n问题二：什么是B？", "q-prefix", ["问题一：", "问题二："]),
+            ("问题一：什么是A？问题二：什么是B？", "q-prefix", ["问题一：", "问题二："]),
+            ("第一题：什么是A？\n第二题：什么是B？", "q-prefix", ["第一题：", "第二题："]),
+            ("問1：Aとは何ですか？\n問2：Bとは何ですか？", "q-prefix", ["問1：", "問2："]),
+            (
+                "문제 1. A는 무엇인가요?\n문제 2. B는 무엇인가요?",
+                "q-prefix",
+                ["문제 1.", "문제 2."],
+            ),
+            ("第一，什么是A？第二，什么是B？", "ordinal", ["第一，", "第二，"]),
+            ("가) A는 무엇인가요? 나) B는 무엇인가요?", "hangul", ["가)", "나)"]),
+        ],
+    )
+    def test_heading_numbering_in_cjk_is_found(
+        self, text: str, style: str, markers: list[str]
+    ) -> None:
+        """问题一： / 第一题： / 問1： / 문제 1. / 第一， / 가) number the parts, on one line or several."""
+        d = detect(text)
+        assert d.independent
+        assert d.style == style
+        assert [q.marker for q in d.questions] == markers
+        assert all(q.text.startswith(("什么", "A", "B")) for q in d.questions)
+
+    def test_text_after_a_one_line_list_is_for_every_part(self) -> None:
+        """'1. What is X? 2. What is Y? Keep it short.': the last sentence is a shared postamble."""
+        d = detect("1. What is a quark? 2. What is a lepton? Keep each answer short.")
+        assert [q.text for q in d.questions] == ["What is a quark?", "What is a lepton?"]
+        assert d.postamble == "Keep each answer short."
+
+    def test_numbers_inside_a_sentence_are_not_markers(self) -> None:
+        """'1) a monthly pass or 2) ten tickets' inside one question stays one question."""
+        d = detect(
+            "Which is cheaper: 1) a monthly pass at $90 or 2) ten single tickets at $8 each?"
+        )
+        assert not d.independent
+
     def test_questions_on_separate_lines(self) -> None:
         """Unmarked lines that are each a question split."""
         d = detect("What is photosynthesis?\nHow do vaccines work?\nWhy do cats purr?")
@@ -101,13 +169,16 @@ class TestNeverSplit:
             'He asked: "What is 2+2? What is 3+3?" How should I answer him?',
             "> 1. Is the earth flat?\n> 2. Is the moon cheese?\nHow do I reply politely?",
             "First sort the list, then print it. How do I do that in Python?",
+            "My config:\n\n    retries: 3   # enough?\n    timeout: 5   # ok?\n\nIs it right for a slow API?",
+            "Look:\n    x = load()  # slow?\n    y = parse(x)  // or this?\nHow do I profile it?",
+            "Rewrite these questions politely:\n1. Where is my order?\n2. Why is it late?",
         ],
     )
     def test_one_task_stays_whole(self, text: str) -> None:
-        """Options, steps, items to consider, code, quotes and block quotes: one question."""
+        """Options, steps, items to consider, code, quotes and block quotes: one group."""
         d = detect(text)
         assert not d.independent
-        assert d.groups == [[0]]
+        assert len(d.groups) == 1
 
 
 class TestDependencies:
@@ -161,8 +232,253 @@ class TestLayout:
         d = detect("（1）什么是A？\n（2）什么是B？")
         assert d.layout(["甲", "乙"]) == "（1） 甲\n\n（2） 乙"
 
+    def test_an_unclosed_fence_ending_in_whitespace_is_read(self) -> None:
+        """Whitespace masked inside an unclosed code fence does not upset the line reader."""
+        assert not detect("Why?\n```\nx = 1\n\t").independent
+
     def test_detect_refuses_non_strings(self) -> None:
         """A clear error for the wrong type."""
         with pytest.raises(TypeError, match="str"):
             detect(42)  # type: ignore[arg-type]
         assert fanout.detect("").groups == [[0]]
+
+
+class TestReferencesInEachLanguage:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "1. Who invented the phonograph?\n2. Where did he grow up?\n3. What is a prime?",
+            "1. Wer hat das Penicillin entdeckt?\n2. Wo hat er studiert?\n3. Was ist ein Atom?",
+            "1. Qui a inventé le phonographe ?\n2. Où a-t-il grandi ?\n3. Qu'est-ce qu'un atome ?",
+            "1. ¿Quién inventó el fonógrafo?\n2. ¿Dónde creció él?\n3. ¿Qué es un átomo?",
+            "1. 谁发明了留声机？\n2. 他在哪里长大？\n3. 什么是原子？",
+            "1. 蓄音機を発明したのは誰ですか？\n2. 彼はどこで育ちましたか？\n3. 原子とは何ですか？",
+            "1. 축음기를 발명한 사람은 누구인가요?\n2. 그는 어디서 자랐나요?\n3. 원자란 무엇인가요?",
+        ],
+    )
+    def test_a_personal_pronoun_groups_with_the_part_that_named_the_person(self, text: str) -> None:
+        """he / er / il / él / 他 / 彼 / 그는 with no one in its own part leans on the part before."""
+        d = detect(text)
+        assert d.groups == [[0, 1], [2]]
+        assert any("leans on part 1" in r for r in d.reasons)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "1. Name a famous chemist.\n2. What was her greatest discovery?\n3. What is 9 times 7?",
+            "1. Nenne eine berühmte Chemikerin.\n2. Was war ihre größte Entdeckung?\n3. Was ist 9 mal 7?",
+            "1. Nomme une chimiste célèbre.\n2. Quelle fut sa plus grande découverte ?\n3. Combien font 9 fois 7 ?",
+            "1. Nombra una química famosa.\n2. ¿Cuál fue su mayor descubrimiento?\n3. ¿Cuánto es 9 por 7?",
+        ],
+    )
+    def test_a_possessive_groups_with_the_part_that_introduced_its_owner(self, text: str) -> None:
+        """her / ihre / sa / su with no owner in its own part leans on the part before."""
+        assert detect(text).groups == [[0, 1], [2]]
+
+    def test_a_person_is_looked_for_back_to_the_part_that_names_one(self) -> None:
+        """'he' in part 3 groups parts 1 to 3 when part 2 names no one."""
+        d = detect(
+            "1. Who built the first telescope?\n2. What is 12 squared?\n3. Where was he born?"
+        )
+        assert d.groups == [[0, 1, 2]]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "1. Who wrote Dracula, and when did he die?\n2. Why is the sea salty?",
+            "1. How does a bee find its way home?\n2. Why is the sea salty?",
+            "1. Is it safe to swim after eating?\n2. Why is the sea salty?",
+            "1. Wie spät ist es in Tokio?\n2. Warum ist das Meer salzig?",
+            "1. Pourquoi le ciel est-il bleu ?\n2. Quelle heure est-il à Tokyo ?",
+            "1. 谁发明了电话？他是哪国人？\n2. 为什么海水是咸的？",
+        ],
+    )
+    def test_a_pronoun_that_resolves_in_its_own_part_does_not_group(self, text: str) -> None:
+        """An antecedent before the clause, a possessive of the subject, a dummy 'it': no link."""
+        assert detect(text).groups == [[0], [1]]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "1. Pick a river in Africa.\n2. How long is the river?\n3. What is a verb?",
+            "1. Which metal has the symbol Cu?\n2. Where is the metal mined?\n3. What is a verb?",
+            "1. Suggest a book on chess.\n2. Who published this book?\n3. What is a verb?",
+            "1. Wähle einen Fluss in Afrika.\n2. Wie lang ist der Fluss?\n3. Was ist ein Verb?",
+            "1. Choisis un fleuve d'Afrique.\n2. Quelle est la longueur du fleuve ?\n3. Qu'est-ce qu'un verbe ?",
+            "1. Elige un río de África.\n2. ¿Cuánto mide el río?\n3. ¿Qué es un verbo?",
+            "1. 推荐一本关于象棋的书。\n2. 这本书是谁写的？\n3. 什么是动词？",
+            "1. 川を一つ選んでください。\n2. その川の長さは？\n3. 動詞とは何ですか？",
+            "1. 강을 하나 골라 주세요.\n2. 그 강의 길이는 얼마인가요?\n3. 동사란 무엇인가요?",
+        ],
+    )
+    def test_a_definite_noun_phrase_names_what_an_earlier_part_introduced(self, text: str) -> None:
+        """'a river' ... 'the river', 'which metal' ... 'the metal', 这本书, その川, 그 강."""
+        assert detect(text).groups == [[0, 1], [2]]
+
+    def test_the_same_definite_noun_in_two_questions_is_no_reference(self) -> None:
+        """'the capital of France' and 'the capital of Spain' are two questions."""
+        d = detect("1. What is the capital of France?\n2. What is the capital of Spain?")
+        assert d.groups == [[0], [1]]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "1. What is the population of Peru?\n2. And of Chile?\n3. What is a verb?",
+            "1. Wie hoch ist der Brocken?\n2. Und die Zugspitze?\n3. Was ist ein Verb?",
+            "1. Quelle est la capitale du Pérou ?\n2. Et celle du Chili ?\n3. Qu'est-ce qu'un verbe ?",
+            "1. ¿Cuántos habitantes tiene Lima?\n2. ¿Y Santiago?\n3. ¿Qué es un verbo?",
+            "1. 广州的人口是多少？\n2. 深圳呢？\n3. 什么是动词？",
+            "1. 京都の人口は？\n2. 奈良は？\n3. 動詞とは何ですか？",
+            "1. 대구의 인구는 얼마인가요?\n2. 광주는요?\n3. 동사란 무엇인가요?",
+            "1. ¿Quién pintó Las Meninas?\n2. ¿Dónde nació?\n3. ¿Qué es un verbo?",
+            "1. 地動説を唱えたのは誰ですか？\n2. どこで生まれましたか？\n3. 動詞とは何ですか？",
+        ],
+    )
+    def test_an_ellipsis_leans_on_the_part_before(self, text: str) -> None:
+        """'And of Chile?', 'Et celle du ...', 深圳呢？, 奈良は？, 광주는요?, a question with no subject."""
+        assert detect(text).groups == [[0, 1], [2]]
+
+    def test_an_opening_and_before_a_whole_question_of_its_own_is_no_ellipsis(self) -> None:
+        """'And who wrote The Hobbit?' names its own subject: a third question."""
+        d = detect("What causes hiccups? Also, how far is Mars? And who wrote The Hobbit?")
+        assert d.groups == [[0], [1], [2]]
+
+    def test_after_a_shared_context_a_pronoun_still_follows_a_part_that_asked_for_someone(
+        self,
+    ) -> None:
+        """With a long preamble, 'he' after 'Who ...?' still points at that part's answer."""
+        text = (
+            "I'm preparing a quiz for my history class tomorrow, so please help me:\n"
+            "1. Who was the first emperor of China?\n2. How did he die?\n3. What is a verb?"
+        )
+        assert detect(text).groups == [[0, 1], [2]]
+
+
+class TestInstructionsOverTheList:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Rank these by how hard they are:\n1. What is 2+2?\n2. What is a derivative?",
+            "Answer both with the same word:\n1. What color is snow?\n2. What color is milk?",
+            "Write a fable in three parts:\n1. Who is the hero?\n2. What does he want?",
+            "Which of these would you ask first? 1. Where are you from? 2. What do you do?",
+            "Sort these animals by weight:\n1. Elephant\n2. Mouse\n3. Horse",
+            "Vergleiche diese Sprachen:\n1. Python\n2. Rust",
+            "Classe ces villes par population :\n1. Lyon\n2. Paris",
+            "Elige una de estas opciones y explica por qué:\n1. Playa\n2. Montaña",
+            "请按重要性排序：\n1. 健康\n2. 财富",
+            "次の質問を難しい順に並べてください。\n1. 1+1は？\n2. 微分とは？",
+            "다음 질문들을 쉬운 순서대로 정렬해 주세요.\n1. 2 더하기 2는?\n2. 미분이란?",
+        ],
+    )
+    def test_a_list_under_an_instruction_over_all_its_items_stays_whole(self, text: str) -> None:
+        """Rank, the same answer, parts of one work, choose or compare: one group, and why."""
+        d = detect(text)
+        assert not d.independent
+        assert len(d.groups) == 1
+        assert any(r.startswith("kept whole:") for r in d.reasons)
+
+    def test_an_instruction_for_each_item_does_not_keep_the_list_whole(self) -> None:
+        """'Answer each in one sentence' is per item: the list still splits."""
+        d = detect("Answer each in one sentence:\n1. What is a quark?\n2. What is a lepton?")
+        assert d.independent
+
+
+class TestConfidence:
+    def test_every_split_on_the_labelled_sets_is_right_at_every_level(self) -> None:
+        """Calibration: no level at or above the threshold holds a wrong split, on any set."""
+        for name in (
+            "detection_corpus.jsonl", "detection_holdout.jsonl", "detection_holdout2.jsonl",
+            "detection_holdout3.jsonl",
+        ):  # fmt: skip
+            table = evaluate(_load(name))["calibration"]
+            assert table, name
+            for level, row in table.items():
+                assert float(level) >= SPLIT_THRESHOLD
+                assert row["wrong"] == 0, (name, level)
+
+    def test_levels_follow_the_evidence(self) -> None:
+        """A list on its own lines beats one on one line, bullets, lines, and sentences."""
+        levels = [
+            detect("1. What is A?\n2. What is B?").confidence,
+            detect("1. What is A? 2. What is B?").confidence,
+            detect("- What is A?\n- What is B?").confidence,
+            detect("What is A here?\nWhat is B here?").confidence,
+            detect("What is A? What is B? What is C?").confidence,
+        ]
+        assert levels == sorted(levels, reverse=True)
+        assert levels[-1] >= SPLIT_THRESHOLD
+
+    def test_a_weak_split_below_the_threshold_is_kept_whole_and_says_so(self) -> None:
+        """Question sentences with a pronoun judged to point inside its part: not split."""
+        d = detect("What is a quark? Who found the muon, and when did he do it? What is a verb?")
+        assert d.confidence < SPLIT_THRESHOLD
+        assert not d.independent
+        assert len(d.groups) == 1
+        assert any("below" in r for r in d.reasons)
+
+    def test_the_reasons_say_why_parts_were_split(self) -> None:
+        """A split names its evidence and that each group stands alone."""
+        d = detect("1. What is a quark?\n2. What is a lepton?")
+        assert d.reasons[0] == "a numbered list of 2 questions"
+        assert d.reasons[-1] == "split into 2 groups that each stand alone"
+
+
+def _ask(prompt: str) -> str:
+    """What `fanout ask --explain` prints for ``prompt`` (answered by the built-in simulator)."""
+    cmd = [sys.executable, "-m", "fanout", "ask", "--explain", "--sim-time-scale", "100", prompt]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout
+
+
+def _documented_commands() -> list[tuple[str, str]]:
+    """Each `fanout ask --explain "..."` in docs/wrap.md with the `# detected:` line under it."""
+    text = (ROOT / "docs" / "wrap.md").read_text(encoding="utf-8")
+    return re.findall(r'^fanout ask --explain "([^"]+)"\n# (detected: .+)$', text, re.MULTILINE)
+
+
+class TestDocumentedExamples:
+    def test_the_readme_ask_example_is_split_in_two(self) -> None:
+        """README: `fanout ask --explain "1. What is X? 2. Explain Y."` answers two questions."""
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        match = re.search(r'fanout ask --explain "([^"]+)"', readme)
+        assert match is not None
+        assert "detected: 2 part(s), 2 group(s)" in _ask(match.group(1))
+
+    @pytest.mark.parametrize("doc", ["README.md", "docs/wrap.md"])
+    def test_the_wrap_example_is_answered_in_its_own_numbering(self, doc: str) -> None:
+        """The wrapped client's example prompt splits into its three questions, answered 1. 2. 3."""
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        match = re.search(r'"content": ("[^"\n]+")', text)
+        assert match is not None
+        out = _ask(ast.literal_eval(match.group(1)))
+        assert "detected: 3 part(s), 3 group(s)" in out
+        answers = out.split("actual:", 1)[1]
+        assert all(f"\n{n}. " in answers for n in (1, 2, 3))
+
+    def test_the_detect_example_in_the_docs_groups_as_documented(self) -> None:
+        """docs/wrap.md: 'it' ties part 2 to part 1, at the confidence and style shown."""
+        text = (ROOT / "docs" / "wrap.md").read_text(encoding="utf-8")
+        prompt = re.search(r"fanout\.detect\((\"[^\n]+\")\)", text)
+        groups = re.search(r"d\.groups  # (\[\[.+?\]\])", text)
+        confidence = re.search(r"d\.confidence  # ([0-9.]+)", text)
+        style = re.search(r'd\.style  # "(\w+)"', text)
+        assert prompt and groups and confidence and style
+        out = _ask(ast.literal_eval(prompt.group(1)))
+        assert (
+            f"detected: 3 part(s), 2 group(s), style {style.group(1)}, "
+            f"confidence {float(confidence.group(1)):.2f}"
+        ) in out
+        assert "part 2 leans on part 1" in out
+        assert detect(ast.literal_eval(prompt.group(1))).groups == ast.literal_eval(groups.group(1))
+
+    def test_the_docs_show_command_line_examples(self) -> None:
+        """docs/wrap.md keeps its command-line examples (each checked by the test below)."""
+        assert len(_documented_commands()) >= 5
+
+    @pytest.mark.parametrize(("prompt", "shown"), _documented_commands())
+    def test_each_command_line_example_prints_what_the_docs_show(
+        self, prompt: str, shown: str
+    ) -> None:
+        """docs/wrap.md: every `fanout ask --explain` example prints the detection shown under it."""
+        assert _ask(prompt).splitlines()[0] == shown

@@ -447,6 +447,251 @@ for lang, pool in POOLS.items():
     for q in pool:
         add(lang, "single", q, ONE)
 
+# --- issue 13: development examples for references, framing, inline lists and code ----------
+# Written for the rules of issue 13 (pronouns, possessives, demonstratives, definite noun
+# phrases and ellipsis in each language; instructions over the whole list; lists on one
+# line; heading-style numbering in CJK; code comments that end in "?"). None is taken
+# from the held-out sets.
+DEP = "dependent"
+dev13: list[tuple[str, str, str, list[list[int]]]] = [
+    # personal pronouns and possessives pointing at someone an earlier part introduced
+    ("en", DEP, "1. Who painted The Starry Night?\n2. In which country was he born?\n3. What is the boiling point of mercury?", [[0, 1], [2]]),
+    ("en", DEP, "1. Who was the first woman to win a Nobel Prize?\n2. What did she study?\n3. How many strings does a violin have?", [[0, 1], [2]]),
+    ("en", DEP, "1. Who founded Microsoft? 2. How old was he at the time? 3. What is the largest desert?", [[0, 1], [2]]),
+    ("en", DEP, "Q1: Name a famous female pilot.\nQ2: What was her most famous flight?\nQ3: How does a jet engine work?", [[0, 1], [2]]),
+    ("en", DEP, "1. Which band recorded Abbey Road?\n2. Where did they play their last concert?\n3. What is a prime number?", [[0, 1], [2]]),
+    ("en", DEP, "1. Who wrote The Old Man and the Sea? 2. Why is his style so admired?", [[0, 1]]),
+    ("en", DEP, "I'm preparing a quiz for my history class tomorrow, so please help me out:\n1. Who was the first emperor of Rome?\n2. How did he come to power?\n3. What is the longest river in Asia?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 谁发明了电灯？\n2. 他还有哪些发明？\n3. 月亮为什么有阴晴圆缺？", [[0, 1], [2]]),
+    ("zh", DEP, "1、第一位登上月球的人是谁？2、他是哪一年登月的？3、海水为什么是咸的？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 请推荐一位中国古代女诗人。\n2. 她最有名的作品是什么？", [[0, 1]]),
+    ("zh", DEP, "（1）《红楼梦》的作者是谁？（2）他生活在哪个朝代？（3）长江有多长？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 相対性理論を提唱したのは誰ですか？\n2. 彼はどこで生まれましたか？\n3. 日本で一番大きい湖は？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 有名な女性作家を一人挙げてください。\n2. 彼女の代表作は何ですか？\n3. 光の速さは？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 電話を発明したのは誰ですか？\n2. どこで生まれましたか？\n3. 水の沸点は？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 전화기를 발명한 사람은 누구인가요?\n2. 그는 어느 나라 출신인가요?\n3. 지구의 둘레는 얼마인가요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 유명한 여성 과학자를 한 명 알려 주세요.\n2. 그녀는 무엇을 발견했나요?\n3. 무지개는 어떻게 생기나요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 한글을 만든 왕은 누구인가요? 2. 그분의 다른 업적은 무엇인가요? 3. 바다는 왜 파란가요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 비행기를 처음 만든 사람은 누구인가요?\n2. 어디서 태어났나요?\n3. 달은 왜 빛나나요?", [[0, 1], [2]]),
+    ("de", DEP, "1. Wer hat die Relativitätstheorie entwickelt?\n2. Wo ist er geboren?\n3. Was ist die Hauptstadt von Kanada?", [[0, 1], [2]]),
+    ("de", DEP, "1. Nenne eine berühmte Malerin.\n2. Was ist ihr bekanntestes Bild?\n3. Wie viele Planeten hat das Sonnensystem?", [[0, 1], [2]]),
+    ("de", DEP, "1) Wer hat den Buchdruck erfunden? 2) In welcher Stadt lebte er? 3) Warum ist Gras grün?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Qui a découvert la radioactivité ?\n2. Où a-t-il fait ses études ?\n3. Quelle est la capitale du Pérou ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Qui a écrit Les Misérables ?\n2. Quel âge avait-il à sa mort ?\n3. Pourquoi le ciel est-il bleu ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Nomme une chanteuse française célèbre.\n2. Quelle est sa chanson la plus connue ?\n3. Combien de temps faut-il pour cuire un œuf ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Qui a peint la Joconde ?\n2. Elle est exposée où ?\n3. Qu'est-ce qu'un trou noir ?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Quién pintó el Guernica?\n2. ¿Dónde nació él?\n3. ¿Cuál es el río más largo de África?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Quién escribió Don Quijote?\n2. ¿Dónde nació?\n3. ¿Qué es un agujero negro?", [[0, 1], [2]]),
+    ("es", DEP, "1. Nombra una científica famosa.\n2. ¿Cuál fue su mayor descubrimiento?\n3. ¿Cuántos huesos tiene el cuerpo humano?", [[0, 1], [2]]),
+    ("es", DEP, "1) ¿Quién fue Frida Kahlo? 2) ¿Qué estilo tenía ella? 3) ¿Cuál es la capital de Chile?", [[0, 1], [2]]),
+    # definite references to something an earlier part introduced or asked for
+    ("en", DEP, "1. Pick a country in South America.\n2. What language is spoken in the country?\n3. What is the speed of sound?", [[0, 1], [2]]),
+    ("en", DEP, "1. Suggest a name for my podcast about history.\n2. Write a short description that fits the name.\n3. How many hours are in a week?", [[0, 1], [2]]),
+    ("en", DEP, "1. Which element has the symbol Fe?\n2. What is the melting point of the element?\n3. Who painted the Mona Lisa?", [[0, 1], [2]]),
+    ("en", DEP, "1. Recommend a board game for four players.\n2. How long does a round of this game take?", [[0, 1]]),
+    ("en", DEP, "1. Think of a word that means happy.\n2. Use the word in a sentence.\n3. What is the tallest tree species?", [[0, 1], [2]]),
+    ("de", DEP, "1. Wähle eine Stadt in Spanien.\n2. Was kann man in der Stadt besichtigen?\n3. Was ist ein Atom?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Choisis un film français des années 90.\n2. Résume le film en trois phrases.\n3. Qu'est-ce que l'ADN ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Propose un nom pour ma boulangerie.\n2. Écris un slogan qui va avec ce nom.", [[0, 1]]),
+    ("es", DEP, "1. Elige un país de Asia.\n2. ¿Cuál es la comida típica del país?\n3. ¿Qué es la gravedad?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 推荐一本关于历史的书。\n2. 这本书适合初学者吗？\n3. 什么是黑洞？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 给我的咖啡店起一个名字。\n2. 为这个名字写一句口号。", [[0, 1]]),
+    ("ja", DEP, "1. 日本の都市を一つ選んでください。\n2. その都市の名物は何ですか？\n3. 虹はなぜできるのですか？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 한국 영화를 한 편 추천해 주세요.\n2. 그 영화의 감독은 누구인가요?\n3. 달까지의 거리는 얼마인가요?", [[0, 1], [2]]),
+    # ellipsis
+    ("en", DEP, "1. What is the population of Brazil?\n2. And of Argentina?\n3. Who invented radio?", [[0, 1], [2]]),
+    ("de", DEP, "1. Wie hoch ist die Zugspitze?\n2. Und der Mont Blanc?\n3. Was ist Photosynthese?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Quelle est la capitale de l'Australie ?\n2. Et celle du Canada ?\n3. Qui a inventé le téléphone ?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Cuántos habitantes tiene Madrid?\n2. ¿Y Barcelona?\n3. ¿Qué es el ADN?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 北京的人口是多少？\n2. 上海呢？\n3. 什么是DNA？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 東京の人口は？\n2. 大阪は？\n3. DNAとは何ですか？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 서울의 인구는 얼마인가요?\n2. 부산은요?\n3. 태양은 왜 뜨거운가요?", [[0, 1], [2]]),
+    # an instruction over the whole list: the prompt stays whole
+    ("en", DEP, "Rank these questions from easiest to hardest:\n1. What is 2+2?\n2. Prove Fermat's last theorem.\n3. What is the derivative of x^2?", [[0, 1, 2]]),
+    ("en", DEP, "Answer these with the same single word:\n1. What color is the sky on a clear day?\n2. What color is the ocean?\n3. What color are blueberries?", [[0, 1, 2]]),
+    ("en", DEP, "Write a short story in three parts:\n1. Who is the hero?\n2. What does she lose?\n3. How does she get it back?", [[0, 1, 2]]),
+    ("en", DEP, "Which of these is the easiest to answer? 1. What is the capital of Peru? 2. What is dark energy? 3. What is 7 times 8?", [[0, 1, 2]]),
+    ("de", DEP, "Ordne diese Fragen nach Schwierigkeit:\n1. Was ist 3 mal 3?\n2. Was ist ein Integral?\n3. Was besagt die Riemannsche Vermutung?", [[0, 1, 2]]),
+    ("fr", DEP, "Réponds à toutes ces questions par le même mot :\n1. Quelle est la couleur du ciel ?\n2. Quelle est la couleur de la mer ?", [[0, 1]]),
+    ("es", DEP, "Escribe un poema en tres partes:\n1. ¿Quién es el protagonista?\n2. ¿Qué desea?\n3. ¿Cómo termina?", [[0, 1, 2]]),
+    ("zh", DEP, "请按难度给下面的问题排序：\n1. 1加1等于几？\n2. 什么是微积分？\n3. 黎曼猜想是什么？", [[0, 1, 2]]),
+    ("zh", DEP, "用同一个词回答以下问题：1、天空是什么颜色？2、大海是什么颜色？", [[0, 1]]),
+    ("ja", DEP, "次の質問を難しい順に並べてください。\n1. 1+1は？\n2. 微分とは？\n3. リーマン予想とは？", [[0, 1, 2]]),
+    ("ko", DEP, "다음 질문들을 쉬운 순서대로 정렬해 주세요.\n1. 2 더하기 2는?\n2. 미분이란?\n3. 페르마의 마지막 정리란?", [[0, 1, 2]]),
+    ("ko", DEP, "세 부분으로 된 짧은 이야기를 써 주세요:\n1. 주인공은 누구인가요?\n2. 무엇을 잃어버리나요?\n3. 어떻게 되찾나요?", [[0, 1, 2]]),
+    ("en", DEP, "1. What is the population of India?\n2. What is the population of China?\n3. Rank them from largest to smallest.", [[0, 1, 2]]),
+    # lists on one line and heading-style numbering
+    ("en", "multi", "1. What is a neutron star? 2. Explain how vaccines train the immune system. 3. Who was Ada Lovelace?", [[0], [1], [2]]),
+    ("en", DEP, "(1) What is inflation? (2) How do central banks fight it?", [[0, 1]]),
+    ("en", "multi", "Q1: What is Rust used for? Q2: Why is Go popular for servers?", [[0], [1]]),
+    ("en", "multi", "a) Define velocity. b) Define acceleration. c) What is a newton?", [[0], [1], [2]]),
+    ("en", "multi", "Quick quiz: 1. What is the capital of Japan? 2. How many legs does an insect have?", [[0], [1]]),
+    ("zh", "multi", "1、什么是光合作用？2、为什么会下雨？3、地球有多少岁？", [[0], [1], [2]]),
+    ("zh", "multi", "问题一：什么是人工智能？\n问题二：区块链有什么用？", [[0], [1]]),
+    ("zh", "multi", "问题一：什么是通货膨胀？问题二：汇率是怎么决定的？", [[0], [1]]),
+    ("zh", "multi", "第一题：水的化学式是什么？\n第二题：太阳系有几颗行星？", [[0], [1]]),
+    ("ja", "multi", "問1：光合成とは何ですか？\n問2：地震はなぜ起きるのですか？", [[0], [1]]),
+    ("ja", "multi", "質問一：日本の首都は？質問二：富士山の高さは？", [[0], [1]]),
+    ("ko", "multi", "문제 1. 물의 끓는점은 몇 도인가요?\n문제 2. 지구에서 가장 높은 산은 어디인가요?", [[0], [1]]),
+    ("de", "multi", "1. Was ist ein Vulkan? 2. Wie funktioniert ein Elektromotor? 3. Wer war Goethe?", [[0], [1], [2]]),
+    ("fr", "multi", "1) Qu'est-ce qu'un volcan ? 2) Comment fonctionne un moteur électrique ?", [[0], [1]]),
+    ("es", "multi", "(1) ¿Qué es un volcán? (2) ¿Cómo funciona un motor eléctrico?", [[0], [1]]),
+    # references that resolve inside their own part, and dummy pronouns: still independent
+    ("en", "multi", "1. Who invented the telephone, and where was he born?\n2. Why do cats purr?\n3. How long does it take to boil an egg?", [[0], [1], [2]]),
+    ("en", "multi", "1. What is a monad and why is it useful?\n2. Who wrote Dracula and when did he die?\n3. Is it safe to eat raw cookie dough?", [[0], [1], [2]]),
+    ("en", "multi", "1. How does a bee find its way home?\n2. Why does the moon change its shape?\n3. What is the capital of Chile?", [[0], [1], [2]]),
+    ("de", "multi", "1. Wie spät ist es in Tokio?\n2. Gibt es Leben auf dem Mars?\n3. Wer hat Faust geschrieben und wann ist er gestorben?", [[0], [1], [2]]),
+    ("fr", "multi", "1. Quelle heure est-il à Tokyo ?\n2. Y a-t-il de l'eau sur Mars ?\n3. Pourquoi la mer est-elle salée ?", [[0], [1], [2]]),
+    ("es", "multi", "1. ¿Qué es la fotosíntesis y por qué es importante?\n2. ¿Quién escribió el Quijote y dónde nació?\n3. ¿Cuánto mide la Torre Eiffel?", [[0], [1], [2]]),
+    ("zh", "multi", "1. 谁发明了电话？他是哪国人？\n2. 为什么天空是蓝色的？", [[0], [1]]),
+    ("ko", "multi", "1. 이순신 장군은 누구이고, 그의 업적은 무엇인가요?\n2. 김치는 어떻게 만드나요?", [[0], [1]]),
+    ("ja", "multi", "1. 夏目漱石は誰ですか？彼の代表作は？\n2. 地球はなぜ丸いのですか？", [[0], [1]]),
+    # code whose comments end in "?": one question
+    ("en", "single", "My config:\n\n    workers: 4      # too many?\n    timeout: 30     # seconds, ok?\n\nWhy does the server run out of memory under load?", [[0]]),
+    ("en", "single", "Look at this:\n    x = load()   # is this slow?\n    y = parse(x) # or this?\nHow can I profile which line is slow?", [[0]]),
+    ("en", "single", "Here is the query:\n    SELECT * FROM users -- need all columns?\n    WHERE age > 30; -- index?\nHow do I make it faster?", [[0]]),
+]  # fmt: skip
+for lang, category, text, groups in dev13:
+    add(lang, category, text, groups)
+# Two more batches, written after the rules above and scored before any change they
+# prompted (batch two: 3 of 30 dependent groups split apart; batch three: 1 of 12).
+dev13_more: list[tuple[str, str, str, list[list[int]]]] = [
+    # dependent, new phrasings
+    ("en", DEP, "1. Name a Renaissance sculptor.\n2. Describe his most famous statue.\n3. What is the atomic number of carbon?", [[0, 1], [2]]),
+    ("en", DEP, "- Which city hosted the 2012 Olympics?\n- How many people live there?\n- Why do leaves change colour in autumn?", [[0, 1], [2]]),
+    ("en", DEP, "1. Suggest a book for a long flight.\n2. Summarize the book in two lines.\n3. How do noise-cancelling headphones work?", [[0, 1], [2]]),
+    ("en", DEP, "1. Who directed Jaws?\n2. What other films did he make?\n3. What did his first film earn?", [[0, 1, 2]]),
+    ("en", DEP, "1. Invent a superhero.\n2. What are her powers?\n3. Who is her enemy?\n4. What is the capital of Iceland?", [[0, 1, 2], [3]]),
+    ("en", DEP, "1. Give me a random animal.\n2. Where does this animal live?\n3. What is 15 times 4?", [[0, 1], [2]]),
+    ("en", DEP, "1) What is the tallest building in the world? 2) When was it finished? 3) Who designed the Sydney Opera House?", [[0, 1], [2]]),
+    ("en", DEP, "Please answer the following questions for my homework, thanks a lot in advance:\n1. Which planet is known as the Red Planet?\n2. How long is a day there?\n3. What gas do plants absorb?", [[0, 1], [2]]),
+    ("de", DEP, "1. Welcher Komponist schrieb die Zauberflöte?\n2. Wann ist er gestorben?\n3. Was ist ein Oxid?", [[0, 1], [2]]),
+    ("de", DEP, "1. Empfiehl mir einen Roman.\n2. Worum geht es in dem Roman?\n3. Wie weit ist der Mond entfernt?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Quelle reine a fait construire le Petit Trianon ?\n2. Quand est-elle morte ?\n3. Qu'est-ce que la photosynthèse ?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Recommande-moi une série.\n2. Combien de saisons a la série ?\n3. Pourquoi la Lune change-t-elle de forme ?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Quién inventó la imprenta?\n2. ¿En qué ciudad vivía?\n3. ¿Qué es un ecosistema?", [[0, 1], [2]]),
+    ("es", DEP, "1. Recomiéndame una novela corta.\n2. ¿Quién es el autor de la novela?\n3. ¿Por qué el mar es salado?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 《西游记》的作者是谁？\n2. 她还写过什么？\n3. 为什么冬天会下雪？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 推荐一部动画电影。\n2. 这部电影的导演是谁？\n3. 光合作用需要哪些条件？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 世界上最高的山是哪座？\n2. 它有多高？\n3. 谁写了《三国演义》？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 日本で一番古いお寺はどこですか？\n2. それはいつ建てられましたか？\n3. 地球から太陽までの距離は？", [[0, 1], [2]]),
+    ("ja", DEP, "1. おすすめの映画を一本教えてください。\n2. その映画の監督は誰ですか？\n3. 水の化学式は？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 세종대왕은 누구인가요?\n2. 그의 가장 큰 업적은 무엇인가요?\n3. 지구는 왜 자전하나요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 재미있는 소설을 한 권 추천해 주세요.\n2. 그 소설의 작가는 누구인가요?\n3. 빛은 얼마나 빠른가요?", [[0, 1], [2]]),
+    # whole-list instructions, new phrasings
+    ("en", DEP, "Sort the following questions by how long they would take to answer:\n1. What is 3+3?\n2. Explain quantum field theory.\n3. Who wrote Macbeth?", [[0, 1, 2]]),
+    ("en", DEP, "Pick the best of these interview questions and explain why:\n- What is your biggest weakness?\n- Where do you see yourself in five years?\n- Why do you want this job?", [[0, 1, 2]]),
+    ("en", DEP, "Create a quiz for kids with these questions:\n1. What do bees make?\n2. How many legs does a spider have?", [[0, 1]]),
+    ("de", DEP, "Schreibe eine kurze Geschichte, die diese Fragen beantwortet:\n1. Wer ist die Heldin?\n2. Was sucht sie?", [[0, 1]]),
+    ("fr", DEP, "Compare ces deux questions et dis laquelle est la plus difficile :\n1. Qu'est-ce qu'un nombre premier ?\n2. Qu'est-ce qu'une intégrale ?", [[0, 1]]),
+    ("es", DEP, "Responde todas con un solo número:\n1. ¿Cuántas patas tiene un perro?\n2. ¿Cuántas ruedas tiene un coche?", [[0, 1]]),
+    ("zh", DEP, "请比较下面两个问题哪个更难：\n1. 什么是质数？\n2. 什么是积分？", [[0, 1]]),
+    ("ja", DEP, "次の質問を比べて、どれが一番簡単か教えてください。\n1. 1+1は？\n2. 積分とは？", [[0, 1]]),
+    ("ko", DEP, "다음 질문들을 비교해서 어느 것이 더 어려운지 알려 주세요.\n1. 소수란 무엇인가요?\n2. 적분이란 무엇인가요?", [[0, 1]]),
+    # independent, new phrasings (some with references inside a part, some deictic)
+    ("en", "multi", "1. How do I make my cat stop scratching the sofa?\n2. What is the best way to learn Japanese, and how long does it take?\n3. Why is the sky dark at night?", [[0], [1], [2]]),
+    ("en", "multi", "1. What is the difference between a virus and a bacterium?\n2. How do I change a flat tyre?\n3. What should I cook this weekend?", [[0], [1], [2]]),
+    ("en", "multi", "Q1. Who was Nikola Tesla and what is he famous for? Q2. How does a heat pump work?", [[0], [1]]),
+    ("de", "multi", "1. Was ist ein Algorithmus? 2. Wie backe ich Brot? 3. Warum ist es im Winter kalt?", [[0], [1], [2]]),
+    ("fr", "multi", "1. Comment fonctionne un four à micro-ondes ?\n2. Qui était Napoléon et pourquoi est-il célèbre ?\n3. Quelle est la meilleure saison pour visiter Paris ?", [[0], [1], [2]]),
+    ("es", "multi", "1. ¿Cómo se hace una tortilla de patatas?\n2. ¿Quién fue Simón Bolívar y qué logró?\n3. ¿Por qué los gatos ronronean?", [[0], [1], [2]]),
+    ("zh", "multi", "1. 如何学好英语？\n2. 熊猫吃什么？\n3. 为什么夏天比冬天热？", [[0], [1], [2]]),
+    ("zh", "multi", "问题1：什么是机器学习？问题2：怎样保持健康？问题3：长城有多长？", [[0], [1], [2]]),
+    ("ja", "multi", "1. 東京でおすすめの観光地は？\n2. 寿司の歴史を教えてください。\n3. 地震はなぜ起きるのですか？", [[0], [1], [2]]),
+    ("ko", "multi", "1. 김치찌개는 어떻게 만드나요?\n2. 조선 시대는 언제 시작되었나요?\n3. 고양이는 왜 밤에 활동하나요?", [[0], [1], [2]]),
+    ("ko", "multi", "질문 1: 블록체인이란 무엇인가요? 질문 2: 서울에서 가볼 만한 곳은 어디인가요?", [[0], [1]]),
+]  # fmt: skip
+dev13_code_and_cues: list[tuple[str, str, str, list[list[int]]]] = [
+    # singles that must stay whole
+    ("en", "single", "I scored 7. 8. 9. in the last three rounds. Is my average improving?", [[0]]),
+    ("en", "single", "Which option is cheaper: 1) a monthly pass at $90 or 2) ten single tickets at $8 each?", [[0]]),
+    ("en", "single", "Here is my script:\n\n    import os\n    path = os.getcwd()  # right dir?\n    print(path)   # why empty?\n\nWhat am I doing wrong?", [[0]]),
+    ("en", "single", "Rewrite these questions to sound more polite:\n1. Where is my order?\n2. Why is it late?\n3. Who is responsible?", [[0]]),
+    ("en", "single", "The teacher asked: 1. What is a noun? 2. What is a verb? How can I explain these to a six-year-old?", [[0]]),
+    ("zh", "single", "我的代码：\n    x = 1  # 对吗？\n    y = 2  # 这样写可以吗？\n为什么输出不对？", [[0]]),
+    ("de", "single", "Beantworte die folgenden Fragen mit demselben Wort:\n1. Welche Farbe hat Schnee?\n2. Welche Farbe hat Milch?", [[0]]),
+    ("ja", "single", "以下の質問に同じ単語で答えてください。\n1. 雪の色は？\n2. 牛乳の色は？", [[0]]),
+    ("es", "single", "Traduce al inglés estas preguntas:\n1. ¿Dónde está el baño?\n2. ¿Cuánto cuesta?", [[0]]),
+    # multi with various cues
+    ("en", "multi", "Three quick ones. What is the speed of light? Who painted Guernica? How many bones does a shark have?", [[0], [1], [2]]),
+    ("en", "multi", "1. What is a hash table? 2. How do I reverse a string in Python? 3. What does HTTP 404 mean?", [[0], [1], [2]]),
+    ("en", "multi", "Background: I'm a nurse moving to Canada next year with my two kids.\n\n1. What documents do I need?\n2. How do schools work there?\n3. What is the cost of living in Toronto?", [[0], [1], [2]]),
+    ("fr", "multi", "Q1 : Qu'est-ce que l'inflation ? Q2 : Comment fonctionne la Bourse ?", [[0], [1]]),
+    ("es", "multi", "1. ¿Qué es la inflación?\n2. ¿Cómo funciona la bolsa de valores?\n3. ¿Quién escribió La casa de los espíritus?", [[0], [1], [2]]),
+    ("de", "multi", "Frage 1: Was ist Inflation? Frage 2: Wie funktioniert die Börse?", [[0], [1]]),
+    ("zh", "multi", "（1）什么是通货膨胀？（2）股票市场如何运作？", [[0], [1]]),
+    ("ja", "multi", "1、インフレとは何ですか？2、株式市場はどう動きますか？", [[0], [1]]),
+    ("ko", "multi", "(1) 인플레이션이란 무엇인가요? (2) 주식 시장은 어떻게 움직이나요?", [[0], [1]]),
+    # dependent: more kinds
+    ("en", DEP, "What is the largest lake in Africa? How deep is it? Who wrote Moby-Dick?", [[0, 1], [2]]),
+    ("en", DEP, "1. Pick a famous bridge.\n2. When was the bridge built?\n3. How tall are its towers?\n4. What is a haiku?", [[0, 1, 2], [3]]),
+    ("en", DEP, "1. Choose a color for my kitchen.\n2. Explain why that color works.\n3. What is the tallest dog breed?", [[0, 1], [2]]),
+    ("en", DEP, "1. Name two rivers in Europe.\n2. Which one is longer?\n3. What is the boiling point of water?", [[0, 1], [2]]),
+    ("de", DEP, "1. Nenne ein Tier, das in der Arktis lebt.\n2. Was frisst dieses Tier?\n3. Wer hat das Telefon erfunden?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Donne-moi un mot qui rime avec « chat ».\n2. Utilise ce mot dans une phrase.\n3. Qu'est-ce qu'un volcan ?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Cuál es el país más grande de Sudamérica?\n2. ¿Qué idioma se habla allí?\n3. ¿Qué es un átomo?", [[0, 1], [2]]),
+    ("zh", DEP, "1. 中国最长的河流是什么？\n2. 那里的人口有多少？\n3. 什么是量子力学？", [[0, 1], [2]]),
+    ("zh", DEP, "1. 说出一个欧洲国家。\n2. 该国的首都是哪里？\n3. 月亮为什么会发光？", [[0, 1], [2]]),
+    ("ja", DEP, "1. 好きな作家を一人教えてください。\n2. その人の代表作は？\n3. 月の重さは？", [[0, 1], [2]]),
+    ("ko", DEP, "1. 아시아에서 가장 큰 나라는 어디인가요?\n2. 거기서는 어떤 언어를 쓰나요?\n3. 원자란 무엇인가요?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 서울의 인구는 얼마인가요?\n2. 그럼 부산은요?\n3. 원자란 무엇인가요?", [[0, 1], [2]]),
+]  # fmt: skip
+for lang, category, text, groups in dev13_more + dev13_code_and_cues:
+    add(lang, category, text, groups)
+# A fourth batch, written after the fixes prompted by held-out set 3 to check that they
+# generalise (scored before the change it prompted: 0 of 20 dependent groups split
+# apart, one German ranking list read as English and kept whole as a single part).
+dev13_after_holdout3: list[tuple[str, str, str, list[list[int]]]] = [
+    # instructions over lists whose items are not questions
+    ("en", DEP, "Sort these animals from smallest to largest:\n1. Elephant\n2. Mouse\n3. Horse", [[0, 1, 2]]),
+    ("en", DEP, "Pick one of these destinations for a honeymoon and tell me why:\n- Bali\n- Iceland\n- Kyoto", [[0, 1, 2]]),
+    ("de", DEP, "Vergleiche diese drei Betriebssysteme:\n1. Linux\n2. Windows\n3. macOS", [[0, 1, 2]]),
+    ("fr", DEP, "Range ces fruits du moins sucré au plus sucré :\n1. Citron\n2. Pomme\n3. Mangue", [[0, 1, 2]]),
+    ("es", DEP, "Elige una de estas ciudades para vivir y explica por qué:\n1. Valencia\n2. Bilbao\n3. Sevilla", [[0, 1, 2]]),
+    ("zh", DEP, "把下面的城市按人口从多到少排列：\n1. 成都\n2. 上海\n3. 西安", [[0, 1, 2]]),
+    ("ja", DEP, "次の果物を甘い順に並べてください：\n1. りんご\n2. レモン\n3. マンゴー", [[0, 1, 2]]),
+    ("ko", DEP, "다음 도시들을 인구가 많은 순서대로 나열해 주세요:\n1. 대구\n2. 서울\n3. 부산", [[0, 1, 2]]),
+    ("en", DEP, "Write a poem in three stanzas:\n1. Morning on the river\n2. Noon in the market\n3. Night on the roof", [[0, 1, 2]]),
+    ("zh", DEP, "写一个分为三部分的小故事：\n1. 小猫迷路了\n2. 小狗帮助了它\n3. 它们成了朋友", [[0, 1, 2]]),
+    # independent pairs with a topic-shift marker
+    ("en", "multi", "How long should I boil pasta? By the way, who invented the light bulb?", [[0], [1]]),
+    ("de", "multi", "Wie lange kocht man Nudeln? Übrigens, wer hat die Glühbirne erfunden?", [[0], [1]]),
+    ("ja", "multi", "パスタは何分ゆでればいいですか？ところで、電球を発明したのは誰ですか？", [[0], [1]]),
+    ("ko", "multi", "파스타는 몇 분 삶아야 하나요? 그런데 전구는 누가 발명했나요?", [[0], [1]]),
+    ("zh", "multi", "意大利面要煮几分钟？顺便问一下，电灯是谁发明的？", [[0], [1]]),
+    # ordinals and letters
+    ("zh", "multi", "第一，如何种植西红柿？第二，电动车的电池能用几年？", [[0], [1]]),
+    ("ja", "multi", "第一に、紅茶の正しい淹れ方は？第二に、月の満ち欠けはなぜ起きますか？", [[0], [1]]),
+    ("ko", "multi", "가) 비타민 D는 어디에 좋나요?\n나) 제주도에서 유명한 음식은 무엇인가요?", [[0], [1]]),
+    # conjunction openers: whole questions vs ellipsis
+    ("en", "multi", "What causes hiccups? Also, how far is Mars from the Sun? And who wrote The Hobbit?", [[0], [1], [2]]),
+    ("en", DEP, "1. What is the population of Japan?\n2. And what is the capital?\n3. Who painted The Scream?", [[0, 1], [2]]),
+    ("es", DEP, "1. ¿Cuál es la capital de Perú?\n2. ¿Y la moneda?\n3. ¿Quién pintó Las Meninas?", [[0, 1], [2]]),
+    # requests that take the speaker, and references after them
+    ("de", DEP, "1. Nenn mir eine berühmte Physikerin.\n2. Wofür hat sie den Nobelpreis bekommen?\n3. Was ist ein Photon?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Donne-moi le nom d'un grand peintre espagnol.\n2. Quel est son tableau le plus connu ?\n3. Qu'est-ce qu'un atome ?", [[0, 1], [2]]),
+    ("es", DEP, "1. Dime el nombre de una escritora chilena.\n2. ¿Cuál es su libro más famoso?\n3. ¿Qué es la fotosíntesis?", [[0, 1], [2]]),
+    # definite references in more shapes
+    ("en", DEP, "1. Suggest a recipe for a rainy day.\n2. How long does the recipe take?\n3. Why is the ocean salty?", [[0, 1], [2]]),
+    ("de", DEP, "1. Empfiehl mir eine Serie.\n2. Wie viele Staffeln hat die Serie?\n3. Wie hoch ist der Mount Everest?", [[0, 1], [2]]),
+    ("fr", DEP, "1. Propose une recette végétarienne.\n2. Combien de temps prend cette recette ?\n3. Qui a écrit Candide ?", [[0, 1], [2]]),
+    ("ko", DEP, "1. 간단한 요리를 하나 추천해 주세요.\n2. 그 요리는 몇 분 걸리나요?\n3. 태양은 몇 살인가요?", [[0, 1], [2]]),
+    ("ja", DEP, "1. 簡単な料理を一つ教えてください。\n2. その料理は何分でできますか？\n3. 太陽の年齢は？", [[0, 1], [2]]),
+    # independent lists that must still split
+    ("en", "multi", "1. What is the word for 'cat' in Spanish?\n2. How many hours are in a year?\n3. Who discovered America?", [[0], [1], [2]]),
+    ("fr", "multi", "1. Quel temps fait-il à Nice en mai ?\n2. Comment dit-on « merci » en japonais ?\n3. Qui a inventé le cinéma ?", [[0], [1], [2]]),
+    ("es", "multi", "1. ¿Qué significa la palabra «saudade»?\n2. ¿Cuántos planetas hay en el sistema solar?\n3. ¿Cómo se prepara el gazpacho?", [[0], [1], [2]]),
+    ("de", "multi", "1. Was bedeutet das Wort „Fernweh“?\n2. Wie viele Einwohner hat Wien?\n3. Warum ist der Himmel blau?", [[0], [1], [2]]),
+    ("zh", "multi", "1. “内卷”这个词是什么意思？\n2. 北京有多少人口？\n3. 为什么海水是咸的？", [[0], [1], [2]]),
+    # singles
+    ("en", "single", "Which of these is the best gift for a ten-year-old: a bike, a tablet, or a telescope?", [[0]]),
+    ("en", "single", "Proofread the following questions for my survey:\n1. How often do you exercize?\n2. What is you're favorite sport?", [[0]]),
+    ("ja", "single", "次の質問を英語に翻訳してください。\n1. 駅はどこですか？\n2. いくらですか？", [[0]]),
+    ("de", "single", "Hier ist mein Skript:\n\n    n = int(input())  # passt das?\n    print(n * 2)      # warum falsch?\n\nWarum bekomme ich einen Fehler bei Buchstaben?", [[0]]),
+]  # fmt: skip
+for lang, category, text, groups in dev13_after_holdout3:
+    add(lang, category, text, groups)
+
 OUT.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
 print(f"{len(entries)} prompts written to {OUT}")
 
