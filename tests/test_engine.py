@@ -104,36 +104,43 @@ class TestRateLimits:
 
     async def test_a_429_pauses_every_request_for_retry_after(self, sim: SimFactory) -> None:
         """After a 429 the whole Fanout waits out retry-after, then all answers arrive."""
-        async with sim(time_scale=1, rpm=60, limit_period_s=3.0, answer_tokens=1, rtt_s=0) as (
+        # The second request gets 429 with retry-after 1 s, whatever the limits say.
+        async with sim(time_scale=1, answer_tokens=1, rtt_s=0, fault_schedule={2: "429"}) as (
             server,
             client,
         ):
-            fo = fanout.Fanout(
-                client, model="m", limits=fanout.Limits(max_concurrency=10, rpm=None)
-            )
-            # Three go at once (bucket of 3), the rest get 429 with retry-after ~1 s.
-            answers = await fo.ask_many(_questions(5, 1), on_error="return")
+            fo = fanout.Fanout(client, model="m", limits=fanout.Limits(max_concurrency=1))
+            answers = await fo.ask_many(_questions(5, 1), on_error="return", policy="split")
             assert answers.report.answered == 5
-            assert answers.report.rate_limited >= 1
-            assert answers.report.limit_wait_s > 0.5
+            assert answers.report.rate_limited == 1
+            assert answers.report.limit_wait_s > 0.9  # the retry waited out retry-after
             ok = [r for r in server.stats.requests if r.status == 200]
             assert len(ok) == 5
+            assert ok[1].arrival - server.stats.requests[1].arrival >= 0.95
 
-    async def test_insufficient_quota_fails_fast_with_one_request_per_question(
+    async def test_insufficient_quota_fails_every_pending_question_without_sending(
         self, sim: SimFactory
     ) -> None:
-        """insufficient_quota is not retried: each affected question costs one request."""
+        """insufficient_quota is account-wide: one request learns it, and every other
+        question of the Fanout fails at once with QuotaExceededError, unsent."""
         async with sim(time_scale=100, quota_tokens=1, answer_tokens=5) as (server, client):
-            await fanout.ask_many(["warm up"], client=client, model="m")  # spends the quota
+            # One at a time, so that no other request is already on its way.
+            fo = fanout.Fanout(client, model="m", on_error="return",
+                               limits=fanout.Limits(max_concurrency=1))  # fmt: skip
+            await fo.ask_many(["warm up"])  # spends the quota
             server.reset_stats()
-            answers = await fanout.ask_many(
-                _questions(4, 5), client=client, model="m", on_error="return"
-            )
-            assert len(server.stats.requests) == 4
+            answers = await fo.ask_many(_questions(4, 5), policy="split")
+            assert len(server.stats.requests) == 1
+            assert all(isinstance(a.error, fanout.QuotaExceededError) for a in answers)
+            assert sorted(a.attempts for a in answers) == [0, 0, 0, 1]
+            later = await fo.ask_many(["and another?"])
+            assert isinstance(later[0].error, fanout.QuotaExceededError)
+            assert "not sent" in str(later[0].error)
+            assert len(server.stats.requests) == 1
+            sent = next(a for a in answers if a.attempts == 1)
+            assert isinstance(sent.error, fanout.QuotaExceededError)
+            assert isinstance(sent.error.__cause__, openai.RateLimitError)
             for answer in answers:
-                assert isinstance(answer.error, fanout.QuotaExceededError)
-                assert answer.attempts == 1
-                assert isinstance(answer.error.__cause__, openai.RateLimitError)
                 assert f"question {answer.index}" in str(answer.error)
 
 

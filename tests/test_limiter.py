@@ -1,13 +1,13 @@
-"""The local rate limiter: smoothing, token reservations, header learning, cool-downs."""
+"""The local rate limiter: even pacing, bursts only where the server reports room,
+unknown limits learned from the first response, token reservations, cool-downs."""
 
 from __future__ import annotations
 
-import time
-
+import anyio
 import pytest
 
 from fanout import Limits
-from fanout._limiter import _TokenBucket
+from fanout._limiter import current_ticket
 from fanout.limits import LocalLimiter, parse_duration
 
 
@@ -17,6 +17,27 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _limiter(limits: Limits, clock: FakeClock) -> LocalLimiter:
+    return LocalLimiter(limits, clock=clock, sleep=clock.sleep, rng=lambda: 0.0)
+
+
+async def _send_times(
+    limiter: LocalLimiter, clock: FakeClock, n: int, tokens: int = 0
+) -> list[float]:
+    times = []
+    for _ in range(n):
+        await limiter.acquire(tokens)
+        times.append(clock.now)
+    return times
+
+
+def _most_in_any_window(times: list[float], window: float) -> int:
+    return max(sum(1 for u in times if t - window < u <= t) for t in times)
 
 
 class TestParseDuration:
@@ -35,34 +56,85 @@ class TestParseDuration:
         assert parse_duration(text) is None
 
 
-class TestTokenBucket:
-    def test_waits_in_proportion_to_the_shortfall(self) -> None:
-        """600 tpm over a 1 s window: 5 tokens held (half the window), 10 per second."""
+class TestPacing:
+    @pytest.mark.parametrize("window", [0.1, 0.5, 1.0, 3.0, 10.0, 60.0])
+    async def test_no_window_of_any_length_gets_more_than_its_share(self, window: float) -> None:
+        """600 rpm configured, nothing reported: sends are spaced so that no window,
+        short or long, holds more than its share of 600/min (a whole number of
+        requests, as a server polices)."""
         clock = FakeClock()
-        bucket = _TokenBucket(600, 1.0, clock)
-        assert bucket.wait_for(5) == 0
-        bucket.take(5)
-        assert bucket.wait_for(3) == pytest.approx(0.3)
-        clock.now += 0.31
-        assert bucket.wait_for(3) == 0
+        times = await _send_times(_limiter(Limits(rpm=600), clock), clock, 700)
+        assert _most_in_any_window(times, window) <= round(600 / 60 * window)
 
-    def test_settle_returns_unused_reservation(self) -> None:
-        """A reservation larger than the usage is given back; a smaller one is charged."""
+    async def test_the_rate_is_kept_within_a_few_percent(self) -> None:
+        """The spacing is only 2 % wider than the rate (room for jitter)."""
         clock = FakeClock()
-        limiter = LocalLimiter(Limits(tpm=6000), clock=clock)
-        bucket = limiter._tokens
-        assert bucket is not None
-        bucket.take(40)
-        level = bucket._level
-        limiter.settle(40, 10)
-        assert bucket._level == pytest.approx(level + 30)
-        limiter.settle(10, 25)
-        assert bucket._level == pytest.approx(level + 15)
-        limiter.settle(20, None)  # refused: all of it comes back
-        assert bucket._level == pytest.approx(min(bucket.capacity, level + 35))
+        times = await _send_times(_limiter(Limits(rpm=1200), clock), clock, 101)
+        assert 100 / 20 <= times[-1] - times[0] <= 1.03 * 100 / 20
+
+    async def test_tokens_are_paced_by_what_each_request_reserves(self) -> None:
+        """6,000 tpm: a 500-token request makes the next one wait about 5 s."""
+        clock = FakeClock()
+        times = await _send_times(_limiter(Limits(tpm=6000), clock), clock, 3, tokens=500)
+        assert times[1] - times[0] == pytest.approx(5.0 * 1.02)
+        assert times[2] - times[1] == pytest.approx(5.0 * 1.02)
+
+    async def test_settle_gives_back_what_a_request_did_not_use(self) -> None:
+        """A reservation larger than the usage frees the schedule; a refused one frees it all."""
+        clock = FakeClock()
+        limiter = _limiter(Limits(tpm=6000), clock)
+        await limiter.acquire(500)
+        limiter.settle(500, 100)  # 400 tokens of slots given back
+        start = clock.now
+        await limiter.acquire(100)
+        assert clock.now - start == pytest.approx(1.0 * 1.02)
+        limiter.settle(100, None)
+        start = clock.now
+        await limiter.acquire(100)
+        assert clock.now - start == pytest.approx(0.0, abs=1e-9)
 
 
-class TestHeaders:
+class TestRoomTheServerReports:
+    async def test_remaining_lets_that_many_go_at_once(self) -> None:
+        """After a response saying 5 more fit, 5 go without waiting; the next waits its slot."""
+        clock = FakeClock()
+        limiter = _limiter(Limits(rpm=60), clock)  # one a second
+        await limiter.acquire(0)
+        limiter.observe({"x-ratelimit-remaining-requests": "5"})
+        start = clock.now
+        times = await _send_times(limiter, clock, 6)
+        assert times[:5] == [start] * 5
+        assert times[5] > start + 5
+
+    async def test_what_went_after_the_reported_request_is_counted(self) -> None:
+        """Remaining 4 reported for the first of three sends: 2 more may go at once."""
+        clock = FakeClock()
+        limiter = _limiter(Limits(rpm=60), clock)
+        await limiter.acquire(0)
+        first = current_ticket.get()
+        await _send_times(limiter, clock, 2)  # paced: 1 s apart
+        token = current_ticket.set(first)
+        limiter.observe({"x-ratelimit-remaining-requests": "4"})
+        current_ticket.reset(token)
+        start = clock.now
+        times = await _send_times(limiter, clock, 3)
+        assert times[:2] == [start, start]
+        assert times[2] > start
+
+    async def test_a_429_forgets_the_room_reported_before(self) -> None:
+        """After a cool-down (a 429), no send goes on earlier credit."""
+        clock = FakeClock()
+        limiter = _limiter(Limits(rpm=60), clock)
+        await limiter.acquire(0)
+        limiter.observe({"x-ratelimit-remaining-requests": "10"})
+        limiter.cool_down(2.0)
+        start = clock.now
+        times = await _send_times(limiter, clock, 2)
+        assert times[0] >= start + 2.0
+        assert times[1] - times[0] >= 1.0
+
+
+class TestUnknownLimits:
     def test_limits_are_learned_when_not_given(self) -> None:
         """x-ratelimit-limit-* set rpm and tpm when the user gave none."""
         limiter = LocalLimiter(Limits())
@@ -79,50 +151,66 @@ class TestHeaders:
         assert limiter.state().rpm == 100
         assert not limiter.state().rpm_learned
 
-    def test_the_servers_policing_window_is_inferred(self) -> None:
-        """remaining + reset x rate reveals a 0.3 s bucket behind a per-minute figure."""
-        limiter = LocalLimiter(Limits(rpm=600))
-        # 600/min = 10/s; 1 (+1 rounding) left and 0.1 s to full: 3 requests → 0.3 s.
-        limiter.observe({"x-ratelimit-limit-requests": "600",
-                         "x-ratelimit-remaining-requests": "1",
-                         "x-ratelimit-reset-requests": "100ms"})  # fmt: skip
-        assert limiter.state().window_s == pytest.approx(0.3)
-        # A window no smaller than ours changes nothing.
-        limiter.observe({"x-ratelimit-limit-requests": "600",
-                         "x-ratelimit-remaining-requests": "1",
-                         "x-ratelimit-reset-requests": "1s"})  # fmt: skip
-        assert limiter.state().window_s == pytest.approx(0.3)
+    async def test_the_first_request_goes_alone_until_its_headers_come(self) -> None:
+        """No limits given: the second acquire waits for the first response's headers,
+        then the reported room lets the rest go at once."""
+        limiter = LocalLimiter(Limits())
+        order: list[str] = []
+
+        async def second() -> None:
+            await limiter.acquire(0)
+            order.append("second sent")
+
+        await limiter.acquire(0)
+        probe = current_ticket.get()
+        assert probe is not None and probe.probe
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(second)
+            await anyio.sleep(0.05)
+            order.append("headers")
+            limiter.observe({"x-ratelimit-limit-requests": "60",
+                             "x-ratelimit-remaining-requests": "29"})  # fmt: skip
+        assert order == ["headers", "second sent"]
+
+    async def test_a_first_request_that_fails_without_headers_lets_the_others_go(self) -> None:
+        """A connection error on the first request: attempt_done opens the way."""
+        limiter = LocalLimiter(Limits())
+        sent = anyio.Event()
+
+        async def second() -> None:
+            await limiter.acquire(0)
+            sent.set()
+
+        await limiter.acquire(0)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(second)
+            await anyio.sleep(0.05)
+            assert not sent.is_set()
+            limiter.attempt_done()
+        assert sent.is_set()
 
     def test_nothing_remaining_pauses_everyone(self) -> None:
         """remaining-requests 0 pauses the limiter until one request is won back."""
         clock = FakeClock()
-        limiter = LocalLimiter(Limits(), clock=clock)
+        limiter = _limiter(Limits(), clock)
         limiter.observe({"x-ratelimit-limit-requests": "60",
                          "x-ratelimit-remaining-requests": "0",
                          "x-ratelimit-reset-requests": "30s"})  # fmt: skip
         assert limiter.state().paused_for_s == pytest.approx(1.0)
 
+
+class TestCoolDown:
     def test_cool_down_only_extends(self) -> None:
         """A shorter cool-down never cuts a longer one short."""
         clock = FakeClock()
-        limiter = LocalLimiter(Limits(), clock=clock)
+        limiter = _limiter(Limits(), clock)
         limiter.cool_down(5)
         limiter.cool_down(1)
         assert limiter.state().paused_for_s == pytest.approx(5)
 
-
-async def test_requests_are_never_released_faster_than_the_rate() -> None:
-    """30 acquisitions at 1200 rpm (20/s, burst 10) take at least (30 - 10) / 20 s."""
-    limiter = LocalLimiter(Limits(rpm=1200))
-    start = time.monotonic()
-    for _ in range(30):
-        await limiter.acquire(0)
-    assert time.monotonic() - start >= 0.95 * (30 - 10) / 20
-
-
-async def test_a_cool_down_holds_acquisitions_back() -> None:
-    """acquire() waits out a cool-down and reports the wait."""
-    limiter = LocalLimiter(Limits())
-    limiter.cool_down(0.2)
-    waited = await limiter.acquire(0)
-    assert waited >= 0.19
+    async def test_a_cool_down_holds_acquisitions_back(self) -> None:
+        """acquire() waits out a cool-down and reports the wait."""
+        limiter = LocalLimiter(Limits(rpm=6000))
+        limiter.cool_down(0.2)
+        waited = await limiter.acquire(0)
+        assert waited >= 0.19

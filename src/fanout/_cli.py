@@ -190,6 +190,9 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--tpm", type=int, default=None, help="tokens per minute per API key")
     sim.add_argument("--limit-period", type=float, default=60.0,
                      help="seconds the per-minute limits are policed over (default 60)")  # fmt: skip
+    sim.add_argument("--sliding", action="store_true",
+                     help="police each period as a sliding window (at most one period's "
+                     "budget in any period) instead of a token bucket")  # fmt: skip
     sim.add_argument(
         "--quota", type=int, default=None, help="total tokens before insufficient_quota"
     )
@@ -499,6 +502,7 @@ async def _run_sim(args: argparse.Namespace) -> None:
     settings: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     settings.update(time_scale=args.time_scale, rpm=args.rpm, tpm=args.tpm,
                     limit_period_s=args.limit_period, quota_tokens=args.quota,
+                    limit_policing="sliding" if args.sliding else "bucket",
                     fault_rates=dict(args.fault), seed=args.seed, api_key=args.api_key)  # fmt: skip
     if args.profile:
         config = SimConfig.from_profile(EndpointProfile.load(args.profile), **settings)

@@ -96,6 +96,19 @@ class Retry:
     initial_wait: float = 0.5
     max_elapsed: float | None = None
     """Give up on a question after this many seconds of retrying (None: no bound)."""
+    attempt_timeout: float | str | None = "auto"
+    """How long one attempt may run before it is abandoned and retried: seconds;
+    ``"auto"``: ``attempt_timeout_factor`` times what the endpoint model expects for
+    the request (its prompt, and ``max_tokens`` or four times the answers seen so
+    far), never less than ``min_attempt_timeout``; None: only the client's own
+    timeout (the SDK's default is 600 s)."""
+    min_attempt_timeout: float = 30.0
+    """The floor of the ``"auto"`` deadline: a hosted API's slow first token is no hang."""
+    attempt_timeout_factor: float = 4.0
+    budget: float = 0.2
+    """Share of recent attempts that may be prompt retries (sent again at once, while
+    failures are sporadic); past it, and when failures cluster, retries back off
+    exponentially."""
 
     def __post_init__(self) -> None:
         if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int):
@@ -105,6 +118,14 @@ class Retry:
         _check_positive("Retry", "max_wait", self.max_wait, allow_none=False)
         _check_positive("Retry", "initial_wait", self.initial_wait, allow_none=False)
         _check_positive("Retry", "max_elapsed", self.max_elapsed, allow_none=True)
+        if self.attempt_timeout != "auto":
+            _check_positive("Retry", "attempt_timeout", self.attempt_timeout, allow_none=True)  # type: ignore[arg-type]
+        _check_positive("Retry", "min_attempt_timeout", self.min_attempt_timeout, allow_none=False)
+        _check_positive(
+            "Retry", "attempt_timeout_factor", self.attempt_timeout_factor, allow_none=False
+        )
+        if not (isinstance(self.budget, (int, float)) and 0 <= self.budget <= 1):
+            raise ConfigError(f"Retry.budget must be in [0, 1], got {self.budget!r}")
 
 
 MODES = ("auto", "split", "merge")

@@ -26,7 +26,7 @@ from ._models import Answer, Usage
 from ._planning import MERGE_ANSWER_OVERHEAD
 from ._redact import scrub_exception
 from ._retrying import is_quota_error
-from ._transport import Transport
+from ._transport import QuotaGoneError, Transport
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
@@ -43,8 +43,14 @@ def question_error(exc: Exception, job: Job, attempts: int) -> QuestionError:
     q = job.question
     if isinstance(exc, QuestionError):
         return exc
-    if is_quota_error(exc):
+    if isinstance(exc, QuotaGoneError):
         err: QuestionError = QuotaExceededError(
+            f"question {job.index}: not sent: the API key has no quota left (an earlier "
+            "request got insufficient_quota)",
+            index=job.index, question=q.text, attempts=attempts,
+        )  # fmt: skip
+    elif is_quota_error(exc):
+        err = QuotaExceededError(
             f"question {job.index}: the API key has no quota left (insufficient_quota); "
             "not retried",
             index=job.index, question=q.text, attempts=attempts,

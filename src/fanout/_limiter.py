@@ -3,14 +3,33 @@
 The engine talks to a :class:`RateLimiter` only, so another backend (limits
 shared through redis, say) can stand in for :class:`LocalLimiter`.
 
-``LocalLimiter`` uses ``aiolimiter`` for requests. Tokens use a small bucket of
-our own because a reservation has to be corrected afterwards with the usage the
-API reports (``settle``), which ``aiolimiter`` has no way to do. Both budgets are
-released evenly (``Limits.smoothing_s``) instead of a minute's worth at once.
+How :class:`LocalLimiter` paces, so that no policing window is ever overrun, whatever
+its length (a per-minute limit is often policed per second or per few seconds):
+
+* **Even pacing.** Requests (and tokens) go at their own slots of a GCRA schedule
+  (one "theoretical arrival time"), spaced a little wider than the rate (2 %, for the
+  jitter between our clock and the server's). Evenly spaced sends fit any window
+  longer than one slot: no window ever holds more than its share.
+* **Bursts only where the server says there is room.** Each response's
+  ``x-ratelimit-remaining-*`` says how much more the endpoint would take right then;
+  that, less what was sent after the request it answers, may go at once. A request
+  sent on that credit still takes its slot in the schedule (the slot is borrowed
+  from the future), so the long-run rate never exceeds the limit.
+* **Unknown limits are learned without hitting them.** With no limits configured,
+  the first request goes alone (the transport streams it, so its headers arrive with
+  the first token); the others wait for its headers, which say the limits, the room
+  and the reset, and then go as they allow. An endpoint without such headers is not
+  paced at all.
+* **A 429 pauses everyone** for as long as the server asks (``retry-after``), and
+  what the server said it had room for is forgotten.
+
+``aiolimiter`` (a leaky bucket) was used here before; it cannot borrow a future slot
+for a send the server has room for, so the schedule is our own: a few lines of GCRA.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
 import random
 import re
@@ -19,19 +38,28 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
-from aiolimiter import AsyncLimiter
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Awaitable, Callable, Mapping
 
     from ._config import Limits
 from ._plans import Budget
 
-__all__ = ["LimitState", "LocalLimiter", "RateLimiter", "parse_duration"]
+__all__ = [
+    "LimitState",
+    "LocalLimiter",
+    "RateLimiter",
+    "Ticket",
+    "current_ticket",
+    "parse_duration",
+]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
-_DEFAULT_WINDOW_S = 1.0
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_SLACK = 0.02
+"""Slots are this much wider than the rate: room for jitter between client and server."""
+_PROBE_WAIT_S = 30.0
+"""Longest the others wait for the first request's headers before going anyway."""
 
 
 def parse_duration(value: str) -> float | None:
@@ -54,6 +82,23 @@ def parse_duration(value: str) -> float | None:
 
 
 @dataclass(frozen=True)
+class Ticket:
+    """What ``acquire`` let go: its place in the order of sends, and whether it is the
+    first request to an endpoint whose limits are unknown (the probe)."""
+
+    seq: int
+    tokens: int
+    probe: bool = False
+
+
+current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar(
+    "fanout_ticket", default=None
+)
+"""The ticket of the request this task is sending (set by ``LocalLimiter.acquire``),
+so that the response's headers are matched to it."""
+
+
+@dataclass(frozen=True)
 class LimitState:
     """A snapshot of a limiter, for reports and debugging."""
 
@@ -62,7 +107,8 @@ class LimitState:
     rpm_learned: bool
     tpm_learned: bool
     window_s: float
-    """The window requests and tokens are spread over (learned if smaller than configured)."""
+    """The burst allowed beyond the schedule, in seconds of the rate: 0 for
+    ``LocalLimiter``, which bursts only where the endpoint reports room."""
     paused_for_s: float
 
 
@@ -92,59 +138,47 @@ class RateLimiter(Protocol):
         ...
 
 
-class _TokenBucket:
-    """Holds at most half of ``per_minute * window / 60`` tokens and refills continuously.
+class _Schedule:
+    """A GCRA schedule: each unit goes at its own slot, ``interval`` seconds apart."""
 
-    A request larger than the bucket waits for a full bucket and then drives the
-    level negative, so it is paid for by the time that follows.
-    """
-
-    def __init__(self, per_minute: float, window_s: float, clock: Callable[[], float]) -> None:
+    def __init__(self, per_minute: float) -> None:
         self.per_minute = per_minute
-        self.capacity = max(1.0, per_minute * window_s / 60.0 / 2)  # half: see _smoothed_limiter
-        self.rate = per_minute / 60.0
-        self._clock = clock
-        self._level = self.capacity
-        self._stamp = clock()
+        self.interval = 60.0 / per_minute * (1 + _SLACK)
+        self.tat = -math.inf  # the theoretical arrival time of the next unit
 
-    def _refill(self) -> None:
-        now = self._clock()
-        self._level = min(self.capacity, self._level + (now - self._stamp) * self.rate)
-        self._stamp = now
+    def rescale(self, per_minute: float) -> None:
+        self.per_minute = per_minute
+        self.interval = 60.0 / per_minute * (1 + _SLACK)
 
-    def resize(self, window_s: float) -> None:
-        self._refill()
-        self.capacity = max(1.0, self.per_minute * window_s / 60.0 / 2)
-        self._level = min(self._level, self.capacity)
+    def wait(self, now: float) -> float:
+        return max(0.0, self.tat - now)
 
-    def wait_for(self, amount: float) -> float:
-        self._refill()
-        need = min(amount, self.capacity)
-        if self._level >= need:
-            return 0.0
-        return (need - self._level) / self.rate
+    def take(self, units: float, now: float) -> None:
+        self.tat = max(self.tat, now) + units * self.interval
 
-    def take(self, amount: float) -> None:
-        self._refill()
-        self._level -= amount
-
-    def give(self, amount: float) -> None:
-        self._refill()
-        self._level = min(self.capacity, self._level + amount)
-
-    def drain_to(self, remaining: float) -> None:
-        """The server says fewer tokens are left than we think: believe it."""
-        self._refill()
-        self._level = min(self._level, remaining)
+    def give(self, units: float, now: float) -> None:
+        """Give back slots taken (a reservation larger than the use, or refused)."""
+        if self.tat > now:
+            self.tat = max(now, self.tat - units * self.interval)
 
 
-def _smoothed_limiter(per_minute: float, window_s: float) -> AsyncLimiter:
-    """Release ``per_minute`` evenly, with a burst of at most half of one window's
-    budget: the other half absorbs the jitter between when we send and when the
-    server counts, so a server policing the same window never sees too many."""
-    window = max(window_s, 60.0 / per_minute)  # at least one request per window
-    burst = max(1.0, per_minute * window / 60.0 / 2)
-    return AsyncLimiter(max_rate=burst, time_period=burst * 60.0 / per_minute)
+class _Credit:
+    """What a response said the endpoint had room for, after the request it answers."""
+
+    __slots__ = ("remaining", "seq")
+
+    def __init__(self) -> None:
+        self.seq = -1
+        self.remaining = 0.0
+
+    def update(self, seq: int, remaining: float) -> None:
+        if seq >= self.seq:
+            self.seq = seq
+            self.remaining = remaining
+
+    def forget(self, seq: int) -> None:
+        self.seq = seq
+        self.remaining = 0.0
 
 
 class LocalLimiter:
@@ -156,82 +190,93 @@ class LocalLimiter:
         *,
         clock: Callable[[], float] = time.monotonic,
         rng: Callable[[], float] = random.random,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         self._limits = limits
         self._clock = clock
         self._rng = rng
-        self._rpm: float | None = None
-        self._requests: AsyncLimiter | None = None
-        self._tokens: _TokenBucket | None = None
+        self._sleep = sleep
+        self._requests: _Schedule | None = None
+        self._tokens: _Schedule | None = None
         self._rpm_learned = False
         self._tpm_learned = False
         self._pause_until = 0.0
         self._jitter_s = 0.0
-        # Until the endpoint shows how it polices its limits, release requests
-        # evenly (a window of 0 means "no burst"): a cautious start that costs at
-        # most one round trip.
-        self._window_s = 0.0
-        self._window_known = False
-        self._drain_new_limiter = False
+        self._sent = 0  # sends so far; a send's seq is the count before it
+        self._sent_tokens = 0.0
+        self._tokens_at: dict[int, float] = {}  # seq -> tokens sent before it (for credit)
+        self._req_credit = _Credit()
+        self._tok_credit = _Credit()
+        self._changed: anyio.Event | None = None
+        # Nothing configured: the first request goes alone and its headers say the rest.
+        self._probe = "waiting" if limits.rpm is None and limits.tpm is None else "done"
         if limits.rpm is not None:
-            self._set_rpm(limits.rpm)
+            self._requests = _Schedule(limits.rpm * limits.headroom)
         if limits.tpm is not None:
-            self._set_tpm(limits.tpm)
+            self._tokens = _Schedule(limits.tpm * limits.headroom)
 
-    # --- configuration ------------------------------------------------------------
-    def _set_rpm(self, rpm: float) -> None:
-        self._rpm = rpm * self._limits.headroom
-        self._requests = _smoothed_limiter(self._rpm, self._window_s)
+    # --- waiting --------------------------------------------------------------------
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
 
-    def _set_tpm(self, tpm: float) -> None:
-        self._tokens = _TokenBucket(tpm * self._limits.headroom, self._window_s, self._clock)
+    async def _wait(self, seconds: float) -> None:
+        """Sleep up to ``seconds``, waking early when a response changes what is known."""
+        if self._sleep is not None:
+            await self._sleep(seconds)
+            return
+        if self._changed is None:
+            self._changed = anyio.Event()
+        with anyio.move_on_after(seconds):
+            await self._changed.wait()
 
-    def _set_window(self, window: float) -> None:
-        """Spread requests and tokens over ``window`` seconds from now on."""
-        cap = self._limits.smoothing_s
-        if cap is not None:
-            window = min(window, cap)
-        if self._window_known and not window < self._window_s * 0.8:
-            return  # once known, only shrink, and only for a real difference
-        if not self._window_known or window != self._window_s:
-            self._window_s = window
-            self._window_known = True
-            if self._rpm is not None:
-                # The new limiter starts empty: no fresh burst on top of what was sent.
-                self._drain_new_limiter = True
-                self._requests = _smoothed_limiter(self._rpm, window)
-            if self._tokens is not None:
-                self._tokens.resize(window)
+    def _room(self, tokens: int) -> float:
+        """0 if a request of ``tokens`` may go now, else the seconds to wait at most."""
+        now = self._clock()
+        waits = [0.0]
+        if self._requests is not None:
+            credit = self._req_credit.remaining - (self._sent - self._req_credit.seq - 1)
+            if credit < 1 or not self._req_credit.seq >= 0:
+                waits.append(self._requests.wait(now))
+        if self._tokens is not None:
+            before = self._tokens_at.get(self._tok_credit.seq + 1, self._sent_tokens)
+            credit = self._tok_credit.remaining - (self._sent_tokens - before)
+            if credit < tokens or not self._tok_credit.seq >= 0:
+                waits.append(self._tokens.wait(now))
+        return max(waits)
 
-    @staticmethod
-    def _server_window(limit: float, remaining: float, reset_s: float) -> float:
-        """The server's policing window, inferred from one response.
-
-        A server bucket refilling at ``limit`` per minute that reports
-        ``remaining`` now and full again in ``reset_s`` holds
-        ``remaining + reset_s * limit / 60``: that many sixtieths of a minute
-        is its window. Releasing no more than half of it at once never overruns it.
-        """
-        capacity = remaining + 1 + reset_s * limit / 60.0  # +1: remaining is rounded down
-        return capacity * 60.0 / limit
-
-    # --- the interface -----------------------------------------------------------
     async def acquire(self, tokens: int) -> float:
         start = self._clock()
         await self._wait_pause()
-        while (requests := self._requests) is not None:
-            if self._drain_new_limiter:
-                self._drain_new_limiter = False
-                await requests.acquire(requests.max_rate)  # takes no time
-            await requests.acquire()
-            if requests is self._requests:
+        probe = False
+        while True:
+            if self._probe == "waiting":
+                self._probe = "out"
+                probe = True
                 break
-            # The limiter was replaced (a limit or window was learned) while we
-            # waited: queue again on the current one, or two would release at once.
+            if self._probe == "out":
+                await self._wait(_PROBE_WAIT_S)
+                if self._probe == "out" and self._clock() - start >= _PROBE_WAIT_S:
+                    self._probe = "done"  # the first request says nothing for too long
+                continue
+            wait = self._room(tokens)
+            if wait <= 0:
+                break
+            await self._wait(wait)
+        now = self._clock()
+        seq = self._sent
         if self._tokens is not None:
-            while (wait := self._tokens.wait_for(tokens)) > 0:
-                await anyio.sleep(wait)
-            self._tokens.take(tokens)
+            self._tokens_at[seq] = self._sent_tokens
+            if len(self._tokens_at) > 4096:  # no token headers: no credit to keep them for
+                del self._tokens_at[min(self._tokens_at)]
+        self._sent += 1
+        self._sent_tokens += tokens
+        if self._requests is not None:
+            self._requests.take(1, now)
+        if self._tokens is not None:
+            self._tokens.take(tokens, now)
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe))
         await self._wait_pause()  # a cool-down may have begun meanwhile
         return self._clock() - start
 
@@ -239,17 +284,31 @@ class LocalLimiter:
         while (left := self._pause_until - self._clock()) > 0:
             # Wake at the end of the pause plus a random share of the spread, so
             # the waiters come back one by one rather than all at once.
-            await anyio.sleep(left + self._rng() * self._jitter_s)
+            seconds = left + self._rng() * self._jitter_s
+            if self._sleep is not None:
+                await self._sleep(seconds)
+            else:
+                await anyio.sleep(seconds)
 
+    def attempt_done(self) -> None:
+        """The current request finished (answered or not): if it was the first request
+        to an endpoint of unknown limits, the others need not wait for it any longer."""
+        ticket = current_ticket.get()
+        if ticket is not None and ticket.probe and self._probe == "out":
+            self._probe = "done"
+            self._notify()
+
+    # --- learning -------------------------------------------------------------------
     def settle(self, reserved: int, used: int | None) -> None:
         if self._tokens is None:
             return
+        now = self._clock()
         if used is None:
-            self._tokens.give(reserved)
+            self._tokens.give(reserved, now)
         elif used < reserved:
-            self._tokens.give(reserved - used)
+            self._tokens.give(reserved - used, now)
         elif used > reserved:
-            self._tokens.take(used - reserved)
+            self._tokens.take(used - reserved, now)
 
     def cool_down(self, seconds: float) -> None:
         seconds = max(0.0, seconds)
@@ -257,81 +316,77 @@ class LocalLimiter:
         if until > self._pause_until:
             self._pause_until = until
             self._jitter_s = min(1.0, 0.25 * seconds) if seconds > 0 else 0.0
+        # The endpoint said no: whatever room it reported before is gone.
+        self._req_credit.forget(self._sent - 1)
+        self._tok_credit.forget(self._sent - 1)
 
     def observe(self, headers: Mapping[str, str]) -> None:
         get = headers.get
         limit_req = _number(get("x-ratelimit-limit-requests"))
         limit_tok = _number(get("x-ratelimit-limit-tokens"))
-        if self._limits.rpm is None and limit_req and limit_req != self._learned_rpm_value():
-            self._set_rpm(limit_req)
+        headroom = self._limits.headroom
+        if self._limits.rpm is None and limit_req:
+            if self._requests is None:
+                self._requests = _Schedule(limit_req * headroom)
+                self._requests.take(self._sent, self._clock())  # what already went counts
+            elif self._requests.per_minute != limit_req * headroom:
+                self._requests.rescale(limit_req * headroom)
             self._rpm_learned = True
-            self._drain_new_limiter = True  # what is in flight already spent the burst
-        if (
-            self._limits.tpm is None
-            and limit_tok
-            and (
-                self._tokens is None or self._tokens.per_minute != limit_tok * self._limits.headroom
-            )
-        ):
-            self._set_tpm(limit_tok)
+        if self._limits.tpm is None and limit_tok:
+            if self._tokens is None:
+                self._tokens = _Schedule(limit_tok * headroom)
+                self._tokens.take(self._sent_tokens, self._clock())
+            elif self._tokens.per_minute != limit_tok * headroom:
+                self._tokens.rescale(limit_tok * headroom)
             self._tpm_learned = True
+        ticket = current_ticket.get()
         remaining_req = _number(get("x-ratelimit-remaining-requests"))
-        reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
-        if limit_req and remaining_req is not None and reset_req is not None:
-            self._set_window(self._server_window(limit_req, remaining_req, reset_req))
-        elif not self._window_known:
-            # The endpoint says nothing about how it polices: use the configured window.
-            self._set_window(self._limits.smoothing_s or _DEFAULT_WINDOW_S)
-        if limit_req and remaining_req is not None and reset_req is not None and remaining_req < 1:
-            # Slow down before the endpoint says no: with nothing left, wait for
-            # the time it takes to win back one request.
-            self.cool_down(min(reset_req, 60.0 / limit_req))
         remaining_tok = _number(get("x-ratelimit-remaining-tokens"))
-        if remaining_tok is not None and self._tokens is not None:
-            self._tokens.drain_to(remaining_tok)
+        if ticket is not None:
+            if remaining_req is not None:
+                self._req_credit.update(ticket.seq, remaining_req * headroom)
+            if remaining_tok is not None:
+                self._tok_credit.update(ticket.seq, remaining_tok * headroom)
+            oldest = self._tok_credit.seq + 1
+            for seq in [k for k in self._tokens_at if k < oldest]:
+                del self._tokens_at[seq]
+        reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
+        if limit_req and remaining_req is not None and reset_req is not None and remaining_req < 1:
+            # Nothing left: wait at least the time it takes to win one request back.
+            self.cool_down(min(reset_req, 60.0 / limit_req))
+        if self._probe == "out" and ticket is not None and ticket.probe:
+            self._probe = "done"
+        self._notify()
 
-    def _learned_rpm_value(self) -> float | None:
-        if self._rpm is None:
-            return None
-        return self._rpm / self._limits.headroom
-
+    # --- reporting ------------------------------------------------------------------
     def budget(self) -> Budget:
+        now = self._clock()
         requests_now = math.inf
         if self._requests is not None:
-            lim = self._requests
-            if self._drain_new_limiter:
-                requests_now = 0.0
-            else:
-                lo, hi = 0, int(lim.max_rate)  # largest whole amount it would let through now
-                try:
-                    while lo < hi:
-                        mid = (lo + hi + 1) // 2
-                        if lim.has_capacity(mid):
-                            lo = mid
-                        else:
-                            hi = mid - 1
-                except RuntimeError:  # no running event loop (a dry run): assume it is full
-                    lo = int(lim.max_rate)
-                requests_now = float(lo)
+            credit = self._req_credit.remaining - (self._sent - self._req_credit.seq - 1)
+            requests_now = max(0.0, credit) + (1.0 if self._requests.wait(now) <= 0 else 0.0)
         tokens_now = math.inf
         if self._tokens is not None:
-            self._tokens._refill()
-            tokens_now = max(0.0, self._tokens._level)
+            before = self._tokens_at.get(self._tok_credit.seq + 1, self._sent_tokens)
+            credit = self._tok_credit.remaining - (self._sent_tokens - before)
+            tokens_now = max(0.0, credit)
+            if self._tokens.wait(now) <= 0:
+                tokens_now = max(tokens_now, self._tokens.per_minute / 60.0)
         return Budget(
             requests_now=requests_now,
             tokens_now=tokens_now,
-            rpm=self._rpm,
+            rpm=self._requests.per_minute if self._requests is not None else None,
             tpm=self._tokens.per_minute if self._tokens is not None else None,
-            paused_s=max(0.0, self._pause_until - self._clock()),
+            paused_s=max(0.0, self._pause_until - now),
         )
 
     def state(self) -> LimitState:
         return LimitState(
-            rpm=self._rpm,
+            rpm=self._requests.per_minute if self._requests is not None else None,
             tpm=self._tokens.per_minute if self._tokens is not None else None,
             rpm_learned=self._rpm_learned,
             tpm_learned=self._tpm_learned,
-            window_s=self._window_s,
+            window_s=0.0,
             paused_for_s=max(0.0, self._pause_until - self._clock()),
         )
 

@@ -23,22 +23,39 @@ import openai
 from ._call import CallOptions, CallStats, Tally
 from ._config import Limits, Retry
 from ._endpoint import EndpointModel
-from ._limiter import LocalLimiter, RateLimiter
+from ._exceptions import FanoutError
+from ._limiter import LocalLimiter, RateLimiter, current_ticket
 from ._limiter_redis import RedisUnavailableError
 from ._models import Usage
 from ._redact import register_secret
-from ._retrying import build_retrying, is_quota_error, server_retry_after
+from ._retrying import (
+    AttemptTimeoutError,
+    IncompleteResponseError,
+    RetryBudget,
+    build_retrying,
+    is_quota_error,
+    server_retry_after,
+)
 from ._tokens import estimate_messages_tokens
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-__all__ = ["Transport", "make_limiter"]
+__all__ = ["QuotaGoneError", "Transport", "make_limiter"]
 
 log = logging.getLogger("fanout")
 
 _DEFAULT_COOL_DOWN_S = 1.0
+_PRIOR_ANSWER_CAP = 1000  # tokens an answer may run to, before any was seen
+# A request with these is not rebuilt from streamed chunks (tool calls, several
+# choices, log probabilities): if it is the first request, it is sent whole.
+_NOT_STREAMED = frozenset({"tools", "functions", "n", "logprobs", "top_logprobs", "audio"})
+
+
+class QuotaGoneError(FanoutError):
+    """Not sent: an earlier request of this ``Fanout`` got ``insufficient_quota``, and
+    quota is account-wide."""
 
 
 def make_limiter(limits: Limits) -> RateLimiter:
@@ -76,6 +93,10 @@ class Transport:
         self._done_prompt_tokens = 0
         self._done_completion_tokens = 0
         self._sent_shared: OrderedDict[int, None] = OrderedDict()  # see remember_shared
+        self.budget = RetryBudget()
+        self._stream_first = True  # stream the first request (see _exchange)
+        self.quota_error: BaseException | None = None
+        """The ``insufficient_quota`` an earlier request got: nothing more is sent."""
 
     async def check_limiter(self) -> None:
         """Before the first request: a shared backend must be reachable (or, if the
@@ -101,10 +122,10 @@ class Transport:
         self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
     ) -> ChatCompletion:
         """One request, retried by the one retry layer; raises the last failure."""
-        retrying = build_retrying(opts.retry, sleep=anyio.sleep)
+        self.budget.ratio = opts.retry.budget
+        retrying = build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget)
         async for attempt in retrying:
             with attempt:
-                tally.attempts += 1
                 return await self._attempt(params, opts, stats, tally)
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
@@ -112,21 +133,50 @@ class Transport:
         """A 429: release the tokens reserved, and (unless the quota is gone) make
         every request of this ``Fanout`` wait as long as the server asked."""
         self.limiter.settle(reserve, None)
-        if not is_quota_error(exc):
-            asked = server_retry_after(exc.response.headers)
-            wait = _DEFAULT_COOL_DOWN_S if asked is None else asked
-            self.limiter.cool_down(min(wait, retry.max_wait))
+        if is_quota_error(exc):
+            self.quota_error = exc
+            return
+        asked = server_retry_after(exc.response.headers)
+        wait = _DEFAULT_COOL_DOWN_S if asked is None else asked
+        self.limiter.cool_down(min(wait, retry.max_wait))
+
+    def _check_quota(self) -> None:
+        if self.quota_error is not None:
+            raise QuotaGoneError(
+                "not sent: an earlier request got insufficient_quota (the API key has no "
+                "quota left, for every request)"
+            ) from self.quota_error
+
+    def deadline(self, params: dict[str, Any], prompt_tokens: int, retry: Retry) -> float | None:
+        """Seconds one attempt of this request may run (see ``Retry.attempt_timeout``)."""
+        timeout = retry.attempt_timeout
+        if timeout is None:
+            return None
+        if timeout != "auto":
+            return float(timeout)
+        cap = params.get("max_completion_tokens", params.get("max_tokens"))
+        if not isinstance(cap, int) or cap <= 0:
+            seen = self.endpoint.answer_tokens
+            cap = int(4 * seen) if seen else _PRIOR_ANSWER_CAP
+        expected = self.endpoint.estimate().request_s(prompt_tokens, cap)
+        return max(retry.min_attempt_timeout, retry.attempt_timeout_factor * expected)
 
     async def _attempt(
         self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
     ) -> ChatCompletion:
+        self._check_quota()
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         n = params.get("n") or 1
-        reserve = estimate_messages_tokens(params["messages"], opts.model) + int(max_out) * int(n)
+        prompt = estimate_messages_tokens(params["messages"], opts.model)
+        reserve = prompt + int(max_out) * int(n)
+        deadline = self.deadline(params, prompt, opts.retry)
         async with self._slots:
             stats.limit_wait_s += await self.limiter.acquire(reserve)
+            self._check_quota()  # it may have gone while this one waited
+            tally.attempts += 1  # counted when sent: a request never sent is no attempt
             stats.requests += 1
-            if tally.attempts > 1:
+            retry = tally.attempts > 1
+            if retry:
                 stats.retries += 1
             done_before = (self._done_prompt_tokens, self._done_completion_tokens)
             stats.in_flight += 1
@@ -137,15 +187,15 @@ class Transport:
             log.debug("request sent", extra={"attempt": tally.attempts, "in_flight": self.in_flight,
                                              "model": params.get("model")})  # fmt: skip
             try:
-                raw = await self.client.chat.completions.with_raw_response.create(**params)
-                # A key from a callable is known only once the SDK has called it.
-                register_secret(getattr(self.client, "api_key", None))
-                self.limiter.observe(raw.headers)
-                request_id = raw.headers.get("x-request-id")
-                if request_id:
-                    tally.request_ids.append(request_id)
-                completion: ChatCompletion = raw.parse()
+                completion: ChatCompletion | None = None
+                with anyio.move_on_after(deadline):
+                    completion = await self._exchange(params, tally)
+                if completion is None:
+                    raise AttemptTimeoutError(
+                        f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
+                    )
             except openai.APIStatusError as exc:
+                self.budget.record(failed=True, retry=retry)
                 self.limiter.observe(exc.response.headers)
                 log.info("request failed", extra={"status": exc.status_code, "attempt": tally.attempts,
                                                   "code": exc.code, "request_id": exc.request_id})  # fmt: skip
@@ -155,11 +205,54 @@ class Transport:
                     stats.rate_limited += 1
                     self._rate_limited(exc, reserve, opts.retry)
                 raise
+            except Exception:
+                self.budget.record(failed=True, retry=retry)
+                raise
             finally:
                 stats.in_flight -= 1
                 self.in_flight -= 1
+                attempt_done = getattr(self.limiter, "attempt_done", None)
+                if attempt_done is not None:
+                    attempt_done()
+        self.budget.record(failed=False, retry=retry)
         self._learn(completion, params, reserve, sent, done_before, tally)
         return completion
+
+    async def _exchange(self, params: dict[str, Any], tally: Tally) -> ChatCompletion:
+        """Send, read the headers, and return the completion. The first request to an
+        endpoint whose limits are unknown is streamed: its headers, which the other
+        requests wait for, then come with its first token instead of its last."""
+        completions = self.client.chat.completions
+        ticket = current_ticket.get()
+        streamed = ticket is not None and ticket.probe and not (_NOT_STREAMED & params.keys())
+        raw: Any = None
+        if streamed and self._stream_first:
+            try:
+                raw = await completions.with_raw_response.create(
+                    **params, stream=True, stream_options={"include_usage": True}
+                )
+            except openai.BadRequestError as exc:
+                if "stream" not in str(exc.message).lower():
+                    raise
+                self._stream_first = False  # an endpoint that will not stream so: send it whole
+        if raw is None:
+            streamed = False
+            raw = await completions.with_raw_response.create(**params)
+        # A key from a callable is known only once the SDK has called it.
+        register_secret(getattr(self.client, "api_key", None))
+        self.limiter.observe(raw.headers)
+        request_id = raw.headers.get("x-request-id")
+        if request_id:
+            tally.request_ids.append(request_id)
+        if not streamed:
+            completion: ChatCompletion = raw.parse()
+            return completion
+        stream: AsyncStream[ChatCompletionChunk] = raw.parse()
+        chunks = []
+        async with stream:
+            async for chunk in stream:
+                chunks.append(chunk)
+        return _assemble(chunks)
 
     def _learn(
         self,
@@ -223,6 +316,7 @@ class Transport:
             stream: AsyncStream[ChatCompletionChunk] | None = None
             async for attempt in retrying:
                 with attempt:
+                    self._check_quota()
                     await self.limiter.acquire(reserve)
                     if on_send is not None:
                         on_send()
@@ -233,6 +327,10 @@ class Transport:
                         if isinstance(exc, openai.RateLimitError):
                             self._rate_limited(exc, reserve, retry)
                         raise
+                    finally:
+                        attempt_done = getattr(self.limiter, "attempt_done", None)
+                        if attempt_done is not None:
+                            attempt_done()
             assert stream is not None
             self.limiter.observe(stream.response.headers)
             self.in_flight += 1
@@ -245,3 +343,39 @@ class Transport:
             finally:
                 self.in_flight -= 1
                 await stream.close()
+
+
+def _assemble(chunks: list[ChatCompletionChunk]) -> ChatCompletion:
+    """The completion a streamed request of one text choice adds up to."""
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat.chat_completion import Choice
+
+    parts: list[str] = []
+    finish: str | None = None
+    usage = None
+    for chunk in chunks:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            if choice.delta.content:
+                parts.append(choice.delta.content)
+            if choice.finish_reason is not None:
+                finish = choice.finish_reason
+    if finish is None or not chunks:
+        raise IncompleteResponseError("the stream ended before the answer did")
+    first = chunks[0]
+    return ChatCompletion(
+        id=first.id,
+        object="chat.completion",
+        created=first.created,
+        model=first.model,
+        system_fingerprint=first.system_fingerprint,
+        choices=[
+            Choice(
+                index=0,
+                finish_reason=finish,  # type: ignore[arg-type]
+                message=ChatCompletionMessage(role="assistant", content="".join(parts)),
+            )
+        ],
+        usage=usage,
+    )

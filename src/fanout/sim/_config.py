@@ -20,6 +20,7 @@ FAULT_KINDS: tuple[str, ...] = (
     "502",  # bad gateway
     "503",  # service unavailable
     "408",  # request timeout
+    "429",  # rate_limit_exceeded with retry-after 1 s (model time), whatever the limits
     "reset",  # TCP connection reset after the request was read
     "hang",  # never answer; the client has to give up
     "malformed",  # 200 with a body that is not JSON
@@ -88,6 +89,10 @@ class SimConfig:
     limit_period_s: float = 60.0
     """Length of the window the per-minute limits are policed over. 60 lets a whole
     minute's budget go in one burst; 1 polices ``rpm/60`` per second."""
+    limit_policing: str = "bucket"
+    """How a window is policed: ``"bucket"`` (a token bucket holding one window's
+    budget, refilled continuously) or ``"sliding"`` (at most one window's budget in
+    any window: a sliding log, stricter, as many hosted APIs do)."""
     quota_tokens: int | None = None
     """Total tokens the key may ever use; beyond it every request gets 429
     ``insufficient_quota``."""
@@ -126,6 +131,10 @@ class SimConfig:
             raise ValueError(f"SimConfig.slots must be >= 1, got {self.slots!r}")
         if self.kv_capacity_tokens < 1:
             raise ValueError("SimConfig.kv_capacity_tokens must be >= 1")
+        if self.limit_policing not in ("bucket", "sliding"):
+            raise ValueError(
+                f"SimConfig.limit_policing must be 'bucket' or 'sliding', got {self.limit_policing!r}"
+            )
         for name, limit in (("rpm", self.rpm), ("tpm", self.tpm)):
             if limit is not None and limit < 1:
                 raise ValueError(f"SimConfig.{name} must be >= 1 or None, got {limit!r}")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["Bucket", "go_duration"]
+__all__ = ["Bucket", "SlidingWindow", "go_duration"]
 
 
 def go_duration(seconds: float) -> str:
@@ -81,3 +82,72 @@ class Bucket:
         """Wall seconds until the bucket is full again."""
         self._refill()
         return (self.capacity - self._level) / self.rate
+
+
+class SlidingWindow:
+    """At most ``limit * period / 60`` in any ``period`` (a sliding log), the way many
+    hosted APIs police a per-minute limit over a shorter window: stricter than a
+    bucket, which lets a full bucket go and then refill during the same period.
+
+    The headers report what this window has room for now (``remaining``) and when it
+    will be empty again (``reset_s``: the newest entry leaves). Times are wall
+    seconds; ``time_scale`` makes the period pass faster.
+    """
+
+    __slots__ = ("_clock", "_log", "_used", "capacity", "limit", "wall_limit", "wall_period")
+
+    def __init__(
+        self,
+        limit: int,
+        *,
+        period_s: float,
+        time_scale: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.wall_limit = max(1, round(limit * time_scale))
+        self.capacity = max(1.0, limit * period_s / 60.0)
+        self.wall_period = period_s / time_scale
+        self._clock = clock
+        self._log: deque[tuple[float, float]] = deque()
+        self._used = 0.0
+
+    def _expire(self, now: float) -> None:
+        while self._log and self._log[0][0] <= now - self.wall_period:
+            self._used -= self._log.popleft()[1]
+
+    def try_take(self, amount: float) -> float:
+        """Take ``amount`` and return 0, or take nothing and return the wall seconds
+        until it would fit."""
+        now = self._clock()
+        self._expire(now)
+        amount = min(amount, self.capacity)
+        if self._used + amount <= self.capacity + 1e-9:
+            self._log.append((now, amount))
+            self._used += amount
+            return 0.0
+        freed = self.capacity - self._used
+        for stamp, taken in self._log:
+            freed += taken
+            if freed >= amount:
+                return max(1e-3, stamp + self.wall_period - now)
+        return self.wall_period  # pragma: no cover - amount is capped at capacity
+
+    def give_back(self, amount: float) -> None:
+        for i in range(len(self._log) - 1, -1, -1):
+            if self._log[i][1] == amount:
+                del self._log[i]
+                self._used -= amount
+                return
+
+    @property
+    def remaining(self) -> int:
+        self._expire(self._clock())
+        return max(0, int(self.capacity - self._used + 1e-9))
+
+    @property
+    def reset_s(self) -> float:
+        """Wall seconds until the window is empty again."""
+        now = self._clock()
+        self._expire(now)
+        return max(0.0, self._log[-1][0] + self.wall_period - now) if self._log else 0.0

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ._config import SimConfig
 from ._engine import Engine, Sequence
 from ._http import HTTPServer, Request, Responder
-from ._limits import Bucket, go_duration
+from ._limits import Bucket, SlidingWindow, go_duration
 from ._prompt import read_prompt
 from ._stats import RequestRecord, SimStats
 from ._text import (
@@ -49,11 +49,14 @@ class _KeyLimits:
     def __init__(self, cfg: SimConfig) -> None:
         period = cfg.limit_period_s
         scale = cfg.time_scale
+        kind: type[Bucket] | type[SlidingWindow] = (
+            SlidingWindow if cfg.limit_policing == "sliding" else Bucket
+        )
         self.requests = (
-            Bucket(cfg.rpm, period_s=period, time_scale=scale) if cfg.rpm is not None else None
+            kind(cfg.rpm, period_s=period, time_scale=scale) if cfg.rpm is not None else None
         )
         self.tokens = (
-            Bucket(cfg.tpm, period_s=period, time_scale=scale) if cfg.tpm is not None else None
+            kind(cfg.tpm, period_s=period, time_scale=scale) if cfg.tpm is not None else None
         )
         self.spent = 0
 
@@ -330,6 +333,15 @@ class SimServer:
         if fault is not None:
             record.fault = fault
             self.stats.faults[fault] += 1
+        if fault == "429":
+            wait = 1.0 / cfg.time_scale
+            await fail(
+                429,
+                _error("Rate limit reached (simulated).", "requests", "rate_limit_exceeded"),
+                {**limit_headers, "retry-after": str(max(1, round(wait))),
+                 "retry-after-ms": str(max(1, round(wait * 1000)))},
+            )  # fmt: skip
+            return
         if fault in ("500", "502", "503", "408"):
             status = int(fault)
             await fail(
