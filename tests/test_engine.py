@@ -412,3 +412,21 @@ class TestAsCompletedAndReport:
         async with sim(time_scale=100, answer_tokens=5) as (_, client):
             plain = await fanout.ask_many(_questions(2, 5), client=client, model="m", system=system)
         assert plain.report.cached_prompt_tokens == 0
+
+
+class TestUnreachableEndpoint:
+    async def test_an_unreachable_endpoint_is_named_once_with_its_url(self) -> None:
+        """Connection refused: the error names the base URL, says the index once, and
+        PartialFailureError's cause is the first failure."""
+        client = openai.AsyncOpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
+        with pytest.raises(fanout.PartialFailureError) as info:
+            await fanout.ask_many(
+                ["anyone there?"], client=client, model="m",
+                retry=fanout.Retry(max_attempts=2, initial_wait=0.01),
+            )  # fmt: skip
+        await client.close()
+        message = str(info.value)
+        assert "http://127.0.0.1:9/v1" in message
+        assert message.count("question 0") == 1
+        assert info.value.__cause__ is info.value.errors[0]
+        assert isinstance(info.value.errors[0].__cause__, openai.APIConnectionError)

@@ -37,8 +37,12 @@ log = logging.getLogger("fanout")
 Finish = Callable[[Job, Answer], Awaitable[None]]
 
 
-def question_error(exc: Exception, job: Job, attempts: int) -> QuestionError:
-    """The error a question's answer carries, with the SDK's exception as its cause."""
+def question_error(
+    exc: Exception, job: Job, attempts: int, *, base_url: str | None = None
+) -> QuestionError:
+    """The error a question's answer carries, with the SDK's exception as its cause.
+
+    ``base_url``: the endpoint's address, named when it could not be reached."""
     q = job.question
     if isinstance(exc, QuestionError):
         return exc
@@ -49,9 +53,13 @@ def question_error(exc: Exception, job: Job, attempts: int) -> QuestionError:
             index=job.index, question=q.text, attempts=attempts,
         )  # fmt: skip
     else:
-        what = redact(f"{type(exc).__name__}: {exc}")
+        what = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, openai.APITimeoutError) and base_url:
+            what = f"no answer from {base_url} in time: {what}"
+        elif isinstance(exc, openai.APIConnectionError) and base_url:
+            what = f"could not reach {base_url}: {what}"
         err = QuestionError(
-            f"question {job.index} failed after {attempts} attempt(s): {what}",
+            redact(f"question {job.index} failed after {attempts} attempt(s): {what}"),
             index=job.index, question=q.text, attempts=attempts,
         )  # fmt: skip
     err.__cause__ = exc
@@ -66,7 +74,7 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     try:
         completion = await transport.send(job.params, opts, stats, tally)
     except Exception as exc:
-        error = question_error(exc, job, tally.attempts)
+        error = question_error(exc, job, tally.attempts, base_url=str(transport.client.base_url))
         log.debug("question %d failed after %d attempts: %r", job.index, tally.attempts, exc)
         return Answer(
             index=job.index, question=q.text, id=q.id, usage=tally.usage,

@@ -94,8 +94,8 @@ def assemble(
     failed = answers.report.failed
     if failed and opts.on_error == "raise":
         first = next(a for a in ordered if a.error is not None)
+        # Each error names its own question.
         raise PartialFailureError(
-            f"{failed} of {total} questions failed; first: question {first.index}: {first.error}",
-            answers=answers,
-        )
+            f"{failed} of {total} questions failed; first: {first.error}", answers=answers
+        ) from first.error
     return answers
