@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import TYPE_CHECKING
 
@@ -412,6 +413,34 @@ class TestAsCompletedAndReport:
         async with sim(time_scale=100, answer_tokens=5) as (_, client):
             plain = await fanout.ask_many(_questions(2, 5), client=client, model="m", system=system)
         assert plain.report.cached_prompt_tokens == 0
+
+
+class TestChoicesAndSerialization:
+    async def test_n_returns_every_choice(self, sim: SimFactory) -> None:
+        """n=3: the answer carries the three choices the usage paid for; text is the first."""
+        async with sim(time_scale=100, answer_tokens=4) as (_, client):
+            answers = await fanout.ask_many(["pick"], client=client, model="m", n=3)
+            single = await fanout.ask_many(["one"], client=client, model="m")
+        (answer,) = answers
+        assert answer.choices == [answer_for("pick", 4)] * 3
+        assert answer.text == answer.choices[0]
+        assert answer.usage.completion_tokens == 12
+        assert single[0].choices == [single[0].text]
+
+    async def test_a_failed_answer_serializes_its_error_as_type_and_message(
+        self, sim: SimFactory
+    ) -> None:
+        """model_dump_json on a failed answer works: the error as its type and message."""
+        async with sim(time_scale=100, fault_rates={"500": 1.0}) as (_, client):
+            answers = await fanout.ask_many(
+                ["doomed"], client=client, model="m", on_error="return",
+                retry=fanout.Retry(max_attempts=1),
+            )  # fmt: skip
+        dumped = json.loads(answers[0].model_dump_json())
+        assert dumped["error"]["type"] == "QuestionError"
+        assert dumped["error"]["message"] == str(answers[0].error)
+        fine = answers[0].model_copy(update={"error": None})
+        assert json.loads(fine.model_dump_json())["error"] is None
 
 
 class TestUnreachableEndpoint:

@@ -84,11 +84,13 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     choice = completion.choices[0] if completion.choices else None
     if completion.usage is not None:
         transport.endpoint.observe_answer(completion.usage.completion_tokens)
+    choices = [c.message.content or "" for c in completion.choices]  # n > 1: all of them
     return Answer(
         index=job.index,
         question=q.text,
         id=q.id,
-        text=(choice.message.content or "") if choice is not None else "",
+        text=choices[0] if choices else "",
+        choices=choices,
         mode="split",
         finish_reason=choice.finish_reason if choice is not None else None,
         usage=tally.usage,
@@ -199,7 +201,7 @@ async def ask_merged(
         transport.endpoint.observe_answer(completion_shares[i])
         q = job.question
         await finish(job, Answer(
-            index=job.index, question=q.text, id=q.id, text=text, mode="merged",
+            index=job.index, question=q.text, id=q.id, text=text, choices=[text], mode="merged",
             finish_reason="stop", usage=share, attempts=tally.attempts, latency_s=latency,
             request_ids=list(tally.request_ids),
         ))  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from ._plans import Plan
 
@@ -81,6 +81,10 @@ class Answer(BaseModel):
     id: str | None = None
     text: str | None = None
     """The answer, or None if the question failed."""
+    choices: list[str] = Field(default_factory=list)
+    """The text of every choice the endpoint returned, in order (``n=3`` asks for
+    three, and its usage counts all three); ``text`` is the first. Empty if the
+    question failed."""
     mode: Mode = "split"
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
@@ -97,6 +101,11 @@ class Answer(BaseModel):
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @field_serializer("error", when_used="json")
+    def _error_as_json(self, error: BaseException | None) -> dict[str, str] | None:
+        """In JSON, an error is its type and message (an exception is no JSON value)."""
+        return None if error is None else {"type": type(error).__name__, "message": str(error)}
 
 
 class Report(BaseModel):
