@@ -11,7 +11,16 @@ so memory follows the in-flight window, not the input.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    KeysView,
+    Mapping,
+    Set,
+)
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +77,18 @@ def check_container(questions: object) -> None:
         raise InvalidQuestionError(
             "questions must be a sequence of questions, not a single string "
             "(wrap it in a list: ask_many([question]))"
+        )
+    if isinstance(questions, Mapping):
+        raise InvalidQuestionError(
+            f"questions must be a sequence of questions, not a {type(questions).__name__}: its "
+            "keys would be asked. Pass list(d.values()), or "
+            "[fanout.Question(text=q, id=k) for k, q in d.items()] to keep the keys as ids"
+        )
+    if isinstance(questions, Set) and not isinstance(questions, KeysView):
+        raise InvalidQuestionError(
+            f"questions must be a sequence of questions, not a {type(questions).__name__}: a set "
+            "has no order, so answers could not be matched to positions. Pass a list "
+            "(sorted(s), say)"
         )
     if not isinstance(questions, (Iterable, AsyncIterable)):
         raise InvalidQuestionError(
