@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._call import CallOptions, CallStats, OnAnswer, OnError, check_on_error, resolve_options
+from ._call import (
+    CallOptions,
+    CallStats,
+    OnAnswer,
+    OnError,
+    check_create_kwargs,
+    check_on_error,
+    resolve_options,
+)
 from ._config import Limits, Policy, Retry
 from ._dispatch import drive
 from ._endpoint import EndpointModel
@@ -72,6 +80,7 @@ class Fanout:
         if retry is not None and not isinstance(retry, Retry):
             raise ConfigError(f"retry must be a fanout.Retry, not {type(retry).__name__}")
         check_on_error(on_error)
+        check_create_kwargs(create_kwargs)
         self.client = client
         register_secret(getattr(client, "api_key", None))
         self.limits = limits or Limits()

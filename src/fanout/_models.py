@@ -7,6 +7,7 @@ from typing import Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
+from ._params import params_problem
 from ._plans import Plan
 
 __all__ = ["Answer", "Answers", "Question", "Report", "Usage"]
@@ -43,6 +44,16 @@ class Question(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("question text is empty")
+        return value
+
+    @field_validator("params")
+    @classmethod
+    def _sendable(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A name ``create()`` does not take, ``stream``, or a value the server would
+        refuse (``max_tokens=-5``) is refused here, before anything is sent."""
+        problem = params_problem(value)
+        if problem is not None:
+            raise ValueError(f"Question.params: {problem}")
         return value
 
 
