@@ -32,6 +32,7 @@ from ._config import Limits as Limits
 from ._config import Policy as Policy
 from ._config import Retry as Retry
 from ._detect import detect as detect
+from ._exceptions import CallAbortedError as CallAbortedError
 from ._exceptions import ConfigError as ConfigError
 from ._exceptions import FanoutError as FanoutError
 from ._exceptions import InvalidQuestionError as InvalidQuestionError
@@ -60,6 +61,7 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
 __all__ = [
     "Answer",
     "Answers",
+    "CallAbortedError",
     "ConfigError",
     "Fanout",
     "FanoutError",

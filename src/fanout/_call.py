@@ -63,6 +63,15 @@ class CallStats:
     done: int = 0
     plan: Plan | None = None
     reasked: list[int] = field(default_factory=list)
+    read: int = 0
+    """Items read from the input so far."""
+    exhausted: bool = False
+    """The input was read to its end."""
+    aborted: BaseException | None = None
+    """What stopped the call, when code of the caller's raised (its input, its
+    ``on_answer``), or fanout itself failed unexpectedly."""
+    aborted_by: str = ""
+    """Whose exception ``aborted`` is, in a few words ("the input", "on_answer")."""
 
 
 @dataclass

@@ -6,8 +6,11 @@
     ├── QuestionError               one question's final failure; names its index, keeps the cause
     │   ├── QuotaExceededError      the key has no quota left (``insufficient_quota``); never retried
     │   └── QuestionTimeoutError    the call's ``timeout=`` ran out before the question was answered
-    └── PartialFailureError         raised by ``ask_many`` when any question failed; carries *every*
-                                    answer, the successful ones included
+    ├── PartialFailureError         raised by ``ask_many`` when any question failed; carries *every*
+    │                               answer, the successful ones included
+    └── CallAbortedError            the caller's input iterator or ``on_answer`` raised: the call
+                                    stopped, its requests in flight cancelled; carries the answers
+                                    finished before, and that exception as ``__cause__``
 
 The SDK's own exception (``openai.APIStatusError`` and friends) is kept as the
 ``__cause__`` of a :class:`QuestionError`.
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from ._models import Answers
 
 __all__ = [
+    "CallAbortedError",
     "ConfigError",
     "FanoutError",
     "InvalidQuestionError",
@@ -79,3 +83,20 @@ class PartialFailureError(FanoutError):
     def errors(self) -> Sequence[QuestionError]:
         """The failures, in input order."""
         return [a.error for a in self.answers if isinstance(a.error, QuestionError)]
+
+
+class CallAbortedError(FanoutError):
+    """The call stopped before every question was answered, because code of the
+    caller's raised: the input iterator, or the ``on_answer`` callback.
+
+    ``__cause__`` is that exception, as it was raised (not wrapped in an
+    ``ExceptionGroup``). The requests still in flight were cancelled: with a broken
+    input or callback the call cannot deliver what it promised. ``answers`` holds
+    the answers finished before the abort, ordered by index; only those (match them
+    to the input by their ``.index``), with a report of what the call did. From
+    ``as_completed``, every finished answer has been yielded already and ``answers``
+    is empty."""
+
+    def __init__(self, message: str, *, answers: Answers) -> None:
+        super().__init__(message)
+        self.answers = answers

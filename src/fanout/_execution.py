@@ -70,6 +70,7 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     """Ask ``job``'s question alone."""
     start = time.monotonic()
     tally = Tally()
+    job.tallies.append(tally)  # seen by the timeout path while the request is out
     q = job.question
     try:
         completion = await transport.send(job.params, opts, stats, tally)
@@ -173,6 +174,8 @@ async def ask_merged(
     did not come back whole. Every question of the group is finished."""
     start = time.monotonic()
     tally = Tally()
+    for job in group:
+        job.tallies.append(tally)  # one request for the group: each job counts it
     request, completion = await _send_merged(transport, group, opts, stats, tally)
 
     found: dict[str, str] = {}

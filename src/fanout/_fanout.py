@@ -36,7 +36,7 @@ from ._logging import register_secret
 from ._models import Answer, Answers, Question
 from ._planning import plan_jobs
 from ._plans import Plan
-from ._results import assemble
+from ._results import aborted, assemble
 from ._transport import Transport
 
 if TYPE_CHECKING:
@@ -200,12 +200,15 @@ class Fanout:
             async with send:
                 await drive(self._transport, questions, opts, stats, send.send, keep_finished=False)
 
+        start = time.monotonic()
         task = asyncio.get_running_loop().create_task(produce())
         try:
             async with receive:
                 async for answer in receive:
                     yield answer
             await task  # re-raise a failure of the producer
+            if stats.aborted is not None:
+                raise aborted({}, stats, time.monotonic() - start, opts, yielded=True)
         finally:
             if not task.done():
                 task.cancel()

@@ -151,6 +151,13 @@ class Report(BaseModel):
     reasked: list[int] = Field(default_factory=list)
     """Questions whose merged answer was missing, empty or cut short, and which
     were asked again on their own."""
+    questions_read: int = 0
+    """Items read from the input. Fewer than ``questions`` when the call's timeout
+    stopped the reading of a list (the unread positions have a timeout error)."""
+    input_exhausted: bool = True
+    """The input was read to its end. False when the call's timeout (or an abort)
+    stopped the reading: an iterator's remaining items were never read, so they have
+    no answer (and, with ``on_error="raise"``, ``PartialFailureError`` says so)."""
 
     @property
     def total_tokens(self) -> int:
