@@ -50,6 +50,7 @@ from ._models import Answers as Answers
 from ._models import Question as Question
 from ._models import Report as Report
 from ._models import Usage as Usage
+from ._sync import ask_many_sync as ask_many_sync
 from ._wrap import report_of as report_of
 from ._wrap import wrap as wrap
 
@@ -80,6 +81,7 @@ __all__ = [
     "Usage",
     "__version__",
     "ask_many",
+    "ask_many_sync",
     "detect",
     "plan",
     "report_of",

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import openai
 
 from ._call import (
     CallOptions,
@@ -73,8 +74,7 @@ class Fanout:
         endpoint: EndpointModel | None = None,
         **create_kwargs: Any,
     ) -> None:
-        if not hasattr(client, "with_options") or not hasattr(client, "chat"):
-            raise ConfigError(f"client must be an openai.AsyncOpenAI, not {type(client).__name__}")
+        _check_client(client)
         if limits is not None and not isinstance(limits, Limits):
             raise ConfigError(f"limits must be a fanout.Limits, not {type(limits).__name__}")
         if retry is not None and not isinstance(retry, Retry):
@@ -248,6 +248,18 @@ class Fanout:
         named = {"model": None, "system": None, "retry": None, "policy": None, "on_error": None,
                  "timeout": None, "progress": False, "on_answer": None, "dedupe": True}  # fmt: skip
         return resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
+
+
+def _check_client(client: object) -> None:
+    if isinstance(client, openai.OpenAI):
+        raise ConfigError(
+            f"fanout needs an async client (openai.AsyncOpenAI), not a synchronous "
+            f"openai.{type(client).__name__}, whose requests would block the event loop: make "
+            "an AsyncOpenAI with the same arguments, or call fanout.ask_many_sync(...), "
+            "which takes either, from synchronous code"
+        )
+    if not hasattr(client, "with_options") or not hasattr(client, "chat"):
+        raise ConfigError(f"client must be an openai.AsyncOpenAI, not {type(client).__name__}")
 
 
 async def ask_many(
