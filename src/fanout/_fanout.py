@@ -157,7 +157,10 @@ class Fanout:
         Raises :class:`PartialFailureError` (carrying every answer) if any
         question failed, unless ``on_error="return"``. ``timeout`` bounds the
         whole call: questions not answered by then fail with
-        :class:`QuestionTimeoutError`, and the finished answers are kept.
+        :class:`QuestionTimeoutError`, and the finished answers are kept (an
+        iterator not read to its end by then: see ``Report.input_exhausted``).
+        If the input iterator or ``on_answer`` raises, the call stops and raises
+        :class:`CallAbortedError` with the answers finished so far.
         """
         opts = self._options(model=model, system=system, retry=retry, policy=policy,
                              on_error=on_error, timeout=timeout, progress=progress,
@@ -186,7 +189,9 @@ class Fanout:
 
         Failed questions are yielded too, with ``.error`` set. Memory stays
         bounded by the in-flight window whatever the size of the input.
-        Takes the same keyword arguments as :meth:`ask_many`.
+        Takes the same keyword arguments as :meth:`ask_many`. If the input
+        iterator or ``on_answer`` raises, the answers finished before are
+        yielded, then :class:`CallAbortedError` is raised.
         """
         check_container(questions)
         named = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
