@@ -84,8 +84,8 @@ async def drive(
                 await intake.finish(group[0], await ask_one(transport, group[0], opts, stats))
             else:
                 await ask_merged(transport, group, opts, stats, intake.finish)
-        except Exception as exc:  # on_answer's is kept already: this adds only a surprise
-            abort(exc, "fanout")
+        except Exception as exc:  # on_answer's is kept already; anything else is a bug of
+            abort(exc, "fanout")  # fanout's, kept so that the finished answers are not lost
         finally:
             window.release()
 
