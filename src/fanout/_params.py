@@ -15,9 +15,6 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-import openai
-from openai.resources.chat.completions import AsyncCompletions
-
 __all__ = ["RESERVED", "create_parameters", "params_problem"]
 
 RESERVED = {
@@ -39,6 +36,8 @@ def create_parameters() -> frozenset[str] | None:
     """The keyword arguments the installed SDK's ``chat.completions.create`` takes
     (``extra_body``, ``extra_headers``, ``extra_query`` and ``timeout`` included);
     None if it takes any (then no name can be refused)."""
+    from openai.resources.chat.completions import AsyncCompletions  # see _value_problem
+
     parameters = inspect.signature(AsyncCompletions.create).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None  # pragma: no cover - not so in the SDKs fanout supports
@@ -53,6 +52,10 @@ def _number(value: object) -> float | None:
 
 
 def _value_problem(name: str, value: object) -> str | None:
+    # The SDK is imported when first needed, not with this module: importing it this
+    # early in ``import fanout`` (from the models) made the import 80 ms slower.
+    import openai
+
     if value is None or isinstance(value, (openai.NotGiven, openai.Omit)):
         return None  # the SDK's "not given": nothing is sent
     is_int = isinstance(value, int) and not isinstance(value, bool)
