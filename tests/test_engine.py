@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import TYPE_CHECKING
 
@@ -419,3 +420,201 @@ class TestAsCompletedAndReport:
         async with sim(time_scale=100, answer_tokens=5) as (_, client):
             plain = await fanout.ask_many(_questions(2, 5), client=client, model="m", system=system)
         assert plain.report.cached_prompt_tokens == 0
+
+
+async def _drained(server: object) -> bool:
+    """Wait (a bounded while) for the simulator to have no request in flight."""
+    for _ in range(150):
+        if server.stats.in_flight == 0:  # type: ignore[attr-defined]
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+class TestAbort:
+    @staticmethod
+    def _broken_input(enough: anyio.Event) -> AsyncIterator[str]:
+        """10 short questions and 5 very long ones, then an error once ``enough`` is set."""
+
+        async def gen() -> AsyncIterator[str]:
+            for i in range(10):
+                yield f"short {i} {{{{tokens=5}}}}"
+            for i in range(5):
+                yield f"long {i} {{{{tokens=5000}}}}"
+            await enough.wait()
+            raise RuntimeError("input broke")
+
+        return gen()
+
+    async def test_a_raising_input_iterator_keeps_the_finished_answers(
+        self, sim: SimFactory
+    ) -> None:
+        """An input iterator that raises: CallAbortedError carries the finished answers and
+        has the iterator's exception as its cause; the requests in flight are cancelled."""
+        enough = anyio.Event()
+        seen = 0
+
+        def on_answer(_: fanout.Answer) -> None:
+            nonlocal seen
+            seen += 1
+            if seen == 10:
+                enough.set()
+
+        async with sim(time_scale=1, rtt_s=0.01) as (server, client):
+            with pytest.raises(fanout.CallAbortedError) as info:
+                await fanout.ask_many(
+                    self._broken_input(enough), client=client, model="m", policy="split",
+                    on_answer=on_answer,
+                )  # fmt: skip
+            assert await _drained(server)
+        err = info.value
+        assert isinstance(err, fanout.FanoutError)
+        assert type(err.__cause__) is RuntimeError
+        assert str(err.__cause__) == "input broke"
+        assert [a.index for a in err.answers] == list(range(10))
+        assert err.answers.texts == [
+            answer_for(f"short {i} {{{{tokens=5}}}}", 5) for i in range(10)
+        ]
+        assert err.answers.report.questions_read == 15
+        assert not err.answers.report.input_exhausted
+        assert "input" in str(err)
+
+    async def test_a_raising_on_answer_keeps_the_finished_answers(self, sim: SimFactory) -> None:
+        """on_answer raising on the 4th answer: CallAbortedError with the answers finished
+        so far (that one included) and the callback's exception as its cause."""
+        seen = 0
+
+        def on_answer(_: fanout.Answer) -> None:
+            nonlocal seen
+            seen += 1
+            if seen == 4:
+                raise ValueError("callback broke")
+
+        qs = [f"short {i} {{{{tokens={5 + i}}}}}" for i in range(4)] + _questions(4, 5000)
+        async with sim(time_scale=1, rtt_s=0.01) as (server, client):
+            with pytest.raises(fanout.CallAbortedError) as info:
+                await fanout.ask_many(
+                    qs, client=client, model="m", policy="split", on_answer=on_answer
+                )
+            assert await _drained(server)
+        err = info.value
+        assert type(err.__cause__) is ValueError
+        assert sorted(a.index for a in err.answers) == [0, 1, 2, 3]
+        assert [a.index for a in err.answers] == [0, 1, 2, 3]
+        assert all(a.ok for a in err.answers)
+        assert "on_answer" in str(err)
+
+    async def test_as_completed_raises_call_aborted_after_yielding_what_finished(
+        self, sim: SimFactory
+    ) -> None:
+        """as_completed over an input iterator that raises: every finished answer is
+        yielded, then CallAbortedError with the iterator's exception as its cause."""
+        enough = anyio.Event()
+        got: list[fanout.Answer] = []
+        async with sim(time_scale=1, rtt_s=0.01) as (server, client):
+            fo = fanout.Fanout(client, model="m", policy="split")
+
+            async def consume() -> None:
+                async for answer in fo.as_completed(self._broken_input(enough)):
+                    got.append(answer)
+                    if len(got) == 10:
+                        enough.set()
+
+            with pytest.raises(fanout.CallAbortedError) as info:
+                await consume()
+            assert await _drained(server)
+        assert type(info.value.__cause__) is RuntimeError
+        assert sorted(a.index for a in got) == list(range(10))
+
+
+class TestTimeoutReport:
+    @pytest.mark.parametrize("policy", ["split", "merge"])
+    async def test_questions_cut_off_after_they_were_sent_report_their_attempts(
+        self, sim: SimFactory, policy: str
+    ) -> None:
+        """A question the call's timeout ends while its request is out reports 1 attempt."""
+        qs = ["long one {{tokens=5000}}", "long two {{tokens=5000}}"]
+        async with sim(time_scale=1, rtt_s=0.01) as (server, client):
+            answers = await fanout.ask_many(
+                qs, client=client, model="m", timeout=0.5, on_error="return", policy=policy
+            )
+            assert len(server.stats.requests) == (2 if policy == "split" else 1)
+        for answer in answers:
+            assert isinstance(answer.error, fanout.QuestionTimeoutError)
+            assert answer.attempts == 1
+            assert answer.error.attempts == 1
+
+    async def test_an_iterator_cut_off_by_timeout_says_how_much_was_read(
+        self, sim: SimFactory
+    ) -> None:
+        """timeout= ends the reading of an iterator: the report counts the questions
+        read and says the input was not read to its end; on_error='raise' raises."""
+
+        async def slow() -> AsyncIterator[str]:
+            for i in range(100):
+                if i >= 5:
+                    await asyncio.sleep(10)
+                yield f"item {i}"
+
+        async with sim(time_scale=100, answer_tokens=2) as (_, client):
+            answers = await fanout.ask_many(
+                slow(), client=client, model="m", timeout=0.5, on_error="return",
+                policy="split",
+            )  # fmt: skip
+            assert len(answers) == 5
+            assert answers.report.answered == 5
+            assert answers.report.questions_read == 5
+            assert answers.report.input_exhausted is False
+            with pytest.raises(
+                fanout.PartialFailureError, match="before the input was read to its end"
+            ):
+                await fanout.ask_many(slow(), client=client, model="m", timeout=0.5, policy="split")
+            full = await fanout.ask_many(_questions(3, 2), client=client, model="m")
+            assert full.report.questions_read == 3
+            assert full.report.input_exhausted is True
+
+
+class TestChoicesAndSerialization:
+    async def test_n_returns_every_choice(self, sim: SimFactory) -> None:
+        """n=3: the answer carries the three choices the usage paid for; text is the first."""
+        async with sim(time_scale=100, answer_tokens=4) as (_, client):
+            answers = await fanout.ask_many(["pick"], client=client, model="m", n=3)
+            single = await fanout.ask_many(["one"], client=client, model="m")
+        (answer,) = answers
+        assert answer.choices == [answer_for("pick", 4)] * 3
+        assert answer.text == answer.choices[0]
+        assert answer.usage.completion_tokens == 12
+        assert single[0].choices == [single[0].text]
+
+    async def test_a_failed_answer_serializes_its_error_as_type_and_message(
+        self, sim: SimFactory
+    ) -> None:
+        """model_dump_json on a failed answer works: the error as its type and message."""
+        async with sim(time_scale=100, fault_rates={"500": 1.0}) as (_, client):
+            answers = await fanout.ask_many(
+                ["doomed"], client=client, model="m", on_error="return",
+                retry=fanout.Retry(max_attempts=1),
+            )  # fmt: skip
+        dumped = json.loads(answers[0].model_dump_json())
+        assert dumped["error"]["type"] == "QuestionError"
+        assert dumped["error"]["message"] == str(answers[0].error)
+        fine = answers[0].model_copy(update={"error": None})
+        assert json.loads(fine.model_dump_json())["error"] is None
+
+
+class TestUnreachableEndpoint:
+    async def test_an_unreachable_endpoint_is_named_once_with_its_url(self) -> None:
+        """Connection refused: the error names the base URL, says the index once, and
+        PartialFailureError's cause is the first failure."""
+        client = openai.AsyncOpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
+        with pytest.raises(fanout.PartialFailureError) as info:
+            await fanout.ask_many(
+                ["anyone there?"], client=client, model="m",
+                retry=fanout.Retry(max_attempts=2, initial_wait=0.01),
+            )  # fmt: skip
+        await client.close()
+        message = str(info.value)
+        assert "http://127.0.0.1:9/v1" in message
+        assert message.count("question 0") == 1
+        assert info.value.__cause__ is info.value.errors[0]
+        assert isinstance(info.value.errors[0].__cause__, openai.APIConnectionError)

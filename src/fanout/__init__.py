@@ -32,6 +32,7 @@ from ._config import Limits as Limits
 from ._config import Policy as Policy
 from ._config import Retry as Retry
 from ._detect import detect as detect
+from ._exceptions import CallAbortedError as CallAbortedError
 from ._exceptions import ConfigError as ConfigError
 from ._exceptions import FanoutError as FanoutError
 from ._exceptions import InvalidQuestionError as InvalidQuestionError
@@ -50,6 +51,7 @@ from ._models import Answers as Answers
 from ._models import Question as Question
 from ._models import Report as Report
 from ._models import Usage as Usage
+from ._sync import ask_many_sync as ask_many_sync
 from ._wrap import report_of as report_of
 from ._wrap import wrap as wrap
 
@@ -61,6 +63,7 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
 __all__ = [
     "Answer",
     "Answers",
+    "CallAbortedError",
     "ConfigError",
     "Fanout",
     "FanoutError",
@@ -80,6 +83,7 @@ __all__ = [
     "Usage",
     "__version__",
     "ask_many",
+    "ask_many_sync",
     "detect",
     "plan",
     "report_of",

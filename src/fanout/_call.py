@@ -8,13 +8,14 @@ counts the attempts, usage and request ids of one request across its retries.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ._config import Policy, Retry
 from ._exceptions import ConfigError
 from ._models import Answer, Usage
+from ._params import params_problem
 from ._plans import Plan
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "OnAnswer",
     "OnError",
     "Tally",
+    "check_create_kwargs",
     "check_on_error",
     "resolve_options",
 ]
@@ -30,8 +32,9 @@ __all__ = [
 OnError = Literal["raise", "return"]
 OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
-# create() parameters fanout builds itself.
-_RESERVED = ("messages", "stream")
+# fanout's own keyword arguments: offered as corrections of a misspelt one.
+OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "timeout", "progress",
+           "on_answer", "dedupe", "limiter", "endpoint", "client")  # fmt: skip
 
 
 @dataclass
@@ -60,6 +63,15 @@ class CallStats:
     done: int = 0
     plan: Plan | None = None
     reasked: list[int] = field(default_factory=list)
+    read: int = 0
+    """Items read from the input so far."""
+    exhausted: bool = False
+    """The input was read to its end."""
+    aborted: BaseException | None = None
+    """What stopped the call, when code of the caller's raised (its input, its
+    ``on_answer``), or fanout itself failed unexpectedly."""
+    aborted_by: str = ""
+    """Whose exception ``aborted`` is, in a few words ("the input", "on_answer")."""
 
 
 @dataclass
@@ -67,6 +79,14 @@ class Tally:
     attempts: int = 0
     usage: Usage = field(default_factory=Usage)
     request_ids: list[str] = field(default_factory=list)
+
+
+def check_create_kwargs(create_kwargs: Mapping[str, Any]) -> None:
+    """The keyword arguments left for ``create()``: names it takes, values it would not
+    refuse (as far as can be seen here); else one ConfigError naming the culprit."""
+    problem = params_problem(create_kwargs, options=OPTIONS)
+    if problem is not None:
+        raise ConfigError(problem)
 
 
 def check_on_error(on_error: object) -> None:
@@ -95,19 +115,26 @@ def resolve_options(
     resolved_model = model or defaults.model or create_kwargs.pop("model", None)
     if not resolved_model:
         raise ConfigError("no model: pass model= to Fanout(...) or to the call")
+    if not isinstance(resolved_model, str):
+        raise ConfigError(f"model must be a model's name (a str), got {resolved_model!r}")
+    resolved_system = system if system is not None else defaults.system
+    if resolved_system is not None and not isinstance(resolved_system, str):
+        raise ConfigError(f"system must be a str, got {type(resolved_system).__name__}")
+    if on_answer is not None and not callable(on_answer):
+        raise ConfigError(f"on_answer must be a function, got {type(on_answer).__name__}")
     resolved_policy = Policy.coerce(policy) if policy is not None else defaults.policy
     if on_error is not None:
         check_on_error(on_error)
     if retry is not None and not isinstance(retry, Retry):
         raise ConfigError(f"retry must be a fanout.Retry, not {type(retry).__name__}")
-    if timeout is not None and not timeout > 0:
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+    ):
         raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    for reserved in _RESERVED:
-        if reserved in create_kwargs:
-            raise ConfigError(f"{reserved}= is built by fanout and cannot be passed")
+    check_create_kwargs({**defaults.create_kwargs, **create_kwargs})
     return CallOptions(
         model=resolved_model,
-        system=system if system is not None else defaults.system,
+        system=resolved_system,
         retry=retry or defaults.retry,
         policy=resolved_policy,
         on_error=on_error or defaults.on_error,

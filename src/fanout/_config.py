@@ -12,12 +12,16 @@ from ._redact import mask_url
 __all__ = ["Limits", "Policy", "Retry"]
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _check_positive(owner: str, name: str, value: float | None, *, allow_none: bool) -> None:
     if value is None:
         if not allow_none:
             raise ConfigError(f"{owner}.{name} is required")
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not _is_number(value):
         raise ConfigError(f"{owner}.{name} must be a number, got {type(value).__name__}")
     if not math.isfinite(value) or value <= 0:
         raise ConfigError(f"{owner}.{name} must be a positive number, got {value!r}")
@@ -61,8 +65,14 @@ class Limits:
             raise ConfigError("Limits.max_concurrency must be an int")
         if self.max_concurrency < 1:
             raise ConfigError(f"Limits.max_concurrency must be >= 1, got {self.max_concurrency!r}")
-        if not 0 < self.headroom <= 1:
-            raise ConfigError(f"Limits.headroom must be in (0, 1], got {self.headroom!r}")
+        if not (_is_number(self.headroom) and 0 < self.headroom <= 1):
+            raise ConfigError(f"Limits.headroom must be a number in (0, 1], got {self.headroom!r}")
+        if not isinstance(self.namespace, str) or not self.namespace:
+            raise ConfigError(f"Limits.namespace must be a non-empty str, got {self.namespace!r}")
+        if not isinstance(self.fallback_local, bool):
+            raise ConfigError(
+                f"Limits.fallback_local must be True or False, got {self.fallback_local!r}"
+            )
         if self.backend is not None and not str(self.backend).startswith(
             ("redis://", "rediss://", "unix://")
         ):

@@ -5,6 +5,11 @@ planned (split, merged, or groups in between), and each group is started as soon
 as the window has room, so memory follows the window. Every input position is
 answered exactly once through ``emit`` — by execution, by intake (a bad item, a
 duplicate), or, when the call's ``timeout`` ends it, with a timeout error.
+
+If code of the caller's raises — its input iterator, or its ``on_answer`` — the
+call is aborted: the exception is kept in ``stats.aborted`` (as raised, never in an
+``ExceptionGroup``), the requests in flight are cancelled, and ``drive`` returns;
+the caller raises :class:`~fanout.CallAbortedError` with what finished.
 """
 
 from __future__ import annotations
@@ -48,14 +53,25 @@ async def drive(
     await transport.check_limiter()
     sink: ProgressSink | None = make_progress() if opts.progress else None
     window = anyio.Semaphore(max(2 * transport.limits.max_concurrency, 16))
+    call = anyio.CancelScope()
+
+    def abort(exc: BaseException, by: str) -> None:
+        """Stop the call: keep the first exception that stopped it, cancel the rest."""
+        if stats.aborted is None:
+            stats.aborted, stats.aborted_by = exc, by
+        call.cancel()
 
     async def deliver(answer: Answer) -> None:
         stats.done += 1
         await emit(answer)
         if opts.on_answer is not None:
-            result = opts.on_answer(answer)
-            if inspect.isawaitable(result):
-                await result
+            try:
+                result = opts.on_answer(answer)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                abort(exc, "on_answer")
+                raise
         if sink is not None:
             sink.update(done=stats.done, total=intake.total, retries=stats.retries,
                         rate_limited=stats.rate_limited)  # fmt: skip
@@ -68,6 +84,8 @@ async def drive(
                 await intake.finish(group[0], await ask_one(transport, group[0], opts, stats))
             else:
                 await ask_merged(transport, group, opts, stats, intake.finish)
+        except Exception as exc:  # on_answer's is kept already; anything else is a bug of
+            abort(exc, "fanout")  # fanout's, kept so that the finished answers are not lost
         finally:
             window.release()
 
@@ -87,14 +105,21 @@ async def drive(
             tg.start_soon(run_group, [batch[i] for i in positions])
 
     try:
-        with anyio.move_on_after(opts.timeout):
-            async with anyio.create_task_group() as tg:
-                async for batch in intake.batches():
-                    await dispatch(tg, batch)
-        # Timed out: whatever is still pending fails with a timeout, nothing is lost.
-        for job in intake.unfinished():
-            for index, q in [(job.index, job.question), *job.duplicates]:
-                await deliver(timed_out(index, q))
+        with call:
+            with anyio.move_on_after(opts.timeout):
+                async with anyio.create_task_group() as tg:
+                    try:
+                        async for batch in intake.batches():
+                            await dispatch(tg, batch)
+                    except Exception as exc:
+                        abort(exc, "the input" if exc is intake.input_error else "fanout")
+            # Timed out: whatever is still pending fails with a timeout, nothing is lost.
+            for job in intake.unfinished() if stats.aborted is None else []:
+                await deliver(timed_out(job.index, job.question, job.attempts))
+                for index, q in job.duplicates:
+                    await deliver(timed_out(index, q))
+    except Exception as exc:  # from on_answer (kept already), while delivering timeouts
+        abort(exc, "fanout")
     finally:
         if sink is not None:
             sink.close()

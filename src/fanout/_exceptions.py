@@ -8,8 +8,11 @@
     │   └── QuestionTimeoutError    the call's ``timeout=`` ran out before the question was answered
     ├── PartialFailureError         raised by ``ask_many`` when any question failed; carries *every*
     │                               answer, the successful ones included
-    └── JobError                    a JSONL job cannot start or go on: its output is locked by
+    ├── JobError                    a JSONL job cannot start or go on: its output is locked by
                                     another run, not writable, or the disk is full
+    └── CallAbortedError            the caller's input iterator or ``on_answer`` raised: the call
+                                    stopped, its requests in flight cancelled; carries the answers
+                                    finished before, and that exception as ``__cause__``
 
 The SDK's own exception (``openai.APIStatusError`` and friends) is kept as the
 ``__cause__`` of a :class:`QuestionError`.
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from ._models import Answers
 
 __all__ = [
+    "CallAbortedError",
     "ConfigError",
     "FanoutError",
     "InvalidQuestionError",
@@ -98,3 +102,20 @@ class JobError(FanoutError):
     cannot be read, or the output is locked by another run, is not a writable file,
     or cannot be written to (a full disk). The message names the file; what was
     written before the error is kept, and running the job again resumes it."""
+
+
+class CallAbortedError(FanoutError):
+    """The call stopped before every question was answered, because code of the
+    caller's raised: the input iterator, or the ``on_answer`` callback.
+
+    ``__cause__`` is that exception, as it was raised (not wrapped in an
+    ``ExceptionGroup``). The requests still in flight were cancelled: with a broken
+    input or callback the call cannot deliver what it promised. ``answers`` holds
+    the answers finished before the abort, ordered by index; only those (match them
+    to the input by their ``.index``), with a report of what the call did. From
+    ``as_completed``, every finished answer has been yielded already and ``answers``
+    is empty."""
+
+    def __init__(self, message: str, *, answers: Answers) -> None:
+        super().__init__(message)
+        self.answers = answers

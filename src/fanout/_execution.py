@@ -38,8 +38,12 @@ log = logging.getLogger("fanout")
 Finish = Callable[[Job, Answer], Awaitable[None]]
 
 
-def question_error(exc: Exception, job: Job, attempts: int) -> QuestionError:
-    """The error a question's answer carries, with the SDK's exception as its cause."""
+def question_error(
+    exc: Exception, job: Job, attempts: int, *, base_url: str | None = None
+) -> QuestionError:
+    """The error a question's answer carries, with the SDK's exception as its cause.
+
+    ``base_url``: the endpoint's address, named when it could not be reached."""
     q = job.question
     if isinstance(exc, QuestionError):
         return exc
@@ -56,9 +60,13 @@ def question_error(exc: Exception, job: Job, attempts: int) -> QuestionError:
             index=job.index, question=q.text, attempts=attempts,
         )  # fmt: skip
     else:
-        what = redact(f"{type(exc).__name__}: {exc}")
+        what = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, openai.APITimeoutError) and base_url:
+            what = f"no answer from {base_url} in time: {what}"
+        elif isinstance(exc, openai.APIConnectionError) and base_url:
+            what = f"could not reach {base_url}: {what}"
         err = QuestionError(
-            f"question {job.index} failed after {attempts} attempt(s): {what}",
+            redact(f"question {job.index} failed after {attempts} attempt(s): {what}"),
             index=job.index, question=q.text, attempts=attempts,
         )  # fmt: skip
     scrub_exception(exc)  # the SDK's exception may hold an echoed key
@@ -70,11 +78,12 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     """Ask ``job``'s question alone."""
     start = time.monotonic()
     tally = Tally()
+    job.tallies.append(tally)  # seen by the timeout path while the request is out
     q = job.question
     try:
         completion = await transport.send(job.params, opts, stats, tally)
     except Exception as exc:
-        error = question_error(exc, job, tally.attempts)
+        error = question_error(exc, job, tally.attempts, base_url=str(transport.client.base_url))
         log.debug("question %d failed after %d attempts: %r", job.index, tally.attempts, exc)
         return Answer(
             index=job.index, question=q.text, id=q.id, usage=tally.usage,
@@ -84,11 +93,13 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     choice = completion.choices[0] if completion.choices else None
     if completion.usage is not None:
         transport.endpoint.observe_answer(completion.usage.completion_tokens)
+    choices = [c.message.content or "" for c in completion.choices]  # n > 1: all of them
     return Answer(
         index=job.index,
         question=q.text,
         id=q.id,
-        text=(choice.message.content or "") if choice is not None else "",
+        text=choices[0] if choices else "",
+        choices=choices,
         mode="split",
         finish_reason=choice.finish_reason if choice is not None else None,
         usage=tally.usage,
@@ -171,6 +182,8 @@ async def ask_merged(
     did not come back whole. Every question of the group is finished."""
     start = time.monotonic()
     tally = Tally()
+    for job in group:
+        job.tallies.append(tally)  # one request for the group: each job counts it
     request, completion = await _send_merged(transport, group, opts, stats, tally)
 
     found: dict[str, str] = {}
@@ -199,7 +212,7 @@ async def ask_merged(
         transport.endpoint.observe_answer(completion_shares[i])
         q = job.question
         await finish(job, Answer(
-            index=job.index, question=q.text, id=q.id, text=text, mode="merged",
+            index=job.index, question=q.text, id=q.id, text=text, choices=[text], mode="merged",
             finish_reason="stop", usage=share, attempts=tally.attempts, latency_s=latency,
             request_ids=list(tally.request_ids),
         ))  # fmt: skip

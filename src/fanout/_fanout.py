@@ -16,8 +16,17 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import openai
 
-from ._call import CallOptions, CallStats, OnAnswer, OnError, check_on_error, resolve_options
+from ._call import (
+    CallOptions,
+    CallStats,
+    OnAnswer,
+    OnError,
+    check_create_kwargs,
+    check_on_error,
+    resolve_options,
+)
 from ._config import Limits, Policy, Retry
 from ._dispatch import drive
 from ._endpoint import EndpointModel
@@ -28,7 +37,7 @@ from ._logging import register_secret
 from ._models import Answer, Answers, Question
 from ._planning import plan_jobs
 from ._plans import Plan
-from ._results import assemble
+from ._results import aborted, assemble
 from ._transport import Transport
 
 if TYPE_CHECKING:
@@ -65,13 +74,13 @@ class Fanout:
         endpoint: EndpointModel | None = None,
         **create_kwargs: Any,
     ) -> None:
-        if not hasattr(client, "with_options") or not hasattr(client, "chat"):
-            raise ConfigError(f"client must be an openai.AsyncOpenAI, not {type(client).__name__}")
+        _check_client(client)
         if limits is not None and not isinstance(limits, Limits):
             raise ConfigError(f"limits must be a fanout.Limits, not {type(limits).__name__}")
         if retry is not None and not isinstance(retry, Retry):
             raise ConfigError(f"retry must be a fanout.Retry, not {type(retry).__name__}")
         check_on_error(on_error)
+        check_create_kwargs(create_kwargs)
         self.client = client
         register_secret(getattr(client, "api_key", None))
         self.limits = limits or Limits()
@@ -148,7 +157,10 @@ class Fanout:
         Raises :class:`PartialFailureError` (carrying every answer) if any
         question failed, unless ``on_error="return"``. ``timeout`` bounds the
         whole call: questions not answered by then fail with
-        :class:`QuestionTimeoutError`, and the finished answers are kept.
+        :class:`QuestionTimeoutError`, and the finished answers are kept (an
+        iterator not read to its end by then: see ``Report.input_exhausted``).
+        If the input iterator or ``on_answer`` raises, the call stops and raises
+        :class:`CallAbortedError` with the answers finished so far.
         """
         opts = self._options(model=model, system=system, retry=retry, policy=policy,
                              on_error=on_error, timeout=timeout, progress=progress,
@@ -177,7 +189,9 @@ class Fanout:
 
         Failed questions are yielded too, with ``.error`` set. Memory stays
         bounded by the in-flight window whatever the size of the input.
-        Takes the same keyword arguments as :meth:`ask_many`.
+        Takes the same keyword arguments as :meth:`ask_many`. If the input
+        iterator or ``on_answer`` raises, the answers finished before are
+        yielded, then :class:`CallAbortedError` is raised.
         """
         check_container(questions)
         named = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
@@ -191,17 +205,25 @@ class Fanout:
             async with send:
                 await drive(self._transport, questions, opts, stats, send.send, keep_finished=False)
 
+        start = time.monotonic()
         task = asyncio.get_running_loop().create_task(produce())
+        drained = False
         try:
-            async with receive:
-                async for answer in receive:
-                    yield answer
+            async for answer in receive:
+                yield answer
+            drained = True
             await task  # re-raise a failure of the producer
+            if stats.aborted is not None:
+                raise aborted({}, stats, time.monotonic() - start, opts, yielded=True)
         finally:
-            if not task.done():
+            if not drained:
+                # The consumer left early (break, an exception, aclose): stop the
+                # requests before closing the stream they deliver to, and let the
+                # consumer's own exception be the one that propagates.
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+            receive.close()
 
     async def profile(self, **kwargs: Any) -> Any:
         """Deprecated: use :func:`fanout.profile.profile_endpoint` (``fo`` first)."""
@@ -236,6 +258,18 @@ class Fanout:
         named = {"model": None, "system": None, "retry": None, "policy": None, "on_error": None,
                  "timeout": None, "progress": False, "on_answer": None, "dedupe": True}  # fmt: skip
         return resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
+
+
+def _check_client(client: object) -> None:
+    if isinstance(client, openai.OpenAI):
+        raise ConfigError(
+            f"fanout needs an async client (openai.AsyncOpenAI), not a synchronous "
+            f"openai.{type(client).__name__}, whose requests would block the event loop: make "
+            "an AsyncOpenAI with the same arguments, or call fanout.ask_many_sync(...), "
+            "which takes either, from synchronous code"
+        )
+    if not hasattr(client, "with_options") or not hasattr(client, "chat"):
+        raise ConfigError(f"client must be an openai.AsyncOpenAI, not {type(client).__name__}")
 
 
 async def ask_many(

@@ -11,11 +11,20 @@ so memory follows the in-flight window, not the input.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    KeysView,
+    Mapping,
+    Set,
+)
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._call import CallOptions, CallStats
+from ._call import CallOptions, CallStats, Tally
 from ._exceptions import InvalidQuestionError
 from ._models import Answer, Question
 from ._results import shared_copy
@@ -48,6 +57,14 @@ class Job:
     key: str
     duplicates: list[tuple[int, Question]] = field(default_factory=list)
     finished: bool = False
+    tallies: list[Tally] = field(default_factory=list)
+    """The counters of the requests made for it so far (a merged request's is shared
+    by its group), so that a job the call's timeout ends knows what it cost."""
+
+    @property
+    def attempts(self) -> int:
+        """Requests made for this job so far, retries included."""
+        return sum(t.attempts for t in self.tallies)
 
 
 def to_question(item: object, index: int) -> Question:
@@ -68,6 +85,18 @@ def check_container(questions: object) -> None:
         raise InvalidQuestionError(
             "questions must be a sequence of questions, not a single string "
             "(wrap it in a list: ask_many([question]))"
+        )
+    if isinstance(questions, Mapping):
+        raise InvalidQuestionError(
+            f"questions must be a sequence of questions, not a {type(questions).__name__}: its "
+            "keys would be asked. Pass list(d.values()), or "
+            "[fanout.Question(text=q, id=k) for k, q in d.items()] to keep the keys as ids"
+        )
+    if isinstance(questions, Set) and not isinstance(questions, KeysView):
+        raise InvalidQuestionError(
+            f"questions must be a sequence of questions, not a {type(questions).__name__}: a set "
+            "has no order, so answers could not be matched to positions. Pass a list "
+            "(sorted(s), say)"
         )
     if not isinstance(questions, (Iterable, AsyncIterable)):
         raise InvalidQuestionError(
@@ -132,6 +161,8 @@ class Intake:
         self._keep_finished = keep_finished
         self._pending: dict[str, Job] = {}
         self._finished: dict[str, Answer] = {}
+        self.input_error: Exception | None = None
+        """What the caller's input raised, if it did."""
         self.total = len(questions) if isinstance(questions, (list, tuple)) else None
         """How many questions there are, when known up front."""
         if self.total is not None:
@@ -142,10 +173,24 @@ class Intake:
             self._batch_size = STREAM_BATCH
 
     async def batches(self) -> AsyncIterator[list[Job]]:
-        """Distinct new jobs, a batch at a time (the last one may be short)."""
+        """Distinct new jobs, a batch at a time (the last one may be short).
+
+        Counts the items read (``stats.read``) and notes when the input is read to
+        its end (``stats.exhausted``); an exception of the caller's iterator is kept
+        as ``input_error`` before it propagates."""
         index = -1
         batch: list[Job] = []
-        async for item in _items(self._questions):
+        items = _items(self._questions)
+        while True:
+            try:
+                item = await anext(items)
+            except StopAsyncIteration:
+                self._stats.exhausted = True
+                break
+            except Exception as exc:
+                self.input_error = exc
+                raise
+            self._stats.read += 1
             index += 1
             try:
                 question = to_question(item, index)

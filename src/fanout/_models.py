@@ -8,6 +8,7 @@ from typing import Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
+from ._params import params_problem
 from ._plans import Plan
 from ._redact import redact, scrub_exception
 
@@ -47,6 +48,16 @@ class Question(BaseModel):
             raise ValueError("question text is empty")
         return value
 
+    @field_validator("params")
+    @classmethod
+    def _sendable(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A name ``create()`` does not take, ``stream``, or a value the server would
+        refuse (``max_tokens=-5``) is refused here, before anything is sent."""
+        problem = params_problem(value)
+        if problem is not None:
+            raise ValueError(f"Question.params: {problem}")
+        return value
+
 
 class Usage(BaseModel):
     """Token counts, as the API reported them."""
@@ -83,6 +94,10 @@ class Answer(BaseModel):
     id: str | None = None
     text: str | None = None
     """The answer, or None if the question failed."""
+    choices: list[str] = Field(default_factory=list)
+    """The text of every choice the endpoint returned, in order (``n=3`` asks for
+    three, and its usage counts all three); ``text`` is the first. Empty if the
+    question failed."""
     mode: Mode = "split"
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
@@ -110,8 +125,12 @@ class Answer(BaseModel):
         return error
 
     @field_serializer("error", when_used="json")
-    def _error_text(self, error: BaseException | None) -> str | None:
-        return None if error is None else redact(f"{type(error).__name__}: {error}")
+    def _error_as_json(self, error: BaseException | None) -> dict[str, str] | None:
+        """In JSON, an error is its type and message (an exception is no JSON value),
+        with no key in it."""
+        if error is None:
+            return None
+        return {"type": type(error).__name__, "message": redact(str(error))}
 
     def __repr__(self) -> str:
         return redact(super().__repr__())
@@ -152,6 +171,13 @@ class Report(BaseModel):
     reasked: list[int] = Field(default_factory=list)
     """Questions whose merged answer was missing, empty or cut short, and which
     were asked again on their own."""
+    questions_read: int = 0
+    """Items read from the input. Fewer than ``questions`` when the call's timeout
+    stopped the reading of a list (the unread positions have a timeout error)."""
+    input_exhausted: bool = True
+    """The input was read to its end. False when the call's timeout (or an abort)
+    stopped the reading: an iterator's remaining items were never read, so they have
+    no answer (and, with ``on_error="raise"``, ``PartialFailureError`` says so)."""
 
     @property
     def total_tokens(self) -> int:

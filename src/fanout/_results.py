@@ -7,13 +7,18 @@ caller gets back, making sure every input position has exactly one answer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ._call import CallOptions, CallStats
-from ._exceptions import PartialFailureError, QuestionError, QuestionTimeoutError
+from ._exceptions import (
+    CallAbortedError,
+    PartialFailureError,
+    QuestionError,
+    QuestionTimeoutError,
+)
 from ._models import Answer, Answers, Question, Report, Usage
 
-__all__ = ["assemble", "build_report", "shared_copy", "timed_out"]
+__all__ = ["aborted", "assemble", "build_report", "shared_copy", "timed_out"]
 
 
 def shared_copy(answer: Answer, index: int, question: Question) -> Answer:
@@ -36,13 +41,15 @@ def shared_copy(answer: Answer, index: int, question: Question) -> Answer:
     )
 
 
-def timed_out(index: int, question: Question) -> Answer:
-    """The answer of a question the call's ``timeout`` ended before it was answered."""
+def timed_out(index: int, question: Question, attempts: int = 0) -> Answer:
+    """The answer of a question the call's ``timeout`` ended before it was answered;
+    ``attempts``: the requests already made for it."""
+    made = f" ({attempts} attempt(s) made)" if attempts else ""
     err = QuestionTimeoutError(
-        f"question {index} was not answered before the call's timeout",
-        index=index, question=question.text, attempts=0,
+        f"question {index} was not answered before the call's timeout{made}",
+        index=index, question=question.text, attempts=attempts,
     )  # fmt: skip
-    return Answer(index=index, question=question.text, id=question.id, error=err)
+    return Answer(index=index, question=question.text, id=question.id, attempts=attempts, error=err)
 
 
 def build_report(
@@ -69,6 +76,8 @@ def build_report(
         policy=opts.policy.mode,
         plan=stats.plan,
         reasked=sorted(stats.reasked),
+        questions_read=stats.read,
+        input_exhausted=stats.exhausted,
     )
 
 
@@ -80,22 +89,69 @@ def assemble(
     opts: CallOptions,
 ) -> Answers:
     """Every input position's answer, in order, with the call's report; raises
-    :class:`PartialFailureError` (carrying them all) if any failed and the call
-    said ``on_error="raise"``.
+    :class:`PartialFailureError` (carrying them all) if any failed, or an iterator
+    was not read to its end, and the call said ``on_error="raise"``; raises
+    :class:`CallAbortedError` if the call was aborted.
 
     ``known`` is the input when it was a list: a position the call's timeout ended
     before it was even read still gets its error answer."""
+    if stats.aborted is not None:
+        raise aborted(results, stats, wall, opts)
     total = len(known) if known is not None else (max(results) + 1 if results else 0)
     for i in range(total):
         if i not in results:  # never started before the timeout
             results[i] = timed_out(i, known[i] if known is not None else Question(text="?"))
     ordered = [results[i] for i in range(total)]
     answers = Answers(ordered, build_report(ordered, stats, wall, opts))
+    if opts.on_error != "raise":
+        return answers
     failed = answers.report.failed
-    if failed and opts.on_error == "raise":
-        first = next(a for a in ordered if a.error is not None)
-        raise PartialFailureError(
-            f"{failed} of {total} questions failed; first: question {first.index}: {first.error}",
-            answers=answers,
+    unread = ""
+    if known is None and not stats.exhausted:
+        unread = (
+            f"the call's timeout ended before the input was read to its end "
+            f"({stats.read} questions read; the rest have no answer)"
         )
+    if failed:
+        first = next(a for a in ordered if a.error is not None)
+        # Each error names its own question.
+        raise PartialFailureError(
+            f"{failed} of {total} questions failed; first: {first.error}"
+            + (f"; and {unread}" if unread else ""),
+            answers=answers,
+        ) from first.error
+    if unread:
+        raise PartialFailureError(unread[0].upper() + unread[1:], answers=answers)
     return answers
+
+
+def aborted(
+    results: Mapping[int, Answer],
+    stats: CallStats,
+    wall: float,
+    opts: CallOptions,
+    *,
+    yielded: bool = False,
+) -> CallAbortedError:
+    """The error of a call that code of the caller's stopped (``stats.aborted``),
+    carrying the answers finished before it, ordered by index, and that code's
+    exception as its cause. ``yielded``: the answers went to the caller as they
+    finished (``as_completed``), so none are kept."""
+    finished = [results[i] for i in sorted(results)]
+    answers = Answers(finished, build_report(finished, stats, wall, opts))
+    cause = stats.aborted
+    what = {"the input": "reading the input raised", "on_answer": "on_answer raised"}.get(
+        stats.aborted_by, "fanout failed unexpectedly with"
+    )
+    kept = (
+        "every answer finished before it was yielded"
+        if yielded
+        else f"the {len(finished)} answer(s) finished before it are in .answers"
+    )
+    err = CallAbortedError(
+        f"the call stopped: {what} {type(cause).__name__}: {cause}; {kept}; the requests "
+        "in flight were cancelled",
+        answers=answers,
+    )
+    err.__cause__ = cause
+    return err

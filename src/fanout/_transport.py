@@ -247,6 +247,12 @@ class Transport:
         if not streamed:
             completion: ChatCompletion = raw.parse()
             return completion
+        if "text/event-stream" not in raw.headers.get("content-type", "text/event-stream"):
+            # An endpoint that ignores stream=True and answers whole.
+            from openai.types.chat import ChatCompletion
+
+            body = await raw.http_response.aread()
+            return ChatCompletion.model_validate_json(body)
         stream: AsyncStream[ChatCompletionChunk] = raw.parse()
         chunks = []
         async with stream:
