@@ -12,13 +12,13 @@ from openai import AsyncOpenAI
 import fanout
 
 
-async def main(
-    base_url: str, redis_url: str, rpm: float, window: float, n: int, start_at: float, name: str
-) -> None:
+async def main(base_url: str, redis_url: str, rpm: float, n: int, name: str) -> None:
     client = AsyncOpenAI(base_url=base_url, api_key="shared-key")
-    limits = fanout.Limits(rpm=rpm, smoothing_s=window, backend=redis_url, max_concurrency=32)
+    limits = fanout.Limits(rpm=rpm, backend=redis_url, max_concurrency=32)
     fo = fanout.Fanout(client, model="m", limits=limits, policy="split")
     await fo._transport.check_limiter()  # connect before the start line, like a warm worker
+    print("ready", flush=True)
+    start_at = float(await asyncio.to_thread(sys.stdin.readline))  # when every worker is ready
     await asyncio.sleep(max(0.0, start_at - time.time()))
     answers = await fo.ask_many([f"{name} question {i}" for i in range(n)], on_error="return")
     print(json.dumps({"finished_at": time.time(), "answered": answers.report.answered,
@@ -27,5 +27,5 @@ async def main(
 
 
 if __name__ == "__main__":
-    b, r, rpm, window, n, start, name = sys.argv[1:8]
-    asyncio.run(main(b, r, float(rpm), float(window), int(n), float(start), name))
+    b, r, rpm, n, name = sys.argv[1:6]
+    asyncio.run(main(b, r, float(rpm), int(n), name))

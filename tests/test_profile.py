@@ -173,7 +173,8 @@ async def test_a_request_retried_after_the_others_finished_is_not_taken_for_wait
     back-off (usually after the other has finished): it neither ran with the other
     nor waited at the endpoint, so no slot count comes out of it."""
     async with sim(time_scale=5, fault_schedule={9: "503"}) as (server, client):
-        fo = fanout.Fanout(client, model="m", retry=fanout.Retry(initial_wait=2.0))
+        # budget=0: no prompt retry, the back-off of initial_wait every time.
+        fo = fanout.Fanout(client, model="m", retry=fanout.Retry(initial_wait=2.0, budget=0))
         profile = await profile_endpoint(fo, max_requests=9, tokens=32)  # 7 + the level of 2
     assert server.stats.faults["503"] == 1
     assert profile.parallel_slots is None

@@ -61,31 +61,34 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 async def test_four_processes_share_one_rpm_budget(sim: SimFactory, redis_url: str) -> None:
     """4 processes, one key, one RPM limit: no 429s, and within 10 % of the ideal time.
 
-    The sim polices 600 rpm over 5-model-second windows (50 requests per half wall
-    second); four processes pacing on their own would each burst 25 and overrun it.
+    The sim polices 600 rpm over 5-model-second windows (a bucket of 50 requests,
+    refilled at 20 per wall second); four processes pacing on their own would each
+    burst and overrun it. The ideal follows the rate; the bucket's room, reported in
+    the headers, may make the processes a little faster than that, never 4 times. The
+    rate is low enough for five Python processes on two busy cores to keep up.
     """
-    scale, rpm_model, per_process = 10, 600, 100
-    rpm_wall = rpm_model * scale  # 100 requests per wall second
+    scale, rpm_model, per_process, bucket = 2, 600, 50, 50
+    rpm_wall = rpm_model * scale  # 20 requests per wall second
     async with sim(
         time_scale=scale, rpm=rpm_model, limit_period_s=5.0, answer_tokens=2, rtt_s=0.05
     ) as (server, _):
-        start_at = time.time() + 2.5  # after every worker has started and connected
         procs = [
             await asyncio.create_subprocess_exec(
-                sys.executable,
-                str(WORKER),
-                server.base_url,
-                redis_url,
-                str(rpm_wall),
-                str(5.0 / scale),
-                str(per_process),
-                str(start_at),
-                f"w{i}",
-                stdout=asyncio.subprocess.PIPE,
+                sys.executable, str(WORKER), server.base_url, redis_url, str(rpm_wall),
+                str(per_process), f"w{i}",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
             )
             for i in range(4)
-        ]
+        ]  # fmt: skip
+        for p in procs:  # every worker started and connected, however long that took
+            assert p.stdout is not None
+            assert (await p.stdout.readline()).strip() == b"ready"
+        start_at = time.time() + 0.3
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write(f"{start_at}\n".encode())
+            await p.stdin.drain()
         outs = [json.loads((await p.communicate())[0]) for p in procs]
         wall = max(o["finished_at"] for o in outs) - start_at
         ideal = 4 * per_process / (rpm_wall / 60)
@@ -94,7 +97,8 @@ async def test_four_processes_share_one_rpm_budget(sim: SimFactory, redis_url: s
         assert server.stats.rate_limited == 0
         assert sum(o["answered"] for o in outs) == 4 * per_process
         assert wall <= 1.10 * ideal, (wall, ideal)
-        assert wall >= 0.85 * ideal, (wall, ideal)  # they did share one budget
+        # They did share one budget: at most the bucket went early.
+        assert wall >= 0.9 * (4 * per_process - bucket) / (rpm_wall / 60), (wall, ideal)
 
 
 async def test_a_cool_down_reaches_every_process(redis_url: str) -> None:
@@ -110,12 +114,27 @@ async def test_a_cool_down_reaches_every_process(redis_url: str) -> None:
 
 
 async def test_shared_requests_are_paced_across_limiters(redis_url: str) -> None:
-    """Two limiters on one budget of 1200 rpm (burst 10) together take 40 in >= (40-10)/20 s."""
+    """Two limiters on one budget of 1200 rpm together take 40 in >= 39/20 s: evenly
+    spaced, with no burst the endpoint did not report room for."""
     limiters = [RedisLimiter(Limits(rpm=1200), redis_url, namespace="pace") for _ in range(2)]
     start = time.monotonic()
     await asyncio.gather(*[lim.acquire(0) for lim in limiters for _ in range(20)])
-    assert time.monotonic() - start >= 0.95 * (40 - 10) / 20
+    assert time.monotonic() - start >= 0.98 * 39 / 20
     for lim in limiters:
+        await lim.aclose()
+
+
+async def test_room_reported_by_one_process_lets_every_process_send(redis_url: str) -> None:
+    """Remaining 10, reported to one limiter's request: 10 go at once, from either."""
+    a = RedisLimiter(Limits(rpm=60), redis_url, namespace="room")
+    b = RedisLimiter(Limits(rpm=60), redis_url, namespace="room")
+    await a.acquire(0)
+    a.observe({"x-ratelimit-remaining-requests": "10"})
+    await asyncio.sleep(0.05)  # the report is written in the background
+    start = time.monotonic()
+    await asyncio.gather(*[lim.acquire(0) for lim in (a, b) for _ in range(5)])
+    assert time.monotonic() - start < 0.5  # at 60 rpm, paced, these would take 10 s
+    for lim in (a, b):
         await lim.aclose()
 
 

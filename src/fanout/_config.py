@@ -118,7 +118,7 @@ class Retry:
     budget: float = 0.2
     """Share of recent attempts that may be prompt retries (sent again at once, while
     failures are sporadic); past it, and when failures cluster, retries back off
-    exponentially."""
+    exponentially. 0: every retry backs off."""
 
     def __post_init__(self) -> None:
         if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int):

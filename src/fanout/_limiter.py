@@ -163,22 +163,31 @@ class _Schedule:
 
 
 class _Credit:
-    """What a response said the endpoint had room for, after the request it answers."""
+    """The room a response reported, as of when it came: what the endpoint said it
+    would still take, less what was in flight then (the endpoint may not have counted
+    it yet). What is sent afterwards is taken off it."""
 
-    __slots__ = ("remaining", "seq")
+    __slots__ = ("base", "mark", "seq")
 
     def __init__(self) -> None:
-        self.seq = -1
-        self.remaining = 0.0
+        self.seq = -1  # the request whose response reported it (newer requests win)
+        self.base = 0.0
+        self.mark = 0.0  # units sent when it was reported
 
-    def update(self, seq: int, remaining: float) -> None:
-        if seq >= self.seq:
+    def update(self, seq: int, remaining: float, others_in_flight: float, sent: float) -> None:
+        if seq > self.seq:
             self.seq = seq
-            self.remaining = remaining
+            self.base = remaining - others_in_flight
+            self.mark = sent
 
-    def forget(self, seq: int) -> None:
-        self.seq = seq
-        self.remaining = 0.0
+    def available(self, sent: float) -> float:
+        return self.base - (sent - self.mark) if self.seq >= 0 else 0.0
+
+    def forget(self, last_seq: int, sent: float) -> None:
+        """Nothing is available until a request sent after now reports room."""
+        self.seq = last_seq
+        self.base = 0.0
+        self.mark = sent
 
 
 class LocalLimiter:
@@ -204,7 +213,8 @@ class LocalLimiter:
         self._jitter_s = 0.0
         self._sent = 0  # sends so far; a send's seq is the count before it
         self._sent_tokens = 0.0
-        self._tokens_at: dict[int, float] = {}  # seq -> tokens sent before it (for credit)
+        self._in_flight = 0  # requests acquired and not done (see attempt_done)
+        self._in_flight_tokens = 0.0
         self._req_credit = _Credit()
         self._tok_credit = _Credit()
         self._changed: anyio.Event | None = None
@@ -235,15 +245,10 @@ class LocalLimiter:
         """0 if a request of ``tokens`` may go now, else the seconds to wait at most."""
         now = self._clock()
         waits = [0.0]
-        if self._requests is not None:
-            credit = self._req_credit.remaining - (self._sent - self._req_credit.seq - 1)
-            if credit < 1 or not self._req_credit.seq >= 0:
-                waits.append(self._requests.wait(now))
-        if self._tokens is not None:
-            before = self._tokens_at.get(self._tok_credit.seq + 1, self._sent_tokens)
-            credit = self._tok_credit.remaining - (self._sent_tokens - before)
-            if credit < tokens or not self._tok_credit.seq >= 0:
-                waits.append(self._tokens.wait(now))
+        if self._requests is not None and self._req_credit.available(self._sent) < 1:
+            waits.append(self._requests.wait(now))
+        if self._tokens is not None and self._tok_credit.available(self._sent_tokens) < tokens:
+            waits.append(self._tokens.wait(now))
         return max(waits)
 
     async def acquire(self, tokens: int) -> float:
@@ -266,12 +271,10 @@ class LocalLimiter:
             await self._wait(wait)
         now = self._clock()
         seq = self._sent
-        if self._tokens is not None:
-            self._tokens_at[seq] = self._sent_tokens
-            if len(self._tokens_at) > 4096:  # no token headers: no credit to keep them for
-                del self._tokens_at[min(self._tokens_at)]
         self._sent += 1
         self._sent_tokens += tokens
+        self._in_flight += 1
+        self._in_flight_tokens += tokens
         if self._requests is not None:
             self._requests.take(1, now)
         if self._tokens is not None:
@@ -294,7 +297,11 @@ class LocalLimiter:
         """The current request finished (answered or not): if it was the first request
         to an endpoint of unknown limits, the others need not wait for it any longer."""
         ticket = current_ticket.get()
-        if ticket is not None and ticket.probe and self._probe == "out":
+        if ticket is None:
+            return
+        self._in_flight = max(0, self._in_flight - 1)
+        self._in_flight_tokens = max(0.0, self._in_flight_tokens - ticket.tokens)
+        if ticket.probe and self._probe == "out":
             self._probe = "done"
             self._notify()
 
@@ -317,8 +324,8 @@ class LocalLimiter:
             self._pause_until = until
             self._jitter_s = min(1.0, 0.25 * seconds) if seconds > 0 else 0.0
         # The endpoint said no: whatever room it reported before is gone.
-        self._req_credit.forget(self._sent - 1)
-        self._tok_credit.forget(self._sent - 1)
+        self._req_credit.forget(self._sent - 1, self._sent)
+        self._tok_credit.forget(self._sent - 1, self._sent_tokens)
 
     def observe(self, headers: Mapping[str, str]) -> None:
         get = headers.get
@@ -343,13 +350,14 @@ class LocalLimiter:
         remaining_req = _number(get("x-ratelimit-remaining-requests"))
         remaining_tok = _number(get("x-ratelimit-remaining-tokens"))
         if ticket is not None:
+            # What else is in flight may not have been counted by the endpoint yet.
             if remaining_req is not None:
-                self._req_credit.update(ticket.seq, remaining_req * headroom)
+                others = max(0, self._in_flight - 1)
+                self._req_credit.update(ticket.seq, remaining_req * headroom, others, self._sent)
             if remaining_tok is not None:
-                self._tok_credit.update(ticket.seq, remaining_tok * headroom)
-            oldest = self._tok_credit.seq + 1
-            for seq in [k for k in self._tokens_at if k < oldest]:
-                del self._tokens_at[seq]
+                others_tok = max(0.0, self._in_flight_tokens - ticket.tokens)
+                self._tok_credit.update(ticket.seq, remaining_tok * headroom, others_tok,
+                                        self._sent_tokens)  # fmt: skip
         reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
         if limit_req and remaining_req is not None and reset_req is not None and remaining_req < 1:
             # Nothing left: wait at least the time it takes to win one request back.
@@ -363,13 +371,11 @@ class LocalLimiter:
         now = self._clock()
         requests_now = math.inf
         if self._requests is not None:
-            credit = self._req_credit.remaining - (self._sent - self._req_credit.seq - 1)
+            credit = self._req_credit.available(self._sent)
             requests_now = max(0.0, credit) + (1.0 if self._requests.wait(now) <= 0 else 0.0)
         tokens_now = math.inf
         if self._tokens is not None:
-            before = self._tokens_at.get(self._tok_credit.seq + 1, self._sent_tokens)
-            credit = self._tok_credit.remaining - (self._sent_tokens - before)
-            tokens_now = max(0.0, credit)
+            tokens_now = max(0.0, self._tok_credit.available(self._sent_tokens))
             if self._tokens.wait(now) <= 0:
                 tokens_now = max(tokens_now, self._tokens.per_minute / 60.0)
         return Budget(

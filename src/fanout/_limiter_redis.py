@@ -1,16 +1,22 @@
 """Limits shared by every process (and host) that uses the same redis.
 
 ``Limits(rpm=..., tpm=..., backend="redis://host:6379/0")`` puts the request and
-token budgets in redis, so N processes together stay within one API key's limits.
-Each budget is a GCRA bucket (the generic cell rate algorithm: one "theoretical
-arrival time" per key), updated by one atomic Lua script per acquisition that
-*reserves* a place and returns how long to wait for it, so waiters queue in order
-instead of polling. A 429's cool-down is a key every process reads before sending.
+token schedules in redis, so N processes together stay within one API key's limits.
+They pace as :class:`~fanout.limits.LocalLimiter` does, with the state shared:
 
-The bucket releases ``rpm`` per minute with a burst of half of one smoothing window
-(``Limits.smoothing_s``, 1 s by default), as the local limiter does once it knows
-the endpoint's window. Rates must be configured: a shared budget cannot be learned
-by one process from its own responses.
+* each schedule is a GCRA (one "theoretical arrival time" per key), its slots 2 %
+  wider than the rate, updated by one atomic Lua script per acquisition that
+  *reserves* the next slot and returns how long to wait for it, so waiters of every
+  process queue in order instead of polling; evenly spaced sends overrun no
+  policing window, whatever its length;
+* the room the endpoint reports (``x-ratelimit-remaining-requests``, less what any
+  process sent after the request it answers) lets requests go before their slot,
+  which they still take: bursts happen only where the server said there is room;
+* a 429's cool-down is a key every process reads before sending, and it forgets
+  the reported room.
+
+Rates must be configured: a shared budget cannot be learned by one process from
+its own responses.
 """
 
 from __future__ import annotations
@@ -23,30 +29,41 @@ from typing import Any
 
 from ._config import Limits
 from ._exceptions import ConfigError, FanoutError
-from ._limiter import LimitState, parse_duration
+from ._limiter import _SLACK, LimitState, Ticket, current_ticket
 from ._plans import Budget
 
 __all__ = ["RedisLimiter", "RedisUnavailableError"]
 
-# KEYS[1]: bucket. ARGV: interval_ms per unit, burst units, cost units.
-# Returns the milliseconds to wait before the reserved place comes (as a string:
-# redis would truncate a Lua number to an integer).
+# KEYS: schedule, send counter, credit hash, in-flight counter. ARGV: interval_ms per
+# unit, cost units, 1 for the request schedule (counts the send, may use the reported
+# room), 0 for tokens. Returns {wait ms (string), seq}: the reserved slot comes after
+# ``wait`` ms, or now if the reported room covers it.
 _RESERVE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local interval = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
+local cost = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local wait = tat - now
+if wait < 0 then wait = 0 end
+local seq = -1
+if ARGV[3] == '1' then
+  seq = redis.call('INCR', KEYS[2]) - 1
+  redis.call('PEXPIRE', KEYS[2], 3600000)
+  redis.call('INCR', KEYS[4])
+  redis.call('PEXPIRE', KEYS[4], 3600000)
+  local cseq = tonumber(redis.call('HGET', KEYS[3], 'seq') or '-1')
+  local base = tonumber(redis.call('HGET', KEYS[3], 'base') or '0')
+  local mark = tonumber(redis.call('HGET', KEYS[3], 'mark') or '0')
+  if cseq >= 0 and base - (seq - mark) >= 1 then wait = 0 end
+end
 if tat < now then tat = now end
 local new_tat = tat + cost * interval
-local wait = new_tat - burst * interval - now
-if wait < 0 then wait = 0 end
-redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now + burst * interval) + 1000)
-return string.format('%.3f', wait)
+redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 60000)
+return {string.format('%.3f', wait), seq}
 """
 
-# KEYS[1]: bucket. ARGV: interval_ms, delta units (negative gives back).
+# KEYS[1]: schedule. ARGV: interval_ms, delta units (negative gives back).
 _ADJUST = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
@@ -55,6 +72,32 @@ if tat < now then tat = now end
 local new_tat = tat + tonumber(ARGV[2]) * tonumber(ARGV[1])
 if new_tat < now then new_tat = now end
 redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 60000)
+return 1
+"""
+
+# KEYS: credit hash, send counter, in-flight counter. ARGV: seq, remaining. The room
+# a response reported, less what else was in flight (not counted yet, perhaps); what
+# is sent after it is taken off at reservation. A newer request's report replaces an
+# older one; seq -1 forgets the room (after a 429) until a request sent later reports.
+_CREDIT = """
+local cseq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '-1')
+local seq = tonumber(ARGV[1])
+local sent = tonumber(redis.call('GET', KEYS[2]) or '0')
+if seq < 0 then
+  redis.call('HSET', KEYS[1], 'seq', sent - 1, 'base', 0, 'mark', sent)
+elseif seq > cseq then
+  local others = tonumber(redis.call('GET', KEYS[3]) or '1') - 1
+  if others < 0 then others = 0 end
+  redis.call('HSET', KEYS[1], 'seq', seq, 'base', tonumber(ARGV[2]) - others, 'mark', sent)
+end
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return 1
+"""
+
+# KEYS[1]: in-flight counter. A request is done.
+_DONE = """
+local n = redis.call('DECR', KEYS[1])
+if n < 0 then redis.call('SET', KEYS[1], 0) end
 return 1
 """
 
@@ -103,13 +146,10 @@ class RedisLimiter:
         self._url = url
         self._redis: Any = redis_asyncio.from_url(url, socket_connect_timeout=5, socket_timeout=10)
         self._prefix = f"fanout:{namespace}"
-        window = limits.smoothing_s or 1.0
         self._rpm = limits.rpm * limits.headroom if limits.rpm else None
         self._tpm = limits.tpm * limits.headroom if limits.tpm else None
-        self._req_interval = 60_000.0 / self._rpm if self._rpm else 0.0
-        self._tok_interval = 60_000.0 / self._tpm if self._tpm else 0.0
-        self._req_burst = max(1.0, self._rpm * window / 60 / 2) if self._rpm else 0.0
-        self._tok_burst = max(1.0, self._tpm * window / 60 / 2) if self._tpm else 0.0
+        self._req_interval = 60_000.0 / self._rpm * (1 + _SLACK) if self._rpm else 0.0
+        self._tok_interval = 60_000.0 / self._tpm * (1 + _SLACK) if self._tpm else 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._scripts: dict[str, Any] = {}
         self._paused_until = 0.0  # local view of the shared pause, for reports
@@ -118,7 +158,7 @@ class RedisLimiter:
         host = self._url.split("@")[-1]  # never show a password
         return f"<RedisLimiter {host} rpm={self._rpm} tpm={self._tpm}>"
 
-    async def _call(self, name: str, script: str, keys: list[str], args: list[Any]) -> float:
+    async def _call(self, name: str, script: str, keys: list[str], args: list[Any]) -> Any:
         if name not in self._scripts:
             self._scripts[name] = self._redis.register_script(script)
         from redis import exceptions as redis_errors
@@ -129,6 +169,8 @@ class RedisLimiter:
             raise RedisUnavailableError(f"cannot reach redis for the shared limits: {exc}") from exc
         except redis_errors.RedisError as exc:
             raise RedisUnavailableError(f"redis error in the shared limits: {exc}") from exc
+        if isinstance(result, list):
+            return [r.decode() if isinstance(r, bytes) else r for r in result]
         return float(result.decode() if isinstance(result, bytes) else result)
 
     async def check(self) -> None:
@@ -139,22 +181,33 @@ class RedisLimiter:
     async def acquire(self, tokens: int) -> float:
         start = time.monotonic()
         await self._wait_pause()
+        seq = -1
         if self._rpm:
-            wait = await self._call("reserve", _RESERVE, [f"{self._prefix}:requests"],
-                                    [self._req_interval, self._req_burst, 1])  # fmt: skip
-            if wait > 0:
-                await asyncio.sleep(wait / 1000)
+            wait, seq_text = await self._call(
+                "reserve", _RESERVE, self._keys("requests"), [self._req_interval, 1, 1]
+            )
+            seq = int(seq_text)
+            if float(wait) > 0:
+                await asyncio.sleep(float(wait) / 1000)
         if self._tpm and tokens > 0:
-            cost = min(float(tokens), self._tok_burst)  # a large request waits for a full bucket
-            wait = await self._call("reserve", _RESERVE, [f"{self._prefix}:tokens"],
-                                    [self._tok_interval, self._tok_burst, cost])  # fmt: skip
-            if tokens > cost:
-                self._spawn(self._call("adjust", _ADJUST, [f"{self._prefix}:tokens"],
-                                       [self._tok_interval, tokens - cost]))  # fmt: skip
-            if wait > 0:
-                await asyncio.sleep(wait / 1000)
+            wait, _ = await self._call(
+                "reserve", _RESERVE, self._keys("tokens"), [self._tok_interval, tokens, 0]
+            )
+            if float(wait) > 0:
+                await asyncio.sleep(float(wait) / 1000)
+        current_ticket.set(Ticket(seq=seq, tokens=tokens))
         await self._wait_pause()
         return time.monotonic() - start
+
+    def _keys(self, kind: str) -> list[str]:
+        p = self._prefix
+        return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight"]
+
+    def attempt_done(self) -> None:
+        """The current request finished: it is no longer in flight."""
+        ticket = current_ticket.get()
+        if ticket is not None and ticket.seq >= 0:
+            self._spawn(self._call("done", _DONE, [f"{self._prefix}:inflight"], []))
 
     async def _wait_pause(self) -> None:
         while True:
@@ -182,21 +235,25 @@ class RedisLimiter:
 
     def observe(self, headers: Mapping[str, str]) -> None:
         remaining = headers.get("x-ratelimit-remaining-requests")
-        limit = headers.get("x-ratelimit-limit-requests")
-        if remaining is not None and limit:
-            try:
-                left, per_minute = float(remaining), float(limit)
-            except ValueError:
-                return
-            if left < 1 and per_minute > 0:
-                reset = parse_duration(headers.get("x-ratelimit-reset-requests") or "") or 0.0
-                self.cool_down(min(reset, 60.0 / per_minute))
+        ticket = current_ticket.get()
+        if remaining is None or ticket is None or ticket.seq < 0 or not self._rpm:
+            return
+        try:
+            left = float(remaining) * self._limits.headroom
+        except ValueError:
+            return
+        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [ticket.seq, left]))
 
     def cool_down(self, seconds: float) -> None:
         if seconds <= 0:
             return
         self._paused_until = max(self._paused_until, time.monotonic() + seconds)
         self._spawn(self._call("pause", _PAUSE, [f"{self._prefix}:pause"], [seconds * 1000]))
+        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [-1, 0]))
+
+    def _credit_keys(self) -> list[str]:
+        p = self._prefix
+        return [f"{p}:credit", f"{p}:sent", f"{p}:inflight"]
 
     def state(self) -> LimitState:
         return LimitState(
@@ -204,15 +261,15 @@ class RedisLimiter:
             tpm=self._tpm,
             rpm_learned=False,
             tpm_learned=False,
-            window_s=self._limits.smoothing_s or 1.0,
+            window_s=0.0,
             paused_for_s=max(0.0, self._paused_until - time.monotonic()),
         )
 
     def budget(self) -> Budget:
-        # Other processes share the budget: assume one burst is free now.
+        # Other processes share the schedule: assume one slot is free now.
         return Budget(
-            requests_now=self._req_burst if self._rpm else math.inf,
-            tokens_now=self._tok_burst if self._tpm else math.inf,
+            requests_now=1.0 if self._rpm else math.inf,
+            tokens_now=self._tpm / 60.0 if self._tpm else math.inf,
             rpm=self._rpm,
             tpm=self._tpm,
             paused_s=max(0.0, self._paused_until - time.monotonic()),

@@ -148,6 +148,9 @@ class RetryBudget:
         return len(self._outcomes) >= 5 and self.failure_share > _CLUSTER_SHARE
 
     def allows_prompt_retry(self) -> bool:
+        """Within the budget (none at all with a ratio of 0)."""
+        if self.ratio <= 0:
+            return False
         retries = sum(r for _, r in self._outcomes)
         return retries < max(_MIN_PROMPT_RETRIES, self.ratio * len(self._outcomes))
 

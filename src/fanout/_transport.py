@@ -255,9 +255,14 @@ class Transport:
             return ChatCompletion.model_validate_json(body)
         stream: AsyncStream[ChatCompletionChunk] = raw.parse()
         chunks = []
-        async with stream:
-            async for chunk in stream:
-                chunks.append(chunk)
+        try:
+            async with stream:
+                async for chunk in stream:
+                    chunks.append(chunk)
+        except openai.APIError:
+            raise
+        except Exception as exc:  # the connection broke mid-stream (httpx's errors)
+            raise IncompleteResponseError(f"the stream broke off: {exc}") from exc
         return _assemble(chunks)
 
     def _learn(
