@@ -497,3 +497,39 @@ def test_plan_starts_from_a_saved_endpoint_profile(
     assert "a saved profile until" in profiled
     assert "rtt 0.25s, decode 40.0 ms/token, slowdown per request 1.00" in profiled
     assert "slowdown per request 1.00" not in priors
+
+
+async def test_run_stops_at_once_when_the_quota_is_gone_and_resumes_later(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """insufficient_quota: no request after the first refusal, exit code 4 and a
+    message; the same command later, with quota, answers the rest."""
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "question": f"q{i}?"}) + "\n" for i in range(40)))
+
+    async def run(base_url: str) -> tuple[int, str, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "fanout", "run", str(src), str(dst), "--base-url", base_url,
+            "--model", "m", "--api-key", "sim", "--policy", "split", "--concurrency", "1",
+            "--no-progress",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await proc.communicate()
+        assert proc.returncode is not None
+        return proc.returncode, out.decode(), err.decode()
+
+    # Enough quota for a few answers of 3 tokens (prompt about 13 each), then none.
+    async with sim(time_scale=100, answer_tokens=3, quota_tokens=60) as (server, _):
+        code, _out, err = await run(server.base_url)
+        refused = [r for r in server.stats.requests if r.error_code == "insufficient_quota"]
+        answered = [r for r in server.stats.requests if r.status == 200]
+    assert code == 4, err
+    assert "no quota left" in err
+    assert len(refused) == 1  # nothing more was sent after the first refusal
+    assert 1 <= len(answered) < 40
+    async with sim(time_scale=100, answer_tokens=3) as (server, _):
+        code, _out, err = await run(server.base_url)
+    assert code == 0, err
+    last = {json.loads(line)["id"]: json.loads(line) for line in dst.read_text().splitlines()}
+    assert sorted(last) == list(range(40))
+    assert all(r["error"] is None and r["answer"] for r in last.values())

@@ -29,8 +29,12 @@ def _limiter(limits: Limits, clock: FakeClock) -> LocalLimiter:
 async def _send_times(
     limiter: LocalLimiter, clock: FakeClock, n: int, tokens: int = 0
 ) -> list[float]:
+    """Send ``n`` requests, each answered (attempt_done) before the next goes, but the
+    last, whose headers the test may then report."""
     times = []
-    for _ in range(n):
+    for i in range(n):
+        if i:
+            limiter.attempt_done()
         await limiter.acquire(tokens)
         times.append(clock.now)
     return times
@@ -121,6 +125,21 @@ class TestRoomTheServerReports:
         assert times[:2] == [start, start]
         assert times[2] > start
 
+    async def test_when_the_reported_reset_comes_the_full_room_is_back(self) -> None:
+        """Remaining 9 at first (room for 10), then 0 with a 3 s reset: the schedule
+        would send one a second, but at the reset 10 go at once."""
+        clock = FakeClock()
+        limiter = _limiter(Limits(rpm=60), clock)
+        await limiter.acquire(0)
+        limiter.observe({"x-ratelimit-remaining-requests": "9", "x-ratelimit-reset-requests": "3s"})
+        limiter.attempt_done()
+        await _send_times(limiter, clock, 9)  # the room reported: at once
+        limiter.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "3s"})
+        start = clock.now
+        times = await _send_times(limiter, clock, 10)
+        assert all(t == times[0] for t in times)
+        assert start + 3.0 < times[0] <= start + 3.2  # the reset, and a margin for the way there
+
     async def test_a_429_forgets_the_room_reported_before(self) -> None:
         """After a cool-down (a 429), no send goes on earlier credit."""
         clock = FakeClock()
@@ -188,15 +207,6 @@ class TestUnknownLimits:
             assert not sent.is_set()
             limiter.attempt_done()
         assert sent.is_set()
-
-    def test_nothing_remaining_pauses_everyone(self) -> None:
-        """remaining-requests 0 pauses the limiter until one request is won back."""
-        clock = FakeClock()
-        limiter = _limiter(Limits(), clock)
-        limiter.observe({"x-ratelimit-limit-requests": "60",
-                         "x-ratelimit-remaining-requests": "0",
-                         "x-ratelimit-reset-requests": "30s"})  # fmt: skip
-        assert limiter.state().paused_for_s == pytest.approx(1.0)
 
 
 class TestCoolDown:

@@ -33,6 +33,7 @@ _RUN_EXIT_CODES = """exit codes:
   2    the job did not start or stopped: a bad option, INPUT unreadable, OUTPUT
        locked by another run or not writable, a full disk; what was written is kept
   3    every valid question has an answer, but some INPUT lines were skipped
+  4    stopped: the API key has no quota left; run again later to answer the rest
   130  interrupted (Ctrl-C); run the same command again to resume"""
 
 log = logging.getLogger("fanout")
@@ -46,6 +47,13 @@ def _fault(value: str) -> tuple[str, float]:
         return kind, float(rate)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"rate must be a number, got {rate!r}") from exc
+
+
+def _fault_at(value: str) -> tuple[int, str]:
+    number, sep, kind = value.partition("=")
+    if not sep or not number.isdigit() or int(number) < 1:
+        raise argparse.ArgumentTypeError(f"expected N=KIND (N counting from 1), got {value!r}")
+    return int(number), kind
 
 
 def _endpoint_args(p: argparse.ArgumentParser) -> None:
@@ -199,6 +207,8 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND=RATE",
                      help="inject a fault with this probability; KIND is one of "
                      "500 502 503 408 reset hang malformed stream_cut")  # fmt: skip
+    sim.add_argument("--fault-at", type=_fault_at, action="append", default=[], metavar="N=KIND",
+                     help="inject fault KIND on the N-th request (counting from 1)")  # fmt: skip
     sim.add_argument("--seed", type=int, default=0, help="seed of the fault dice")
     sim.add_argument("--api-key", metavar="KEY",
                      help="accept only this API key (default: any); others get 401 invalid_api_key")  # fmt: skip
@@ -307,6 +317,11 @@ async def _run(args: argparse.Namespace) -> int:
                                   retry_failed=args.retry_failed, progress=progress)  # fmt: skip
     # Bad lines were logged as they were read (FILE:LINE: skipped: reason).
     print(_run_summary(summary, time.monotonic() - start))
+    if summary.stopped_for_quota:
+        print("fanout run: stopped: the API key has no quota left (insufficient_quota); run "
+              "the same command again once it has: the ids not answered will be",
+              file=sys.stderr)  # fmt: skip
+        return 4
     if summary.failed or summary.skipped_failed:
         return 1
     return 3 if summary.bad_lines else 0
@@ -503,7 +518,8 @@ async def _run_sim(args: argparse.Namespace) -> None:
     settings.update(time_scale=args.time_scale, rpm=args.rpm, tpm=args.tpm,
                     limit_period_s=args.limit_period, quota_tokens=args.quota,
                     limit_policing="sliding" if args.sliding else "bucket",
-                    fault_rates=dict(args.fault), seed=args.seed, api_key=args.api_key)  # fmt: skip
+                    fault_rates=dict(args.fault), fault_schedule=dict(args.fault_at),
+                    seed=args.seed, api_key=args.api_key)  # fmt: skip
     if args.profile:
         config = SimConfig.from_profile(EndpointProfile.load(args.profile), **settings)
     else:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ._exceptions import JobError
+from ._exceptions import JobError, QuotaExceededError
 from ._joboutput import BOM, Done, JobOutput, id_key, log
 from ._logging import redact, redact_registered
 from ._models import Answer, Question
@@ -82,6 +82,9 @@ class JobSummary:
     reasked_changed: int = 0
     """Ids answered before for a different request (question, system prompt, model
     or parameters), asked again."""
+    stopped_for_quota: bool = False
+    """The API key ran out of quota (``insufficient_quota``): the job stopped reading
+    its input; the ids not answered are answered by running it again later."""
 
 
 def fingerprint(question: Question, model: object, system: str | None,
@@ -241,6 +244,8 @@ async def run_jsonl(
             lineno = 0
             try:
                 for lineno, raw in enumerate(f, 1):
+                    if summary.stopped_for_quota:
+                        return  # quota is account-wide: nothing more can be answered
                     if lineno == 1:
                         raw = raw.removeprefix(BOM)
                     if not raw.strip():
@@ -280,6 +285,8 @@ async def run_jsonl(
                     summary.answered += 1
                 else:
                     summary.failed += 1
+                    if isinstance(answer.error, QuotaExceededError):
+                        summary.stopped_for_quota = True
         finally:
             aclose = getattr(answers, "aclose", None)
             if aclose is not None:

@@ -58,6 +58,8 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 _SLACK = 0.02
 """Slots are this much wider than the rate: room for jitter between client and server."""
+_RESET_MARGIN_S = 0.05
+"""Added to a reported reset, counted from when the request was sent."""
 _PROBE_WAIT_S = 30.0
 """Longest the others wait for the first request's headers before going anyway."""
 
@@ -89,6 +91,8 @@ class Ticket:
     seq: int
     tokens: int
     probe: bool = False
+    at: float = 0.0
+    """When it was let go (the limiter's clock)."""
 
 
 current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar(
@@ -163,31 +167,60 @@ class _Schedule:
 
 
 class _Credit:
-    """The room a response reported, as of when it came: what the endpoint said it
-    would still take, less what was in flight then (the endpoint may not have counted
-    it yet). What is sent afterwards is taken off it."""
+    """The room responses reported: what the endpoint said it would still take, less
+    what was in flight then (it may not have counted that yet); and, from their reset
+    headers, when it will be back to its full capacity ("the time until the rate limit
+    resets to its initial state"). What was sent after a report is taken off it.
 
-    __slots__ = ("base", "mark", "seq")
+    Every report is a lower bound on the room: the newest one for now, and each
+    reset for from its moment on (a later report may show the window full again with
+    a later reset, while the earlier reset still frees what was sent before it)."""
+
+    __slots__ = ("base", "capacity", "mark", "resets", "seq")
 
     def __init__(self) -> None:
         self.seq = -1  # the request whose response reported it (newer requests win)
         self.base = 0.0
         self.mark = 0.0  # units sent when it was reported
+        self.capacity = 0.0  # the most the endpoint ever said it had room for, plus one
+        self.resets: list[tuple[float, float, float]] = []  # (at, full room, units sent)
 
-    def update(self, seq: int, remaining: float, others_in_flight: float, sent: float) -> None:
-        if seq > self.seq:
-            self.seq = seq
-            self.base = remaining - others_in_flight
-            self.mark = sent
+    def update(
+        self, seq: int, remaining: float, reset_at: float, others_in_flight: float, sent: float
+    ) -> None:
+        self.capacity = max(self.capacity, remaining + 1)
+        if seq <= self.seq:
+            return
+        self.seq = seq
+        self.base = remaining - others_in_flight
+        self.mark = sent
+        if math.isfinite(reset_at):
+            self.resets.append((reset_at, max(self.base, self.capacity - others_in_flight), sent))
+            del self.resets[:-8]
 
-    def available(self, sent: float) -> float:
-        return self.base - (sent - self.mark) if self.seq >= 0 else 0.0
+    def available(self, sent: float, now: float) -> float:
+        if self.seq < 0:
+            return 0.0
+        room = self.base - (sent - self.mark)
+        for at, full, mark in self.resets:
+            if now >= at:
+                room = max(room, full - (sent - mark))
+        return room
+
+    def until_room(self, amount: float, sent: float, now: float) -> float:
+        """Seconds until ``amount`` fits the reported room (inf: not before a new report)."""
+        if self.available(sent, now) >= amount:
+            return 0.0
+        waits = [at - now for at, full, mark in self.resets
+                 if at > now and full - (sent - mark) >= amount]  # fmt: skip
+        return min(waits, default=math.inf)
 
     def forget(self, last_seq: int, sent: float) -> None:
         """Nothing is available until a request sent after now reports room."""
         self.seq = last_seq
         self.base = 0.0
         self.mark = sent
+        self.resets.clear()
 
 
 class LocalLimiter:
@@ -213,8 +246,8 @@ class LocalLimiter:
         self._jitter_s = 0.0
         self._sent = 0  # sends so far; a send's seq is the count before it
         self._sent_tokens = 0.0
-        self._in_flight = 0  # requests acquired and not done (see attempt_done)
-        self._in_flight_tokens = 0.0
+        self._open: dict[int, float] = {}  # seq -> tokens, of requests not done yet
+        self._tokens_before: dict[int, float] = {}  # seq -> tokens sent before it
         self._req_credit = _Credit()
         self._tok_credit = _Credit()
         self._changed: anyio.Event | None = None
@@ -242,13 +275,18 @@ class LocalLimiter:
             await self._changed.wait()
 
     def _room(self, tokens: int) -> float:
-        """0 if a request of ``tokens`` may go now, else the seconds to wait at most."""
+        """0 if a request of ``tokens`` may go now, else the seconds to wait at most:
+        until its slot in the schedule, or until the reported room is back."""
         now = self._clock()
         waits = [0.0]
-        if self._requests is not None and self._req_credit.available(self._sent) < 1:
-            waits.append(self._requests.wait(now))
-        if self._tokens is not None and self._tok_credit.available(self._sent_tokens) < tokens:
-            waits.append(self._tokens.wait(now))
+        if self._requests is not None:
+            room = self._req_credit.until_room(1, self._sent, now)
+            if room > 0:
+                waits.append(min(room, self._requests.wait(now)))
+        if self._tokens is not None:
+            room = self._tok_credit.until_room(tokens, self._sent_tokens, now)
+            if room > 0:
+                waits.append(min(room, self._tokens.wait(now)))
         return max(waits)
 
     async def acquire(self, tokens: int) -> float:
@@ -271,15 +309,19 @@ class LocalLimiter:
             await self._wait(wait)
         now = self._clock()
         seq = self._sent
+        self._open[seq] = tokens
+        if len(self._open) > 4096:  # a user of this limiter that never says attempt_done
+            del self._open[next(iter(self._open))]
+        self._tokens_before[seq] = self._sent_tokens
+        if len(self._tokens_before) > 4096:  # only recent requests report room
+            del self._tokens_before[next(iter(self._tokens_before))]
         self._sent += 1
         self._sent_tokens += tokens
-        self._in_flight += 1
-        self._in_flight_tokens += tokens
         if self._requests is not None:
             self._requests.take(1, now)
         if self._tokens is not None:
             self._tokens.take(tokens, now)
-        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe))
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=now))
         await self._wait_pause()  # a cool-down may have begun meanwhile
         return self._clock() - start
 
@@ -299,8 +341,7 @@ class LocalLimiter:
         ticket = current_ticket.get()
         if ticket is None:
             return
-        self._in_flight = max(0, self._in_flight - 1)
-        self._in_flight_tokens = max(0.0, self._in_flight_tokens - ticket.tokens)
+        self._open.pop(ticket.seq, None)
         if ticket.probe and self._probe == "out":
             self._probe = "done"
             self._notify()
@@ -349,19 +390,41 @@ class LocalLimiter:
         ticket = current_ticket.get()
         remaining_req = _number(get("x-ratelimit-remaining-requests"))
         remaining_tok = _number(get("x-ratelimit-remaining-tokens"))
-        if ticket is not None:
-            # What else is in flight may not have been counted by the endpoint yet.
-            if remaining_req is not None:
-                others = max(0, self._in_flight - 1)
-                self._req_credit.update(ticket.seq, remaining_req * headroom, others, self._sent)
-            if remaining_tok is not None:
-                others_tok = max(0.0, self._in_flight_tokens - ticket.tokens)
-                self._tok_credit.update(ticket.seq, remaining_tok * headroom, others_tok,
-                                        self._sent_tokens)  # fmt: skip
+        if ticket is not None and ticket.seq == 0:
+            # The very first request may reach the endpoint well after it was let go
+            # (a new connection, the client's first-call set-up): the schedule counts
+            # its slot from the latest it can have arrived, its answer (at most 1 s on).
+            lag = min(1.0, self._clock() - ticket.at)
+            for schedule in (self._requests, self._tokens):
+                if schedule is not None:
+                    schedule.tat += lag
+        # The endpoint computed its reset when the request came in, which was after it
+        # was sent by at most the way there: a little margin covers that.
         reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
-        if limit_req and remaining_req is not None and reset_req is not None and remaining_req < 1:
-            # Nothing left: wait at least the time it takes to win one request back.
-            self.cool_down(min(reset_req, 60.0 / limit_req))
+        reset_tok = parse_duration(get("x-ratelimit-reset-tokens") or "")
+        if ticket is not None:
+            now = ticket.at
+            if reset_req is not None:
+                reset_req += max(_RESET_MARGIN_S, _SLACK * reset_req)
+            if reset_tok is not None:
+                reset_tok += max(_RESET_MARGIN_S, _SLACK * reset_tok)
+            # Not counted in what the endpoint reported, perhaps: what was sent after
+            # this request, and what was sent before it and is still on its way.
+            earlier = [(q, t) for q, t in self._open.items() if q < ticket.seq]
+            if remaining_req is not None:
+                others = (self._sent - ticket.seq - 1) + len(earlier)
+                self._req_credit.update(
+                    ticket.seq, remaining_req * headroom,
+                    now + reset_req if reset_req is not None else math.inf, others, self._sent,
+                )  # fmt: skip
+            if remaining_tok is not None:
+                after = self._sent_tokens - self._tokens_before.get(ticket.seq, 0.0) - ticket.tokens
+                others_tok = max(0.0, after) + sum(t for _, t in earlier)
+                self._tok_credit.update(
+                    ticket.seq, remaining_tok * headroom,
+                    now + reset_tok if reset_tok is not None else math.inf, others_tok,
+                    self._sent_tokens,
+                )  # fmt: skip
         if self._probe == "out" and ticket is not None and ticket.probe:
             self._probe = "done"
         self._notify()
@@ -371,11 +434,11 @@ class LocalLimiter:
         now = self._clock()
         requests_now = math.inf
         if self._requests is not None:
-            credit = self._req_credit.available(self._sent)
+            credit = self._req_credit.available(self._sent, now)
             requests_now = max(0.0, credit) + (1.0 if self._requests.wait(now) <= 0 else 0.0)
         tokens_now = math.inf
         if self._tokens is not None:
-            tokens_now = max(0.0, self._tok_credit.available(self._sent_tokens))
+            tokens_now = max(0.0, self._tok_credit.available(self._sent_tokens, now))
             if self._tokens.wait(now) <= 0:
                 tokens_now = max(tokens_now, self._tokens.per_minute / 60.0)
         return Budget(

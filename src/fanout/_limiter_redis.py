@@ -50,7 +50,8 @@ local seq = -1
 if ARGV[3] == '1' then
   seq = redis.call('INCR', KEYS[2]) - 1
   redis.call('PEXPIRE', KEYS[2], 3600000)
-  redis.call('INCR', KEYS[4])
+  redis.call('ZADD', KEYS[4], seq, seq)
+  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -4097)
   redis.call('PEXPIRE', KEYS[4], 3600000)
   local cseq = tonumber(redis.call('HGET', KEYS[3], 'seq') or '-1')
   local base = tonumber(redis.call('HGET', KEYS[3], 'base') or '0')
@@ -75,9 +76,10 @@ redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_t
 return 1
 """
 
-# KEYS: credit hash, send counter, in-flight counter. ARGV: seq, remaining. The room
-# a response reported, less what else was in flight (not counted yet, perhaps); what
-# is sent after it is taken off at reservation. A newer request's report replaces an
+# KEYS: credit hash, send counter, in-flight set. ARGV: seq, remaining. The room a
+# response reported, less what was sent after its request and what was sent before it
+# and is still on its way (neither counted by the endpoint yet, perhaps); what is sent
+# after the report is taken off at reservation. A newer request's report replaces an
 # older one; seq -1 forgets the room (after a 429) until a request sent later reports.
 _CREDIT = """
 local cseq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '-1')
@@ -86,18 +88,16 @@ local sent = tonumber(redis.call('GET', KEYS[2]) or '0')
 if seq < 0 then
   redis.call('HSET', KEYS[1], 'seq', sent - 1, 'base', 0, 'mark', sent)
 elseif seq > cseq then
-  local others = tonumber(redis.call('GET', KEYS[3]) or '1') - 1
-  if others < 0 then others = 0 end
+  local others = (sent - seq - 1) + redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. seq)
   redis.call('HSET', KEYS[1], 'seq', seq, 'base', tonumber(ARGV[2]) - others, 'mark', sent)
 end
 redis.call('PEXPIRE', KEYS[1], 3600000)
 return 1
 """
 
-# KEYS[1]: in-flight counter. A request is done.
+# KEYS[1]: in-flight set. ARGV[1]: the seq of a request that is done.
 _DONE = """
-local n = redis.call('DECR', KEYS[1])
-if n < 0 then redis.call('SET', KEYS[1], 0) end
+redis.call('ZREM', KEYS[1], ARGV[1])
 return 1
 """
 
@@ -207,7 +207,7 @@ class RedisLimiter:
         """The current request finished: it is no longer in flight."""
         ticket = current_ticket.get()
         if ticket is not None and ticket.seq >= 0:
-            self._spawn(self._call("done", _DONE, [f"{self._prefix}:inflight"], []))
+            self._spawn(self._call("done", _DONE, [f"{self._prefix}:inflight"], [ticket.seq]))
 
     async def _wait_pause(self) -> None:
         while True:
