@@ -182,7 +182,8 @@ def case_d() -> dict[str, Any]:
     n = 300
     kwargs: dict[str, Any] = {"limits": fanout.Limits(max_concurrency=16)}
     with _sim("--answer-tokens", "20") as url:
-        clean, clean_answers = asyncio.run(_ask(url, n, **kwargs))
+        # The better of two fault-free runs: the first pays for warming up the client.
+        clean, clean_answers = min(asyncio.run(_ask(url, n, **kwargs)) for _ in range(2))
     faults = ["--fault", "500=0.08", "--fault", "503=0.06", "--fault", "reset=0.06"]
     with _sim("--answer-tokens", "20", *faults, "--seed", "7") as url:
         wall, answers = asyncio.run(_ask(url, n, **kwargs))
@@ -228,17 +229,35 @@ def case_f() -> dict[str, Any]:
         src.write_text("".join(json.dumps({"id": i, "question": f"q{i}?"}) + "\n"
                                for i in range(n)))  # fmt: skip
         with _sim("--answer-tokens", "3", "--quota", "400") as url:
-            client = AsyncOpenAI(base_url=url, api_key="sim")
-            fo = fanout.Fanout(client, model="sim-1", policy="split")
-            summary = asyncio.run(run_jsonl(fo, src, dst))
+            summary, sent, refused_at = asyncio.run(_quota_job(url, src, dst))
             requests = _requests(url)
     refused = [r for r in requests if r.get("error_code") == "insufficient_quota"]
-    first = min(r["arrival"] for r in refused) if refused else math.inf
-    # Sent after the first refusal came back (its answer is immediate).
-    after = sum(1 for r in requests if r["arrival"] > first + 0.005)
+    # Seen from the client: requests that left after the first refusal came back.
+    after = sum(1 for t in sent if t > refused_at)
     return {"requests": len(requests), "refused": len(refused), "sent_after_first_refusal": after,
             "answered": summary.answered, "stopped_for_quota": summary.stopped_for_quota,
             "met": after == 0 and summary.stopped_for_quota}  # fmt: skip
+
+
+async def _quota_job(url: str, src: Path, dst: Path) -> tuple[Any, list[float], float]:
+    import httpx2 as httpx  # what the openai SDK (3.x) is built on
+
+    sent: list[float] = []
+    refused_at = [math.inf]
+
+    async def on_request(request: httpx.Request) -> None:
+        sent.append(time.monotonic())
+
+    async def on_response(response: httpx.Response) -> None:
+        if response.status_code == 429:
+            refused_at[0] = min(refused_at[0], time.monotonic())
+
+    http = httpx.AsyncClient(event_hooks={"request": [on_request], "response": [on_response]})
+    client = AsyncOpenAI(base_url=url, api_key="sim", http_client=http)
+    fo = fanout.Fanout(client, model="sim-1", policy="split")
+    summary = await run_jsonl(fo, src, dst)
+    await client.close()
+    return summary, sent, refused_at[0]
 
 
 def main() -> None:

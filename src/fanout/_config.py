@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
 
 from ._exceptions import ConfigError
@@ -40,12 +41,8 @@ class Limits:
     tpm: float | None = None
     max_concurrency: int = 64
     smoothing_s: float | None = None
-    """Longest window requests and tokens are spread over. Endpoints often police
-    per-minute limits over shorter periods, so fanout never releases a minute's
-    budget at once: it starts by pacing requests evenly, learns the endpoint's
-    window from the first response's ``x-ratelimit-*`` headers, and then allows
-    bursts of up to half of that window's budget. None: use the learned window
-    (1 s if the endpoint reports none); a number caps it."""
+    """Deprecated, no effect: fanout paces requests evenly and bursts only where the
+    endpoint's headers report room (see docs/limits.md). Setting it warns."""
     headroom: float = 1.0
     """Fraction of the limits to use (0.9 keeps 10 % spare for other clients)."""
     backend: str | None = None
@@ -61,6 +58,13 @@ class Limits:
         _check_positive("Limits", "rpm", self.rpm, allow_none=True)
         _check_positive("Limits", "tpm", self.tpm, allow_none=True)
         _check_positive("Limits", "smoothing_s", self.smoothing_s, allow_none=True)
+        if self.smoothing_s is not None:
+            warnings.warn(
+                "Limits(smoothing_s=...) has no effect any more and will be removed: fanout "
+                "paces evenly and bursts only where the endpoint reports room",
+                DeprecationWarning,
+                stacklevel=3,
+            )
         if isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int):
             raise ConfigError("Limits.max_concurrency must be an int")
         if self.max_concurrency < 1:
@@ -115,7 +119,7 @@ class Retry:
     min_attempt_timeout: float = 30.0
     """The floor of the ``"auto"`` deadline: a hosted API's slow first token is no hang."""
     attempt_timeout_factor: float = 4.0
-    budget: float = 0.2
+    budget: float = 0.4
     """Share of recent attempts that may be prompt retries (sent again at once, while
     failures are sporadic); past it, and when failures cluster, retries back off
     exponentially. 0: every retry backs off."""

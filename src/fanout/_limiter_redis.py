@@ -153,6 +153,7 @@ class RedisLimiter:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._scripts: dict[str, Any] = {}
         self._paused_until = 0.0  # local view of the shared pause, for reports
+        self._first_seen = False
 
     def __repr__(self) -> str:
         host = self._url.split("@")[-1]  # never show a password
@@ -195,7 +196,7 @@ class RedisLimiter:
             )
             if float(wait) > 0:
                 await asyncio.sleep(float(wait) / 1000)
-        current_ticket.set(Ticket(seq=seq, tokens=tokens))
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, at=time.monotonic()))
         await self._wait_pause()
         return time.monotonic() - start
 
@@ -234,8 +235,16 @@ class RedisLimiter:
             )
 
     def observe(self, headers: Mapping[str, str]) -> None:
-        remaining = headers.get("x-ratelimit-remaining-requests")
         ticket = current_ticket.get()
+        if ticket is not None and self._rpm and not self._first_seen:
+            # This process's first request may reach the endpoint well after it was let
+            # go (a new connection, the client's first-call set-up): the shared schedule
+            # counts its slot from the latest it can have arrived, its answer.
+            self._first_seen = True
+            lag = min(1.0, time.monotonic() - ticket.at)
+            self._spawn(self._call("adjust", _ADJUST, [f"{self._prefix}:requests"],
+                                   [self._req_interval, lag * 1000 / self._req_interval]))  # fmt: skip
+        remaining = headers.get("x-ratelimit-remaining-requests")
         if remaining is None or ticket is None or ticket.seq < 0 or not self._rpm:
             return
         try:

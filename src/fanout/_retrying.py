@@ -9,9 +9,8 @@ How long to wait depends on what the endpoint is doing, which a :class:`RetryBud
 * **sporadic failures** — a stray 500 or reset while the endpoint otherwise answers:
   retry at once, after a few milliseconds of jitter (waiting would only add latency);
 * **clustered failures** — most recent attempts failing (an overload, a storm of
-  503s), or the same question failing again and again: exponential backoff with
-  full jitter;
-* **a retry budget** — prompt retries may be at most ``Retry.budget`` (20 %) of the
+  503s): exponential backoff with full jitter;
+* **a retry budget** — prompt retries may be at most ``Retry.budget`` (40 %) of the
   recent attempts; past that, retries back off exponentially too, so a sick
   endpoint is not hammered (the gRPC / Envoy / Finagle idea; nothing is dropped);
 * the server's own ``retry-after`` always wins, and a 429 waits on the limiter's
@@ -130,7 +129,7 @@ class RetryBudget:
     """What recent attempts say about the endpoint: how many failed, and how many of
     them were retries (see the module docstring). Shared by every call of a ``Fanout``."""
 
-    def __init__(self, ratio: float = 0.2) -> None:
+    def __init__(self, ratio: float = 0.4) -> None:
         self.ratio = ratio
         self._outcomes: deque[tuple[bool, bool]] = deque(maxlen=_BUDGET_WINDOW)  # (failed, retry)
 
@@ -182,7 +181,6 @@ class _wait_server_or_backoff(wait_base):
         budget = self._budget
         if (
             budget is not None
-            and retry_state.attempt_number <= 2  # the same question failing again: back off
             and not budget.clustered()
             and budget.allows_prompt_retry()
         ):

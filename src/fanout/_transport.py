@@ -80,7 +80,8 @@ class Transport:
         self.client = client.with_options(max_retries=0)
         self.limits = limits
         self.limiter: RateLimiter = limiter or make_limiter(limits)
-        self._limiter_checked = limiter is not None or limits.backend is None
+        self._limiter_checked = False
+        self._own_limiter = limiter is None  # a limiter the user passed is theirs to check
         self._slots = anyio.CapacityLimiter(limits.max_concurrency)
         self.endpoint = endpoint or EndpointModel()
         self.json_ok = True
@@ -103,8 +104,11 @@ class Transport:
         user allows it, local limits take over)."""
         if self._limiter_checked:
             return
+        # The SDK imports its resources on first use (about 0.15 s here): done now, not
+        # between a request's slot in the rate schedule and its leaving.
+        _ = self.client.chat.completions.with_raw_response
         check = getattr(self.limiter, "check", None)
-        if check is not None:
+        if check is not None and self._own_limiter and self.limits.backend is not None:
             try:
                 await check()
             except RedisUnavailableError:
@@ -285,7 +289,7 @@ class Transport:
             completion_tokens=usage.completion_tokens,
             cached_prompt_tokens=cached,
         )
-        self.limiter.settle(reserve, usage.total_tokens)
+        self.limiter.settle(reserve, _charged(params, usage.prompt_tokens, usage.completion_tokens))
         self.endpoint.observe(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
@@ -349,11 +353,23 @@ class Transport:
             try:
                 async for chunk in stream:
                     if chunk.usage is not None:
-                        self.limiter.settle(reserve, chunk.usage.total_tokens)
+                        charged = _charged(params, chunk.usage.prompt_tokens,
+                                           chunk.usage.completion_tokens)  # fmt: skip
+                        self.limiter.settle(reserve, charged)
                     yield chunk
             finally:
                 self.in_flight -= 1
                 await stream.close()
+
+
+def _charged(params: Mapping[str, Any], prompt_tokens: int, completion_tokens: int) -> int:
+    """The tokens a hosted API counts against its limit for this request: the prompt,
+    and ``max_tokens`` (times ``n``) when given, whatever was written — the limit is
+    charged when the request comes in; else what was written."""
+    cap = params.get("max_completion_tokens", params.get("max_tokens"))
+    if isinstance(cap, int) and cap > 0:
+        return prompt_tokens + max(completion_tokens, cap * int(params.get("n") or 1))
+    return prompt_tokens + completion_tokens
 
 
 def _assemble(chunks: list[ChatCompletionChunk]) -> ChatCompletion:

@@ -1,0 +1,136 @@
+"""Pacing against an endpoint that polices like a hosted API, retries that are quick on
+a healthy endpoint, and per-attempt deadlines. Ratios with generous margins: the
+figures are in benchmarks/pacing.py."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import openai
+
+import fanout
+
+from .conftest import SimFactory
+
+
+def _questions(n: int, tokens: int = 3) -> list[str]:
+    return [f"question {i} {{{{tokens={tokens}}}}}" for i in range(n)]
+
+
+class TestPolicedWindows:
+    async def test_a_sliding_window_shorter_than_the_minute_is_never_overrun(
+        self, sim: SimFactory
+    ) -> None:
+        """600 rpm policed as at most 10 in any 1 s: no 429, near the ideal time."""
+        n, per_window = 40, 10
+        async with sim(rpm=600, limit_period_s=1.0, limit_policing="sliding",
+                       answer_tokens=3, rtt_s=0.01) as (server, client):  # fmt: skip
+            start = time.perf_counter()
+            answers = await fanout.ask_many(_questions(n), client=client, model="m",
+                                            policy="split", limits=fanout.Limits(rpm=600))  # fmt: skip
+            wall = time.perf_counter() - start
+        ideal = (math.ceil(n / per_window) - 1) * 1.0
+        assert answers.report.answered == n
+        assert server.stats.rate_limited == 0
+        assert wall <= 1.4 * ideal, (wall, ideal)
+
+    async def test_unknown_limits_are_learned_from_the_first_answer_without_a_429(
+        self, sim: SimFactory
+    ) -> None:
+        """No Limits: the first request goes alone; its headers say 30 rpm over a
+        sliding minute; 30 go, and the other 15 when the window ends."""
+        scale = 20.0  # the minute takes 3 s
+        async with sim(time_scale=scale, rpm=30, limit_period_s=60.0, limit_policing="sliding",
+                       answer_tokens=3) as (server, client):  # fmt: skip
+            start = time.perf_counter()
+            answers = await fanout.ask_many(_questions(45), client=client, model="m",
+                                            policy="split")  # fmt: skip
+            wall = time.perf_counter() - start
+            first, second = server.stats.requests[0], server.stats.requests[1]
+        assert answers.report.answered == 45
+        assert server.stats.rate_limited == 0
+        assert first.stream  # streamed, so that its headers come with its first token
+        assert first.first_token is not None and second.arrival >= first.first_token
+        assert wall <= 1.5 * (60.0 / scale), wall
+
+    async def test_a_tokens_per_minute_limit_policed_per_second_is_kept(
+        self, sim: SimFactory
+    ) -> None:
+        """tpm equal to the endpoint's, policed per second, max_tokens charged on
+        arrival: at most one 429."""
+        tpm = 600 * 65
+        async with sim(tpm=tpm, limit_period_s=1.0, limit_policing="sliding",
+                       answer_tokens=3, rtt_s=0.01) as (server, client):  # fmt: skip
+            answers = await fanout.ask_many(_questions(30), client=client, model="m",
+                                            policy="split", max_tokens=50,
+                                            limits=fanout.Limits(tpm=tpm))  # fmt: skip
+        assert answers.report.answered == 30
+        assert server.stats.rate_limited <= 1
+
+
+class TestRetries:
+    async def test_sporadic_faults_are_retried_at_once(self, sim: SimFactory) -> None:
+        """20 % faults (500, 503, resets) on a healthy endpoint: nothing lost, about one
+        retry per fault, and the call not much slower than without faults."""
+        n = 200
+        limits = fanout.Limits(max_concurrency=16)
+        async with sim(time_scale=20, answer_tokens=10) as (_, client):
+            clean_start = time.perf_counter()
+            await fanout.ask_many(_questions(n, 10), client=client, model="m", policy="split",
+                                  limits=limits)  # fmt: skip
+            clean = time.perf_counter() - clean_start
+        faults = {"500": 0.08, "503": 0.06, "reset": 0.06}
+        async with sim(time_scale=20, answer_tokens=10, fault_rates=faults, seed=3) as (
+            server,
+            client,
+        ):
+            start = time.perf_counter()
+            answers = await fanout.ask_many(_questions(n, 10), client=client, model="m",
+                                            policy="split", limits=limits, on_error="return")  # fmt: skip
+            wall = time.perf_counter() - start
+            injected = sum(server.stats.faults.values())
+        assert answers.report.answered == n
+        assert injected > 0.1 * n
+        assert answers.report.retries <= 1.5 * injected
+        assert wall <= 3.0 * clean, (wall, clean)
+
+    async def test_a_hung_attempt_is_abandoned_at_its_deadline_and_retried(
+        self, sim: SimFactory
+    ) -> None:
+        """The endpoint never answers the 2nd request: it is given up after
+        attempt_timeout and asked again, not held for the SDK's 600 s."""
+        retry = fanout.Retry(attempt_timeout=0.5)
+        async with sim(time_scale=50, answer_tokens=5, fault_schedule={2: "hang"}) as (
+            _,
+            client,
+        ):
+            start = time.perf_counter()
+            answers = await fanout.ask_many(_questions(4, 5), client=client, model="m",
+                                            policy="split", retry=retry)  # fmt: skip
+            wall = time.perf_counter() - start
+        assert answers.report.answered == 4
+        assert answers.report.retries == 1
+        assert wall < 5.0  # the deadline, a retry and the rest; not the client's 600 s
+
+    def test_the_automatic_deadline_follows_what_the_endpoint_model_expects(self) -> None:
+        """Auto: never under the floor; several times the expected time of a long
+        answer; a fixed number or None as configured."""
+        client = openai.AsyncOpenAI(api_key="x", base_url="http://127.0.0.1:9/v1")
+        fo = fanout.Fanout(client, model="m")
+        transport = fo._transport
+        auto = fanout.Retry()
+        short = transport.deadline({"max_tokens": 5}, 10, auto)
+        long = transport.deadline({"max_tokens": 8000}, 10, auto)
+        assert short == auto.min_attempt_timeout
+        assert long is not None and long > 4 * 8000 * 0.01  # the prior decode speed, x4
+        assert transport.deadline({}, 10, fanout.Retry(attempt_timeout=7.5)) == 7.5
+        assert transport.deadline({}, 10, fanout.Retry(attempt_timeout=None)) is None
+
+    def test_retry_budget_settings_are_checked(self) -> None:
+        """Bad deadline or budget settings are configuration errors."""
+        import pytest
+
+        for bad in ({"attempt_timeout": -1}, {"budget": 2}, {"min_attempt_timeout": 0}):
+            with pytest.raises(fanout.ConfigError):
+                fanout.Retry(**bad)
