@@ -179,11 +179,7 @@ class _wait_server_or_backoff(wait_base):
             if asked is not None:
                 return min(asked, self._retry.max_wait)
         budget = self._budget
-        if (
-            budget is not None
-            and not budget.clustered()
-            and budget.allows_prompt_retry()
-        ):
+        if budget is not None and not budget.clustered() and budget.allows_prompt_retry():
             return float(self._rng() * _PROMPT_RETRY_JITTER_S)
         ceiling = min(
             self._retry.max_wait,
