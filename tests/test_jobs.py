@@ -136,7 +136,14 @@ async def test_sigkill_at_random_moments_loses_nothing_and_duplicates_nothing(
             proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE,
                                                         stderr=asyncio.subprocess.PIPE)  # fmt: skip
             if attempt < 5:
-                await asyncio.sleep(rng.uniform(0.9, 1.6))
+                # Once this run has written something (however long it took to start
+                # on a busy machine), at a random moment after.
+                before = dst.read_bytes().count(b"\n") if dst.exists() else 0
+                while proc.returncode is None and (
+                    (dst.read_bytes().count(b"\n") if dst.exists() else 0) <= before
+                ):
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(rng.uniform(0.0, 0.5))
                 if proc.returncode is None:
                     proc.send_signal(signal.SIGKILL)
             await proc.communicate()
