@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import openai
 
+from . import _telemetry as telemetry
 from ._call import CallOptions, CallStats, Tally
 from ._config import Limits, Retry
 from ._endpoint import EndpointModel
@@ -123,7 +124,8 @@ class Transport:
         n = params.get("n") or 1
         reserve = estimate_messages_tokens(params["messages"], opts.model) + int(max_out) * int(n)
         async with self._slots:
-            stats.limit_wait_s += await self.limiter.acquire(reserve)
+            waited = await self.limiter.acquire(reserve)
+            stats.limit_wait_s += waited
             stats.requests += 1
             if tally.attempts > 1:
                 stats.retries += 1
@@ -136,12 +138,14 @@ class Transport:
             log.debug("request sent", extra={"attempt": tally.attempts, "in_flight": self.in_flight,
                                              "model": params.get("model")})  # fmt: skip
             try:
-                raw = await self.client.chat.completions.with_raw_response.create(**params)
-                self.limiter.observe(raw.headers)
-                request_id = raw.headers.get("x-request-id")
-                if request_id:
-                    tally.request_ids.append(request_id)
-                completion: ChatCompletion = raw.parse()
+                with telemetry.attempt_span(self.client, params, tally.attempts, waited) as span:
+                    raw = await self.client.chat.completions.with_raw_response.create(**params)
+                    self.limiter.observe(raw.headers)
+                    request_id = raw.headers.get("x-request-id")
+                    if request_id:
+                        tally.request_ids.append(request_id)
+                    completion: ChatCompletion = raw.parse()
+                    span.done(completion)
             except openai.APIStatusError as exc:
                 self.limiter.observe(exc.response.headers)
                 log.info("request failed", extra={"status": exc.status_code, "attempt": tally.attempts,
@@ -220,11 +224,14 @@ class Transport:
             stream: AsyncStream[ChatCompletionChunk] | None = None
             async for attempt in retrying:
                 with attempt:
-                    await self.limiter.acquire(reserve)
+                    waited = await self.limiter.acquire(reserve)
                     if on_send is not None:
                         on_send()
                     try:
-                        stream = await self.client.chat.completions.create(**params)
+                        with telemetry.attempt_span(self.client, params,
+                                                    attempt.retry_state.attempt_number, waited,
+                                                    stream=True) as span:  # fmt: skip
+                            stream = span.watch(await self.client.chat.completions.create(**params))
                     except openai.APIStatusError as exc:
                         self.limiter.observe(exc.response.headers)
                         if isinstance(exc, openai.RateLimitError):
