@@ -65,6 +65,7 @@ class Attempt:
         self.finish_reasons: dict[int, str] = {}
         self.usage: Any = None
         self.texts: dict[int, list[str]] | None = None
+        self.capture = False
 
     def __enter__(self) -> Attempt:
         api = self.api
@@ -74,9 +75,10 @@ class Attempt:
         span = api.tracer.start_span(f"chat {model}", kind=api.CLIENT)
         if span.is_recording():
             self.span = span
+            self.capture = capture_content()
             span.set_attributes(self._start_attributes(model))
             self._token = api.context.attach(api.trace.set_span_in_context(span))
-            if self.stream and capture_content():
+            if self.stream and self.capture:
                 self.texts = {}
         self.start = time.perf_counter()
         return self
@@ -104,7 +106,7 @@ class Attempt:
             value = params.get(name)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 attributes[f"gen_ai.request.{key}"] = value
-        if capture_content():
+        if self.capture:
             system, messages = input_messages(params.get("messages") or ())
             if system:
                 attributes["gen_ai.system_instructions"] = json.dumps(system, ensure_ascii=False)
@@ -158,23 +160,16 @@ class Attempt:
             usage = self.usage
             response_model = self.response_model
         rate_limited = isinstance(exc, openai.RateLimitError)
-        host, port = server_of(self.client)
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
-            "gen_ai.system": "openai", "gen_ai.request.model": str(self.params.get("model") or ""),
-            "fanout.mode": self.kind[0],
-        }  # fmt: skip
-        if host is not None:
-            attributes["server.address"] = host
-            attributes["server.port"] = port
-        if response_model:
-            attributes["gen_ai.response.model"] = response_model
+        attributes, as_input, as_output = _metric_attributes(
+            str(self.params.get("model") or ""),
+            server_of(self.client),
+            self.kind[0],
+            response_model,
+        )
         if usage is not None:
-            api.tokens.record(usage.prompt_tokens, {**attributes, "gen_ai.token.type": "input"})
-            api.tokens.record(
-                usage.completion_tokens, {**attributes, "gen_ai.token.type": "output"}
-            )
-        if self.limit_wait_s is not None:
+            api.tokens.record(usage.prompt_tokens, as_input)
+            api.tokens.record(usage.completion_tokens, as_output)
+        if self.limit_wait_s:  # only requests the limits held back: most wait not at all
             api.limit_wait.record(self.limit_wait_s, attributes)
         if self.attempt > 1:
             api.retries.add(1, attributes)
@@ -191,7 +186,7 @@ class Attempt:
         elif exc is not None and not isinstance(exc, (GeneratorExit, StopAsyncIteration)):
             error = type(exc).__qualname__
         if error is not None and error != "CancelledError":
-            attributes["error.type"] = error
+            attributes = {**attributes, "error.type": error}
         api.duration.record(duration, attributes)
 
     def _end_attributes(self, span: Span, usage: Any, response_model: str | None) -> None:
@@ -212,11 +207,37 @@ class Attempt:
         if usage is not None:
             attributes["gen_ai.usage.input_tokens"] = usage.prompt_tokens
             attributes["gen_ai.usage.output_tokens"] = usage.completion_tokens
-        if (completion is not None or self.texts is not None) and capture_content():
+        if (completion is not None or self.texts is not None) and self.capture:
             attributes["gen_ai.output.messages"] = json.dumps(
                 output_messages(completion, self.texts, self.finish_reasons), ensure_ascii=False
             )
         span.set_attributes(attributes)
+
+
+_MetricAttributes = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
+_metric_cache: dict[tuple[Any, ...], _MetricAttributes] = {}
+
+
+def _metric_attributes(
+    model: str, server: tuple[str | None, int | None], mode: str, response_model: str | None
+) -> _MetricAttributes:
+    """The attributes of an attempt's metric points (and of its input and output token
+    counts): the same few for every request to one model, built once."""
+    key = (model, server, mode, response_model)
+    cached = _metric_cache.get(key)
+    if cached is None:
+        base: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                                "gen_ai.request.model": model, "fanout.mode": mode}  # fmt: skip
+        if server[0] is not None:
+            base["server.address"], base["server.port"] = server
+        if response_model:
+            base["gen_ai.response.model"] = response_model
+        cached = (base, {**base, "gen_ai.token.type": "input"},
+                  {**base, "gen_ai.token.type": "output"})  # fmt: skip
+        if len(_metric_cache) >= 256:
+            _metric_cache.clear()
+        _metric_cache[key] = cached
+    return cached
 
 
 class WatchedStream:
