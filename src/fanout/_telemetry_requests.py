@@ -119,11 +119,11 @@ class Attempt:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if exc is not None or not self.streaming:
+            self.finish(exc)  # while the span is current: metric exemplars point to it
         if self._token is not None:
             self.api.context.detach(self._token)
             self._token = None
-        if exc is not None or not self.streaming:
-            self.finish(exc)
 
     def done(self, completion: Any) -> None:
         """The attempt's parsed ``ChatCompletion``."""
