@@ -41,6 +41,11 @@ class NoAttempt:
 class Attempt:
     """One HTTP attempt: its span (when recorded) and its metrics."""
 
+    __slots__ = ("_token", "api", "attempt", "attributes", "call", "capture", "client",
+                 "completion", "finish_reasons", "finished", "kind", "limit_wait_s", "params",
+                 "response_id", "response_model", "span", "start", "stream", "streaming", "texts",
+                 "usage")  # fmt: skip
+
     def __init__(
         self, api: Api, client: Any, params: Mapping[str, Any], attempt: int,
         limit_wait_s: float | None, stream: bool,
@@ -59,13 +64,14 @@ class Attempt:
         self.kind = ("split", 1, False)
         self.start = 0.0
         self._token: Any = None
+        self.capture = False
+        self.attributes: dict[str, Any] | None = None
         # Streams only: what the chunks said.
         self.response_model: str | None = None
         self.response_id: str | None = None
-        self.finish_reasons: dict[int, str] = {}
+        self.finish_reasons: dict[int, str] | None = None
         self.usage: Any = None
         self.texts: dict[int, list[str]] | None = None
-        self.capture = False
 
     def __enter__(self) -> Attempt:
         api = self.api
@@ -76,10 +82,13 @@ class Attempt:
         if span.is_recording():
             self.span = span
             self.capture = capture_content()
-            span.set_attributes(self._start_attributes(model))
+            # Set with the response's in one go when the attempt ends (cheaper).
+            self.attributes = self._start_attributes(model)
             self._token = api.context.attach(api.trace.set_span_in_context(span))
-            if self.stream and self.capture:
-                self.texts = {}
+            if self.stream:
+                self.finish_reasons = {}
+                if self.capture:
+                    self.texts = {}
         self.start = time.perf_counter()
         return self
 
@@ -98,7 +107,7 @@ class Attempt:
             attributes["fanout.reask"] = True
         if self.stream:
             attributes["fanout.stream"] = True
-        if self.limit_wait_s is not None:
+        if self.limit_wait_s:
             attributes["fanout.limit_wait_s"] = self.limit_wait_s
         params = self.params
         for name, key in (("max_tokens", "max_tokens"), ("max_completion_tokens", "max_tokens"),
@@ -141,7 +150,7 @@ class Attempt:
         if chunk.usage is not None:
             self.usage = chunk.usage
         for choice in chunk.choices:
-            if choice.finish_reason:
+            if choice.finish_reason and self.finish_reasons is not None:
                 self.finish_reasons[choice.index] = choice.finish_reason
             if self.texts is not None and choice.delta.content:
                 self.texts.setdefault(choice.index, []).append(choice.delta.content)
@@ -190,13 +199,14 @@ class Attempt:
         api.duration.record(duration, attributes)
 
     def _end_attributes(self, span: Span, usage: Any, response_model: str | None) -> None:
-        attributes: dict[str, Any] = {}
+        attributes = self.attributes if self.attributes is not None else {}
         completion = self.completion
+        finish_reasons = self.finish_reasons or {}
         if completion is not None:
             reasons = [c.finish_reason for c in completion.choices if c.finish_reason]
             response_id = completion.id
         else:
-            reasons = [self.finish_reasons[i] for i in sorted(self.finish_reasons)]
+            reasons = [finish_reasons[i] for i in sorted(finish_reasons)]
             response_id = self.response_id
         if response_model:
             attributes["gen_ai.response.model"] = response_model
@@ -209,7 +219,7 @@ class Attempt:
             attributes["gen_ai.usage.output_tokens"] = usage.completion_tokens
         if (completion is not None or self.texts is not None) and self.capture:
             attributes["gen_ai.output.messages"] = json.dumps(
-                output_messages(completion, self.texts, self.finish_reasons), ensure_ascii=False
+                output_messages(completion, self.texts, finish_reasons), ensure_ascii=False
             )
         span.set_attributes(attributes)
 
