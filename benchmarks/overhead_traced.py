@@ -12,12 +12,10 @@ flight, the simulator in its own process), in four modes:
 
 A tracer provider cannot be unset in a process, so each measurement runs in a child
 process of its own (its start-up is not timed, and each child warms up with 1,000
-requests first); the modes alternate, seven rounds. The machine is shared and noisy,
-so three figures are printed for each ratio to untraced: the client's CPU time per
-completion (all its threads, the span exporter's included; the median of the rounds),
-which another process's load barely moves, and the throughput, best of each mode and
-the median of the ratios between runs side by side. Target: traced >= 0.9 x
-untraced, and absent about equal to untraced.
+requests first); the modes alternate, seven rounds. Printed for each ratio to
+untraced: the best of each mode (as ``overhead.py`` does), and, since the machine is
+shared and noisy, the median over rounds of the ratio between runs side by side.
+Target: traced >= 0.9 x untraced, and absent about equal to untraced.
 
 Run: ``python benchmarks/overhead_traced.py [N]``
 """
@@ -64,7 +62,7 @@ def _set_up_sdk() -> Any:
     return provider, exporter, reader
 
 
-async def _child(mode: str, base_url: str, n: int) -> tuple[float, float]:
+async def _child(mode: str, base_url: str, n: int) -> float:
     from openai import AsyncOpenAI
     from overhead import bare, with_fanout
 
@@ -73,22 +71,19 @@ async def _child(mode: str, base_url: str, n: int) -> tuple[float, float]:
     qs = [f"tiny question {mode} {time.time_ns()} {i}" for i in range(n)]
     if mode == "bare":
         await bare(client, warm)
-        cpu = time.process_time()
         rate = await bare(client, qs)
     else:
         await with_fanout(client, warm, "split")
-        cpu = time.process_time()
         rate = await with_fanout(client, qs, "split")
-    cpu_us = (time.process_time() - cpu) / n * 1e6  # every thread's: the span exporter's too
     await client.close()
-    return rate, cpu_us
+    return rate
 
 
 def child(mode: str, base_url: str, n: int) -> None:
     if mode == "absent":
         sys.meta_path.insert(0, _Block())
     sdk = _set_up_sdk() if mode == "traced" else None
-    rate, cpu_us = asyncio.run(_child(mode, base_url, n))
+    rate = asyncio.run(_child(mode, base_url, n))
     spans = -1
     if sdk is not None:
         provider, exporter, _reader = sdk
@@ -96,13 +91,12 @@ def child(mode: str, base_url: str, n: int) -> None:
         spans = len(exporter.get_finished_spans())
     if mode == "absent":
         assert not [m for m in sys.modules if m.startswith("opentelemetry")]
-    print(f"{rate} {cpu_us} {spans}")
+    print(f"{rate} {spans}")
 
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
     runs: dict[str, list[float]] = {mode: [] for mode in MODES}
-    cpu: dict[str, list[float]] = {mode: [] for mode in MODES}
     spans = 0
     with sim_process("--time-scale", "1000", "--rtt-ms", "0", "--answer-tokens", "1") as url:
         for _round in range(ROUNDS):
@@ -112,35 +106,30 @@ def main() -> None:
                     capture_output=True, text=True, check=True,
                 ).stdout.split()  # fmt: skip
                 runs[mode].append(float(out[0]))
-                cpu[mode].append(float(out[1]))
                 if mode == "traced":
-                    spans = int(out[2])
+                    spans = int(out[1])
     best = {mode: max(rates) for mode, rates in runs.items()}
-    cpu_us = {mode: statistics.median(times) for mode, times in cpu.items()}
 
     def paired(mode: str) -> float:
         """The median, over rounds, of ``mode`` / untraced measured side by side."""
         return statistics.median(a / b for a, b in zip(runs[mode], runs["untraced"], strict=True))
 
     ratios = {
-        mode: {"best": best[mode] / best["untraced"], "paired": paired(mode),
-               "cpu": cpu_us["untraced"] / cpu_us[mode]}
+        mode: {"best": best[mode] / best["untraced"], "paired": paired(mode)}
         for mode in ("traced", "absent")
     }  # fmt: skip
     for mode in MODES:
-        print(f"{mode:<9} best {best[mode]:>5,.0f} completions/s ({best[mode] / best['bare']:.3f} x bare), "
-              f"client CPU {cpu_us[mode]:,.0f} us/completion; runs "
-              f"{', '.join(f'{r:,.0f}' for r in runs[mode])}")  # fmt: skip
+        print(f"{mode:<9} best {best[mode]:>5,.0f} completions/s ({best[mode] / best['bare']:.3f} x bare); "
+              f"runs {', '.join(f'{r:,.0f}' for r in runs[mode])}")  # fmt: skip
     for mode, what in (("traced", "target >= 0.9"), ("absent", "the extra not installed: about 1")):
         r = ratios[mode]
-        print(f"{mode} / untraced: {r['cpu']:.3f} by client CPU per completion; throughput "
-              f"{r['best']:.3f} best of each, {r['paired']:.3f} median of side-by-side rounds  ({what})")  # fmt: skip
+        print(f"{mode} / untraced: {r['best']:.3f} best of each, {r['paired']:.3f} median of "
+              f"side-by-side rounds  ({what})")  # fmt: skip
     print(f"spans kept in the last traced run: {spans:,} (expected {n + WARM_UP + 2:,}: "
           "the warm-up call's and the measured call's)")  # fmt: skip
     save("overhead_traced", {
         "n": n, "rounds": ROUNDS, "best_per_s": {m: round(v, 1) for m, v in best.items()},
         "runs_per_s": {m: [round(r, 1) for r in rs] for m, rs in runs.items()},
-        "client_cpu_us_per_completion_median": {m: round(v, 1) for m, v in cpu_us.items()},
         "ratios_to_untraced": {m: {k: round(v, 3) for k, v in r.items()} for m, r in ratios.items()},
         "spans_in_last_traced_run": spans,
     })  # fmt: skip
