@@ -224,18 +224,18 @@ class CallRecord:
             "fanout.usage.input_tokens": self.input_tokens,
             "fanout.usage.output_tokens": self.output_tokens,
         }
-        if self.parts is not None or self.questions:
-            attributes["fanout.questions"] = (
-                self.parts if self.parts is not None else self.questions
-            )
+        if self.operation == "wrap":  # its questions are counted by the calls it makes
+            attributes["fanout.passed_through"] = self.parts is None
+            if self.parts is not None:
+                attributes["fanout.questions"] = self.parts
+        else:
+            attributes["fanout.questions"] = self.questions
             attributes["fanout.failed"] = self.failed
             attributes["fanout.deduplicated"] = self.deduplicated
         if self.plan is not None:
             attributes["fanout.plan.revisions"] = self.revisions
         if self.reasked:
             attributes["fanout.reasked"] = self.reasked
-        if self.operation == "wrap":
-            attributes["fanout.passed_through"] = self.parts is None
         span.set_attributes(attributes)
         mark_error(self.api, span, exc)
         span.end()
