@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
 from opentelemetry.trace import SpanKind, StatusCode
 
 import fanout
+from fanout import _telemetry as telemetry
 from fanout import _telemetry_requests
 from fanout._telemetry import CAPTURE_CONTENT_ENV
 from fanout.sim import answer_for
@@ -260,6 +261,21 @@ class TestSpans:
         assert call.status.status_code == StatusCode.ERROR
         assert _attrs(call)["error.type"] == "PartialFailureError"
         assert _attrs(call)["fanout.failed"] == 1
+
+    def test_a_plan_revised_by_a_later_batch_is_an_event_and_a_revision(self, otel: Otel) -> None:
+        """Each batch's plan that differs from the one before is a fanout.plan event and a revision."""
+        split = fanout.plan(["a?", "b?"], policy="split")
+        merged = fanout.plan(["a?", "b?"], policy="merge")
+        assert split.mode_label != merged.mode_label
+        with telemetry.call_span("as_completed", "m", "auto"):
+            for plan in (split, split, merged, merged):
+                telemetry.planned(plan)
+        call = otel.one("fanout.as_completed")
+        a = _attrs(call)
+        assert (a["fanout.plan"], a["fanout.plan.revisions"]) == (split.mode_label, 1)
+        events = [dict(e.attributes or {}) for e in call.events if e.name == "fanout.plan"]
+        assert [e["fanout.plan"] for e in events] == [split.mode_label, merged.mode_label]
+        assert events[1]["fanout.plan.group_size"] == 2
 
     async def test_a_wrapped_streaming_call_ends_its_span_when_the_stream_ends(
         self, sim: SimFactory, otel: Otel
