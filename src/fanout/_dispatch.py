@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from . import _telemetry as telemetry
 from ._call import CallOptions, CallStats
 from ._execution import ask_merged, ask_one
 from ._intake import Intake, Job
@@ -100,6 +101,7 @@ async def drive(
         )
         if stats.plan is None:
             stats.plan = plan
+        telemetry.planned(plan)
         for positions in plan.groups:
             await window.acquire()
             tg.start_soon(run_group, [batch[i] for i in positions])

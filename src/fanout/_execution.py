@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import openai
 
+from . import _telemetry as telemetry
 from ._call import CallOptions, CallStats, Tally
 from ._exceptions import QuestionError, QuotaExceededError
 from ._intake import Job
@@ -154,7 +155,8 @@ async def _send_merged(
     while True:
         try:
             params = merged_params(request, opts, len(group), group[0].question.context)
-            return request, await transport.send(params, opts, stats, tally)
+            with telemetry.merged_request(len(group)):
+                return request, await transport.send(params, opts, stats, tally)
         except Exception as exc:
             if (
                 request.format == "json"
@@ -229,6 +231,7 @@ async def ask_merged(
             "latency_s": time.monotonic() - start,
         }))  # fmt: skip
 
-    async with anyio.create_task_group() as tg:
-        for job, share in reask:
-            tg.start_soon(again, job, share)
+    with telemetry.reasking(len(reask), len(group), opts.model):
+        async with anyio.create_task_group() as tg:
+            for job, share in reask:
+                tg.start_soon(again, job, share)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import openai
 
+from . import _telemetry as telemetry
 from ._call import (
     CallOptions,
     CallStats,
@@ -177,8 +178,10 @@ class Fanout:
 
         start = time.monotonic()
         stats = CallStats()
-        await drive(self._transport, questions, opts, stats, collect, keep_finished=True)
-        return assemble(results, known, stats, time.monotonic() - start, opts)
+        with telemetry.call_span("ask_many", opts.model, opts.policy.mode) as call:
+            await drive(self._transport, questions, opts, stats, call.observe(collect),
+                        keep_finished=True)  # fmt: skip
+            return assemble(results, known, stats, time.monotonic() - start, opts)
 
     async def as_completed(
         self,
@@ -203,7 +206,9 @@ class Fanout:
 
         async def produce() -> None:
             async with send:
-                await drive(self._transport, questions, opts, stats, send.send, keep_finished=False)
+                with telemetry.call_span("as_completed", opts.model, opts.policy.mode) as call:
+                    await drive(self._transport, questions, opts, stats, call.observe(send.send),
+                                keep_finished=False)  # fmt: skip
 
         start = time.monotonic()
         task = asyncio.get_running_loop().create_task(produce())

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import openai
 
+from . import _telemetry as telemetry
 from ._call import CallOptions, CallStats, Tally
 from ._config import Limits, Retry
 from ._endpoint import EndpointModel
@@ -175,7 +176,8 @@ class Transport:
         reserve = prompt + int(max_out) * int(n)
         deadline = self.deadline(params, prompt, opts.retry)
         async with self._slots:
-            stats.limit_wait_s += await self.limiter.acquire(reserve)
+            waited = await self.limiter.acquire(reserve)
+            stats.limit_wait_s += waited
             self._check_quota()  # it may have gone while this one waited
             tally.attempts += 1  # counted when sent: a request never sent is no attempt
             stats.requests += 1
@@ -192,12 +194,14 @@ class Transport:
                                              "model": params.get("model")})  # fmt: skip
             try:
                 completion: ChatCompletion | None = None
-                with anyio.move_on_after(deadline):
-                    completion = await self._exchange(params, tally)
-                if completion is None:
-                    raise AttemptTimeoutError(
-                        f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
-                    )
+                with telemetry.attempt_span(self.client, params, tally.attempts, waited) as span:
+                    with anyio.move_on_after(deadline):
+                        completion = await self._exchange(params, tally)
+                    if completion is None:
+                        raise AttemptTimeoutError(
+                            f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
+                        )
+                    span.done(completion)
             except openai.APIStatusError as exc:
                 self.budget.record(failed=True, retry=retry)
                 self.limiter.observe(exc.response.headers)
@@ -332,11 +336,14 @@ class Transport:
             async for attempt in retrying:
                 with attempt:
                     self._check_quota()
-                    await self.limiter.acquire(reserve)
+                    waited = await self.limiter.acquire(reserve)
                     if on_send is not None:
                         on_send()
                     try:
-                        stream = await self.client.chat.completions.create(**params)
+                        with telemetry.attempt_span(self.client, params,
+                                                    attempt.retry_state.attempt_number, waited,
+                                                    stream=True) as span:  # fmt: skip
+                            stream = span.watch(await self.client.chat.completions.create(**params))
                     except openai.APIStatusError as exc:
                         self.limiter.observe(exc.response.headers)
                         if isinstance(exc, openai.RateLimitError):

@@ -27,6 +27,7 @@ from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
 from openai.types.chat.chat_completion_chunk import ChoiceDelta
 from openai.types.completion_usage import PromptTokensDetails
 
+from . import _telemetry as telemetry
 from ._config import Policy
 from ._detect import Detection, detect
 from ._detect_llm import detect_with_model
@@ -229,7 +230,8 @@ class FanoutClient:
 
     # --- the call -----------------------------------------------------------------------
     async def _create(self, kwargs: dict[str, Any], *, raw: bool = False) -> Any:
-        result = await self._answer(dict(kwargs), raw=raw)
+        with telemetry.call_span("wrap", kwargs.get("model")):
+            result = await self._answer(dict(kwargs), raw=raw)
         if isinstance(result, _Passed):
             return result.value
         return _RawResponse(result) if raw else result
@@ -260,6 +262,7 @@ class FanoutClient:
             Question(text=detection.group_prompt(group), context=tuple(dict(m) for m in context))
             for group in detection.groups
         ]
+        telemetry.note_parts(len(questions))
         if stream:
             include_usage = bool(
                 isinstance(stream_options, Mapping) and stream_options.get("include_usage")
@@ -341,7 +344,7 @@ class FanoutClient:
                     total_tokens=prompt_tokens + completion_tokens,
                 ))  # fmt: skip
 
-        iterator = chunks()
+        iterator = telemetry.follow(chunks())
 
         async def close() -> None:
             with contextlib.suppress(Exception):
