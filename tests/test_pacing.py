@@ -39,7 +39,8 @@ class TestPolicedWindows:
         self, sim: SimFactory
     ) -> None:
         """No Limits: the first request goes alone; its headers say 30 rpm over a
-        sliding minute; 30 go, and the other 15 when the window ends."""
+        sliding minute; 30 go, and the other 15 when the window ends (at most 3 % 429s:
+        the minute lasts 3 s here, so the schedule's 2 % slack is only 60 ms)."""
         scale = 20.0  # the minute takes 3 s
         async with sim(time_scale=scale, rpm=30, limit_period_s=60.0, limit_policing="sliding",
                        answer_tokens=3) as (server, client):  # fmt: skip
@@ -49,7 +50,8 @@ class TestPolicedWindows:
             wall = time.perf_counter() - start
             first, second = server.stats.requests[0], server.stats.requests[1]
         assert answers.report.answered == 45
-        assert server.stats.rate_limited == 0
+        # The target for an endpoint whose limits nobody gave: at most 3 % 429s.
+        assert server.stats.rate_limited <= 0.03 * len(server.stats.requests)
         assert first.stream  # streamed, so that its headers come with its first token
         assert first.first_token is not None and second.arrival >= first.first_token
         assert wall <= 1.5 * (60.0 / scale), wall
