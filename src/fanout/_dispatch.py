@@ -26,6 +26,7 @@ from ._execution import ask_merged, ask_one
 from ._intake import Intake, Job
 from ._models import Answer
 from ._planning import plan_jobs
+from ._plans import Plan
 from ._progress import ProgressSink, make_progress
 from ._results import timed_out
 from ._transport import Transport
@@ -33,9 +34,22 @@ from ._transport import Transport
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-__all__ = ["drive"]
+__all__ = ["drive", "plan_batch"]
 
 Emit = Callable[[Answer], Awaitable[None]]
+
+
+def plan_batch(transport: Transport, batch: list[Job], opts: CallOptions) -> Plan:
+    """Plan a batch with what the transport knows: the endpoint model, the limits'
+    room now, and whether the call's system prompt was sent before."""
+    return plan_jobs(
+        batch,
+        opts,
+        endpoint=transport.endpoint,
+        budget=transport.limiter.budget(),
+        max_concurrency=transport.limits.max_concurrency,
+        shared_prompt_cached=transport.has_sent_shared(opts.system),
+    )
 
 
 async def drive(
@@ -91,14 +105,7 @@ async def drive(
             window.release()
 
     async def dispatch(tg: TaskGroup, batch: list[Job]) -> None:
-        plan = plan_jobs(
-            batch,
-            opts,
-            endpoint=transport.endpoint,
-            budget=transport.limiter.budget(),
-            max_concurrency=transport.limits.max_concurrency,
-            shared_prompt_cached=bool(opts.system) and transport.has_sent_shared(opts.system or ""),
-        )
+        plan = plan_batch(transport, batch, opts)
         if stats.plan is None:
             stats.plan = plan
         telemetry.planned(plan)

@@ -18,6 +18,7 @@ from ._plans import EndpointEstimate
 __all__ = ["EndpointModel"]
 
 _N_FEATURES = 5
+_REFIT_EVERY = 16  # responses between the fits recent_estimate() makes
 
 
 class EndpointModel:
@@ -61,6 +62,8 @@ class EndpointModel:
         self._cached: EndpointEstimate | None = None
         self._answer_tokens: float | None = None
         self._prefix_cache = prefix_cache
+        self._seen = 0  # responses observed, ever
+        self._recent: tuple[EndpointEstimate, int] | None = None  # a fit, and _seen then
 
     @classmethod
     def from_profile(cls, profile: Any) -> EndpointModel:
@@ -102,6 +105,7 @@ class EndpointModel:
         self._obs.append(obs)
         self._accumulate(obs, 1.0)
         self._cached = None
+        self._seen += 1
 
     def _accumulate(self, obs: tuple[float, float, float, float, float], sign: float) -> None:
         p, c, op, oc, latency = obs
@@ -129,7 +133,16 @@ class EndpointModel:
     def estimate(self) -> EndpointEstimate:
         if self._cached is None:
             self._cached = self._fit()
+            self._recent = (self._cached, self._seen)
         return self._cached
+
+    def recent_estimate(self) -> EndpointEstimate:
+        """The last fit, refitted only every ``_REFIT_EVERY`` responses: for uses that
+        run per request (a deadline) and need no fit of the very latest response."""
+        recent = self._recent
+        if recent is None or self._seen - recent[1] >= _REFIT_EVERY:
+            return self.estimate()
+        return recent[0]
 
     def _fit(self) -> EndpointEstimate:
         prior = self._prior

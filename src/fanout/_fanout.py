@@ -29,14 +29,13 @@ from ._call import (
     resolve_options,
 )
 from ._config import Limits, Policy, Retry
-from ._dispatch import drive
+from ._dispatch import drive, plan_batch
 from ._endpoint import EndpointModel
 from ._exceptions import ConfigError
 from ._intake import Job, QuestionLike, check_container, params_for, to_question
 from ._limiter import RateLimiter
 from ._logging import register_secret
 from ._models import Answer, Answers, Question
-from ._planning import plan_jobs
 from ._plans import Plan
 from ._results import aborted, assemble
 from ._transport import Transport
@@ -131,12 +130,7 @@ class Fanout:
         for i, item in enumerate(questions):
             q = to_question(item, i)
             jobs.append(Job(index=i, question=q, params=params_for(q, opts), key=str(i)))
-        t = self._transport
-        return plan_jobs(
-            jobs, opts, endpoint=t.endpoint, budget=t.limiter.budget(),
-            max_concurrency=self.limits.max_concurrency,
-            shared_prompt_cached=bool(opts.system) and t.has_sent_shared(opts.system or ""),
-        )  # fmt: skip
+        return plan_batch(self._transport, jobs, opts)
 
     async def ask_many(
         self,

@@ -119,9 +119,9 @@ class Transport:
                 self.limiter = LocalLimiter(self.limits)
         self._limiter_checked = True
 
-    def has_sent_shared(self, system: str) -> bool:
+    def has_sent_shared(self, system: str | None) -> bool:
         """Was ``system`` the start of a request answered before?"""
-        return hash(system) in self._sent_shared
+        return bool(system) and hash(system) in self._sent_shared
 
     async def send(
         self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
@@ -163,7 +163,7 @@ class Transport:
         if not isinstance(cap, int) or cap <= 0:
             seen = self.endpoint.answer_tokens
             cap = int(4 * seen) if seen else _PRIOR_ANSWER_CAP
-        expected = self.endpoint.estimate().request_s(prompt_tokens, cap)
+        expected = self.endpoint.recent_estimate().request_s(prompt_tokens, cap)
         return max(retry.min_attempt_timeout, retry.attempt_timeout_factor * expected)
 
     async def _attempt(
