@@ -15,7 +15,16 @@ rate limit (per wall minute). Each scenario's ``time_scale`` is chosen so one ru
 lasts well under a second. Each policy runs twice, on fresh simulators, and its
 better time counts: runs of a tenth of a second vary by tens of milliseconds here.
 
-Run: ``python benchmarks/policy_grid.py [SCENARIOS] [SEED]``; writes
+With ``--cold`` the auto run is the first contact instead: a fresh ``Fanout``, no
+warm-up call, no ``expected_tokens``: it starts from fanout's generic priors (rescaled
+to the simulator's ``time_scale``, as if it ran in real time) and learns within the
+call. Results go to ``results/policy_grid_cold.json``.
+
+Every run caps merged requests at 6 questions (``Policy(max_group_size=6)``, the
+default since issue 11, written out so the benchmark keeps measuring the same
+thing): "merge" is groups of at most 6, and auto chooses among plans within it.
+
+Run: ``python benchmarks/policy_grid.py [SCENARIOS] [SEED] [--cold]``; writes
 ``results/policy_grid.json`` and, with matplotlib installed, ``results/policy_grid.png``.
 """
 
@@ -35,6 +44,7 @@ from _common import RESULTS, save
 from openai import AsyncOpenAI
 
 import fanout
+from fanout.planning import EndpointModel
 from fanout.sim import SimConfig, serve
 
 NS = [1, 2, 3, 5, 8, 12, 20, 30, 50]
@@ -43,6 +53,9 @@ RTTS_MS = [10, 50, 150, 500, 1000, 2000]
 RPMS = [3, 10, 30, 100, 1000, 10_000]
 SLOTS = [1, 4, 16, 64, 256]
 TARGET_WALL_S = 0.4
+CAP = 6  # questions per merged request, in every policy run
+COLD = "--cold" in sys.argv
+NAME = "policy_grid_cold" if COLD else "policy_grid"
 
 
 @dataclass
@@ -82,6 +95,17 @@ def _model_seconds(s: Scenario) -> float:
     return max(merge, split)
 
 
+def _cold_priors(scale: float) -> EndpointModel:
+    """fanout's generic priors, in the simulator's time."""
+    prior = EndpointModel()
+    est = prior.estimate()
+    return EndpointModel(
+        rtt_s=est.rtt_s / scale,
+        prefill_s_per_token=est.prefill_s_per_token / scale,
+        decode_s_per_token=est.decode_s_per_token / scale,
+    )
+
+
 async def _run(
     s: Scenario, scale: float, policy: fanout.Policy, *, warm: bool
 ) -> tuple[float, str, float]:
@@ -89,7 +113,9 @@ async def _run(
     questions = [f"Question {i} of the grid {{{{tokens={s.answer}}}}}" for i in range(s.n)]
     async with serve(config) as server:
         endpoint = None
-        if warm:
+        if COLD and policy.mode == "auto":
+            endpoint = _cold_priors(scale)
+        elif warm:
             warm_client = AsyncOpenAI(base_url=server.base_url, api_key="warm-up")
             warm_fo = fanout.Fanout(
                 warm_client, model="sim-1", limits=fanout.Limits(rpm=s.rpm * scale)
@@ -104,14 +130,17 @@ async def _run(
         fo = fanout.Fanout(
             client, model="sim-1", limits=fanout.Limits(rpm=s.rpm * scale), endpoint=endpoint
         )
+        _ = client.chat  # the SDK imports its resources on first use: not part of a run
         start = time.perf_counter()
         answers = await fo.ask_many(questions, policy=policy)
         wall = time.perf_counter() - start
         await client.close()
     assert answers.report.failed == 0
     plan = answers.report.plan
-    assert plan is not None
-    return wall, plan.chosen.label, plan.chosen.est_wall_s
+    estimate = answers.report.estimated_wall_s
+    assert plan is not None and estimate is not None
+    label = " > ".join(r.plan.chosen.label for r in answers.report.revisions)
+    return wall, label, estimate
 
 
 REPEAT = 2  # each policy runs this many times (fresh simulators) and its best time counts
@@ -120,15 +149,19 @@ REPEAT = 2  # each policy runs this many times (fresh simulators) and its best t
 async def run_scenario(s: Scenario) -> Outcome:
     scale = min(2000.0, max(1.0, _model_seconds(s) / TARGET_WALL_S))
     split_s = min(
-        [(await _run(s, scale, fanout.Policy(mode="split"), warm=False))[0] for _ in range(REPEAT)]
+        [(await _run(s, scale, fanout.Policy(mode="split", max_group_size=CAP), warm=False))[0]
+         for _ in range(REPEAT)]  # fmt: skip
     )
     merge_s = min(
-        [(await _run(s, scale, fanout.Policy(mode="merge"), warm=False))[0] for _ in range(REPEAT)]
+        [(await _run(s, scale, fanout.Policy(mode="merge", max_group_size=CAP), warm=False))[0]
+         for _ in range(REPEAT)]  # fmt: skip
     )
-    autos = [
-        await _run(s, scale, fanout.Policy(expected_tokens=s.answer), warm=True)
-        for _ in range(REPEAT)
-    ]
+    auto = (
+        fanout.Policy(max_group_size=CAP)
+        if COLD
+        else fanout.Policy(expected_tokens=s.answer, max_group_size=CAP)
+    )
+    autos = [await _run(s, scale, auto, warm=not COLD) for _ in range(REPEAT)]
     auto_s, choice, est = min(autos)
     return Outcome(s, scale, split_s, merge_s, auto_s, choice, est)
 
@@ -153,7 +186,7 @@ def _plot(outcomes: list[Outcome]) -> None:
     ax.legend()
     fig.tight_layout()
     RESULTS.mkdir(exist_ok=True)
-    fig.savefig(RESULTS / "policy_grid.png", dpi=100)
+    fig.savefig(RESULTS / f"{NAME}.png", dpi=100)
 
 
 def _summarize(outcomes: list[Outcome]) -> dict[str, Any]:
@@ -214,7 +247,7 @@ def main() -> None:
     part = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--part=")), None)
     if "--combine" in sys.argv:
         rows: list[dict[str, Any]] = []
-        for path in sorted(RESULTS.glob("policy_grid_part*.json")):
+        for path in sorted(RESULTS.glob(f"{NAME}_part*.json")):
             rows += json.loads(path.read_text())["rows"]
         merged = [
             Outcome(
@@ -229,7 +262,7 @@ def main() -> None:
             for r in rows
         ]
         _plot(merged)
-        save("policy_grid", _summarize(merged))
+        save(NAME, _summarize(merged))
         return
     rng = random.Random(seed)
     scenarios = [
@@ -256,10 +289,10 @@ def main() -> None:
             flush=True,
         )
     if part:
-        save(f"policy_grid_part{k}", _summarize(outcomes))
+        save(f"{NAME}_part{k}", _summarize(outcomes))
     else:
         _plot(outcomes)
-        save("policy_grid", _summarize(outcomes))
+        save(NAME, _summarize(outcomes))
 
 
 if __name__ == "__main__":

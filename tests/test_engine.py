@@ -81,7 +81,7 @@ class TestRateLimits:
         ):
             limits = fanout.Limits(rpm=600 * scale, max_concurrency=100)
             answers = await fanout.ask_many(
-                _questions(200, 3), client=client, model="m", limits=limits
+                _questions(200, 3), client=client, model="m", limits=limits, policy="split"
             )
             assert server.stats.rate_limited == 0
             assert answers.report.rate_limited == 0
@@ -154,8 +154,9 @@ class TestFaultsAndRetries:
         faults = {"500": 0.05, "503": 0.05, "reset": 0.05}
         async with sim(time_scale=100, fault_rates=faults, seed=3) as (server, client):
             answers = await fanout.ask_many(
-                qs, client=client, model="m", retry=fanout.Retry(initial_wait=0.01, max_attempts=8)
-            )
+                qs, client=client, model="m", policy="split",
+                retry=fanout.Retry(initial_wait=0.01, max_attempts=8),
+            )  # fmt: skip
             assert answers.texts == _expected(qs, 5)
             injected = sum(server.stats.faults.values())
             assert injected > 20

@@ -16,7 +16,7 @@ from ._config import Policy, Retry
 from ._exceptions import ConfigError
 from ._models import Answer, Usage
 from ._params import params_problem
-from ._plans import Plan
+from ._plans import Plan, PlanRevision
 
 __all__ = [
     "CallOptions",
@@ -62,6 +62,7 @@ class CallStats:
     deduplicated: int = 0
     done: int = 0
     plan: Plan | None = None
+    revisions: list[PlanRevision] = field(default_factory=list)
     reasked: list[int] = field(default_factory=list)
     read: int = 0
     """Items read from the input so far."""

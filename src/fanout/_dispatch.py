@@ -19,37 +19,88 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 
 from . import _telemetry as telemetry
 from ._call import CallOptions, CallStats
 from ._execution import ask_merged, ask_one
 from ._intake import Intake, Job
 from ._models import Answer
-from ._planning import plan_jobs
-from ._plans import Plan
+from ._opening import Opening, answer_lengths_known, open_batch
+from ._planning import PRIOR_ANSWER_TOKENS, plan_jobs
+from ._plans import Budget, Plan, PlanRevision
 from ._progress import ProgressSink, make_progress
 from ._results import timed_out
-from ._transport import Transport
+from ._transport import Transport, stream_for_headers
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-__all__ = ["drive", "plan_batch"]
+__all__ = ["drive", "open_plan", "plan_batch"]
 
 Emit = Callable[[Answer], Awaitable[None]]
 
 
-def plan_batch(transport: Transport, batch: list[Job], opts: CallOptions) -> Plan:
+def plan_batch(
+    transport: Transport, batch: list[Job], opts: CallOptions, budget: Budget | None = None
+) -> Plan:
     """Plan a batch with what the transport knows: the endpoint model, the limits'
-    room now, and whether the call's system prompt was sent before."""
+    room now (or ``budget``), and whether the call's system prompt was sent before."""
     return plan_jobs(
         batch,
         opts,
         endpoint=transport.endpoint,
-        budget=transport.limiter.budget(),
+        budget=transport.limiter.budget() if budget is None else budget,
         max_concurrency=transport.limits.max_concurrency,
         shared_prompt_cached=transport.has_sent_shared(opts.system),
     )
+
+
+def open_plan(transport: Transport, batch: list[Job], opts: CallOptions) -> Opening:
+    """The first plan of a batch: at once when its answer lengths are known (or the
+    policy is not auto), else weighed under hypotheses of them (``_opening``)."""
+    if opts.policy.mode != "auto" or answer_lengths_known(
+        batch, opts, transport.endpoint.answer_tokens
+    ):
+        plan = plan_batch(transport, batch, opts)
+        return Opening(wave=0, plan=plan, uncertain=False)
+    return open_batch(
+        batch, opts, transport.limiter.budget(), lambda j, o, b: plan_batch(transport, j, o, b)
+    )
+
+
+def _heard(answers: int, reports: int) -> str:
+    return f"after the first wave: {answers} answer(s), {reports} header report(s)"
+
+
+class _Evidence:
+    """Responses this call has had back, and a way to wait for more."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.reports = 0  # responses whose headers came (before their body, if streamed)
+        self.running = 0  # groups started and not finished
+        self._event = anyio.Event()
+
+    def _wake(self) -> None:
+        self._event.set()
+        self._event = anyio.Event()
+
+    def add(self) -> None:
+        self.count += 1
+        self._wake()
+
+    def report(self) -> None:
+        self.reports += 1
+        self._wake()
+
+    async def changed(self) -> None:
+        await self._event.wait()
+
+    async def wait_for(self, count: int, timeout: float) -> None:
+        with anyio.move_on_after(timeout):
+            while self.count < count:
+                await self._event.wait()
 
 
 async def drive(
@@ -93,7 +144,13 @@ async def drive(
 
     intake = Intake(questions, opts, stats, deliver, keep_finished=keep_finished)
 
-    async def run_group(group: list[Job]) -> None:
+    evidence = _Evidence()
+    started = anyio.current_time()
+    transport.header_listeners.add(evidence.report)
+
+    async def run_group(group: list[Job], stream: bool = False) -> None:
+        if stream:  # a first wave's first request: its headers come with its first token
+            stream_for_headers.set(True)
         try:
             if len(group) == 1:
                 await intake.finish(group[0], await ask_one(transport, group[0], opts, stats))
@@ -103,15 +160,89 @@ async def drive(
             abort(exc, "fanout")  # fanout's, kept so that the finished answers are not lost
         finally:
             window.release()
+            evidence.running -= 1
+            evidence.add()
 
-    async def dispatch(tg: TaskGroup, batch: list[Job]) -> None:
-        plan = plan_batch(transport, batch, opts)
-        if stats.plan is None:
+    def revise(plan: Plan, trigger: str, questions: int, *, first_batch: bool) -> None:
+        endpoint = transport.endpoint
+        stats.revisions.append(PlanRevision(
+            at_s=anyio.current_time() - started, trigger=trigger, questions=questions, plan=plan,
+            observations=endpoint.estimate().observations, answer_tokens=endpoint.answer_tokens,
+        ))  # fmt: skip
+        if (first_batch and not trigger.startswith("first wave")) or stats.plan is None:
             stats.plan = plan
         telemetry.planned(plan)
-        for positions in plan.groups:
-            await window.acquire()
-            tg.start_soon(run_group, [batch[i] for i in positions])
+
+    async def dispatch(tg: TaskGroup, batch: list[Job]) -> None:
+        """Plan the batch and start its groups; while its answer lengths were unknown,
+        re-plan the groups not yet started as responses come in (after a first wave's
+        first answer, then each time the responses double). Nothing started is sent
+        again: a re-plan covers only the questions still waiting."""
+        first_batch = not stats.revisions
+        opening = open_plan(transport, batch, opts)
+        adaptive = opening.uncertain
+        pending = batch
+        if opening.wave:
+            wave, pending = batch[: opening.wave], batch[opening.wave :]
+            revise(opening.plan, "first wave: answer lengths unknown", len(wave),
+                   first_batch=first_batch)  # fmt: skip
+            for n, job in enumerate(wave):
+                await window.acquire()
+                evidence.running += 1
+                tg.start_soon(run_group, [job], n == 0)
+            plan, trigger = await after_wave(pending, opening)
+        else:
+            plan, trigger = opening.plan, "the call's questions" if first_batch else "next batch"
+        while pending:
+            revise(plan, trigger, len(pending), first_batch=first_batch)
+            replan_at = max(2 * evidence.count, evidence.count + 2) if adaptive else None
+            left: list[Job] = []
+            for n, positions in enumerate(plan.groups):
+                if replan_at is not None:
+                    await hold_until_sendable(replan_at)
+                await window.acquire()
+                if replan_at is not None and evidence.count >= replan_at:
+                    window.release()
+                    left = [pending[i] for group in plan.groups[n:] for i in group]
+                    break
+                evidence.running += 1
+                tg.start_soon(run_group, [pending[i] for i in positions])
+                if replan_at is not None:
+                    await anyio.lowlevel.checkpoint()  # let it take its place with the limiter
+            pending = left
+            if pending:
+                plan = plan_batch(transport, pending, opts)
+                trigger = (
+                    f"{evidence.count} responses in: answers ~"
+                    f"{transport.endpoint.answer_tokens or 0:.0f} tokens"
+                )
+
+    async def after_wave(pending: list[Job], opening: Opening) -> tuple[Plan, str]:
+        """Wait for what the first wave tells (its first headers: the limits' room; its
+        first answer: how long answers run), re-weighing the opening each time, until
+        one plan is worth committing to; if nothing comes in time, the best one then."""
+        wait = transport.endpoint.estimate().request_s(100, PRIOR_ANSWER_TOKENS)
+        with anyio.move_on_after(max(5.0, 2 * wait)):
+            while True:
+                await evidence.changed()
+                reopened = open_plan(transport, pending, opts)
+                if reopened.wave == 0:
+                    return reopened.plan, _heard(evidence.count, evidence.reports)
+                opening = reopened
+        assert opening.fallback is not None
+        return opening.fallback, "no answer from the first wave in time"
+
+    async def hold_until_sendable(replan_at: int) -> None:
+        """While re-planning, a group starts only when it could be sent now (a request
+        slot free, the request limit's room): one started would wait committed to its
+        plan. Returns early when the next re-plan is due."""
+        while evidence.count < replan_at:
+            budget = transport.limiter.budget()
+            busy = evidence.running >= transport.limits.max_concurrency
+            if not busy and (budget.rpm is None or budget.requests_now >= 1):
+                return
+            pace = 60.0 / budget.rpm if budget.rpm and not busy else 1.0
+            await evidence.wait_for(evidence.count + 1, max(0.005, min(pace, 1.0)))
 
     try:
         with call:
@@ -130,5 +261,6 @@ async def drive(
     except Exception as exc:  # from on_answer (kept already), while delivering timeouts
         abort(exc, "fanout")
     finally:
+        transport.header_listeners.discard(evidence.report)
         if sink is not None:
             sink.close()

@@ -211,7 +211,8 @@ async def ask_merged(
         if text is None:
             reask.append((job, share))
             continue
-        transport.endpoint.observe_answer(completion_shares[i])
+        # The planner adds the merge's own tokens per answer; learn the answer's.
+        transport.endpoint.observe_answer(max(1, completion_shares[i] - MERGE_ANSWER_OVERHEAD))
         q = job.question
         await finish(job, Answer(
             index=job.index, question=q.text, id=q.id, text=text, choices=[text], mode="merged",

@@ -29,7 +29,7 @@ from ._call import (
     resolve_options,
 )
 from ._config import Limits, Policy, Retry
-from ._dispatch import drive, plan_batch
+from ._dispatch import drive, open_plan
 from ._endpoint import EndpointModel
 from ._exceptions import ConfigError
 from ._intake import Job, QuestionLike, check_container, params_for, to_question
@@ -130,7 +130,7 @@ class Fanout:
         for i, item in enumerate(questions):
             q = to_question(item, i)
             jobs.append(Job(index=i, question=q, params=params_for(q, opts), key=str(i)))
-        return plan_batch(self._transport, jobs, opts)
+        return open_plan(self._transport, jobs, opts).plan
 
     async def ask_many(
         self,

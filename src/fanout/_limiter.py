@@ -447,6 +447,7 @@ class LocalLimiter:
             rpm=self._requests.per_minute if self._requests is not None else None,
             tpm=self._tokens.per_minute if self._tokens is not None else None,
             paused_s=max(0.0, self._pause_until - now),
+            room_known=self._requests is None or self._req_credit.seq >= 0,
         )
 
     def state(self) -> LimitState:

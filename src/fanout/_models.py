@@ -9,7 +9,7 @@ from typing import Any, Literal, overload
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from ._params import params_problem
-from ._plans import Plan
+from ._plans import Plan, PlanRevision
 from ._redact import redact, scrub_exception
 
 __all__ = ["Answer", "Answers", "Question", "Report", "Usage"]
@@ -167,7 +167,12 @@ class Report(BaseModel):
     plan: Plan | None = None
     """The plan the call followed: groups, every candidate's estimated time and
     tokens, the inputs used, and the reason in one sentence. For an input read in
-    chunks, the plan of the first chunk."""
+    chunks, the plan of the first chunk. When the call re-planned as answers came
+    in, the last revision of it (see ``revisions``)."""
+    revisions: list[PlanRevision] = Field(default_factory=list)
+    """Every plan the call made, in order: when, why, from what, and what it chose.
+    One entry for a call planned once; more when answer lengths were unknown (a
+    first wave, then the rest) or the call re-planned as evidence came in."""
     reasked: list[int] = Field(default_factory=list)
     """Questions whose merged answer was missing, empty or cut short, and which
     were asked again on their own."""
@@ -185,14 +190,21 @@ class Report(BaseModel):
 
     @property
     def estimated_wall_s(self) -> float | None:
+        """The call's wall time as its final plan estimated it: when the last revision
+        expected to be done (or a first wave, if it expected to finish later)."""
+        if self.revisions:
+            last = self.revisions[-1]
+            waves = [r.est_end_s for r in self.revisions if r.trigger.startswith("first wave")]
+            return max([last.est_end_s, *waves])
         return self.plan.chosen.est_wall_s if self.plan is not None else None
 
     @property
     def estimate_error(self) -> float | None:
-        """|estimated - actual| / actual wall time of the plan."""
-        if self.plan is None or self.wall_s <= 0:
+        """|estimated - actual| / actual wall time of the call's final plan."""
+        estimated = self.estimated_wall_s
+        if estimated is None or self.wall_s <= 0:
             return None
-        return abs(self.plan.chosen.est_wall_s - self.wall_s) / self.wall_s
+        return abs(estimated - self.wall_s) / self.wall_s
 
     def _summary(self) -> list[tuple[str, str]]:
         rows = [
@@ -210,6 +222,11 @@ class Report(BaseModel):
             rows.append(("plan", f"{chosen.label}, {chosen.requests} requests, "
                                  f"estimated {chosen.est_wall_s:.2f} s"))  # fmt: skip
             rows.append(("why", self.plan.reason))
+        if len(self.revisions) > 1:
+            steps = "; ".join(
+                f"{r.at_s:.2f} s: {r.plan.chosen.label} for {r.questions}" for r in self.revisions
+            )
+            rows.append(("revisions", steps))
         if self.reasked:
             shown = ", ".join(map(str, self.reasked[:10]))
             more = f" and {len(self.reasked) - 10} more" if len(self.reasked) > 10 else ""

@@ -35,6 +35,7 @@ __all__ = [
     "MERGE_PROMPT_OVERHEAD",
     "MERGE_PROMPT_PER_QUESTION",
     "PRIOR_ANSWER_TOKENS",
+    "estimate_groups",
     "make_plan",
     "plan_jobs",
 ]
@@ -82,7 +83,7 @@ def _partition(indices: list[int], size: int) -> list[list[int]]:
     return groups
 
 
-def _estimate(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, int, float]:
+def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, int, float]:
     """(wall seconds, prompt tokens, completion tokens, time spent waiting on limits)."""
     ep = inputs.endpoint
     budget = inputs.budget
@@ -157,44 +158,46 @@ def _estimate(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, 
     return wall, prompt_total, completion_total, waited
 
 
+_CAP_NOTE_RATIO = 1.5  # the cap is worth a note when it makes the plan this much slower
+
+
+def _candidate(size: int, mergeable: list[int], alone: list[list[int]], inputs: PlanInputs
+               ) -> tuple[Candidate, list[list[int]]]:  # fmt: skip
+    groups = _partition(mergeable, size) + alone
+    groups.sort(key=lambda g: g[0])
+    wall, p, c, waited = estimate_groups(groups, inputs)
+    if size == 1 or len(mergeable) <= 1:
+        label = "split"
+    elif size >= len(mergeable):
+        label = "merge"
+    else:
+        label = f"groups of {size}"
+    candidate = Candidate(
+        label=label,
+        group_size=size,
+        requests=len(groups),
+        est_wall_s=wall,
+        est_prompt_tokens=p,
+        est_completion_tokens=c,
+        est_limit_wait_s=waited,
+    )
+    return candidate, groups
+
+
 def make_plan(inputs: PlanInputs, policy: Policy) -> Plan:
     """Choose a plan for ``inputs`` under ``policy`` (pure; no I/O)."""
     n = len(inputs.question_tokens)
     mergeable = [i for i in range(n) if inputs.mergeable[i]]
     alone = [[i] for i in range(n) if not inputs.mergeable[i]]
-    cap = policy.max_group_size or max(1, len(mergeable))
+    most = max(1, len(mergeable))
+    cap = min(policy.max_group_size or most, most)
     if policy.mode == "split":
         sizes = [1]
     elif policy.mode == "merge":
-        sizes = [min(cap, max(1, len(mergeable)))]
+        sizes = [cap]
     else:
-        sizes = _group_sizes_to_try(max(1, len(mergeable)), cap)
-
-    candidates: list[tuple[Candidate, list[list[int]]]] = []
-    for size in sizes:
-        groups = _partition(mergeable, size) + alone
-        groups.sort(key=lambda g: g[0])
-        wall, p, c, waited = _estimate(groups, inputs)
-        if size == 1 or len(mergeable) <= 1:
-            label = "split"
-        elif size >= len(mergeable):
-            label = "merge"
-        else:
-            label = f"groups of {size}"
-        candidates.append(
-            (
-                Candidate(
-                    label=label,
-                    group_size=size,
-                    requests=len(groups),
-                    est_wall_s=wall,
-                    est_prompt_tokens=p,
-                    est_completion_tokens=c,
-                    est_limit_wait_s=waited,
-                ),
-                groups,
-            )
-        )
+        sizes = _group_sizes_to_try(most, cap)
+    candidates = [_candidate(size, mergeable, alone, inputs) for size in sizes]
 
     fastest = min(c.est_wall_s for c, _ in candidates)
     within = [(c, g) for c, g in candidates if c.est_wall_s <= fastest * (1 + policy.slack) + 1e-9]
@@ -207,7 +210,22 @@ def make_plan(inputs: PlanInputs, policy: Policy) -> Plan:
         )
     else:
         chosen, groups = min(within, key=lambda cg: (cg[0].est_tokens, cg[0].est_wall_s))
+    uncapped = None
+    if policy.mode != "split" and cap < most and chosen.group_size == cap:
+        # The cap binds: would larger groups be much faster? Then the report says so.
+        above = [s for s in _group_sizes_to_try(most, most) if s > cap]
+        best = min((_candidate(s, mergeable, alone, inputs)[0] for s in above),
+                   key=lambda c: c.est_wall_s)  # fmt: skip
+        if chosen.est_wall_s > _CAP_NOTE_RATIO * best.est_wall_s:
+            uncapped = best
     reason = _reason(chosen, [c for c, _ in candidates], inputs, policy)
+    if uncapped is not None:
+        reason += (
+            f" Merged requests are capped at {cap} questions for answer quality "
+            f"(Policy.max_group_size); {uncapped.label} would take an estimated "
+            f"{uncapped.est_wall_s:.2f}s instead of {chosen.est_wall_s:.2f}s "
+            "(Policy(max_group_size=None) lifts the cap)."
+        )
     return Plan(
         groups=groups,
         chosen=chosen,
@@ -216,6 +234,7 @@ def make_plan(inputs: PlanInputs, policy: Policy) -> Plan:
         mode=policy.mode,
         objective=policy.objective,
         inputs=inputs,
+        uncapped=uncapped,
     )
 
 

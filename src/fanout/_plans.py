@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Budget", "Candidate", "EndpointEstimate", "Plan", "PlanInputs"]
+__all__ = ["Budget", "Candidate", "EndpointEstimate", "Plan", "PlanInputs", "PlanRevision"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,10 @@ class Budget:
     rpm: float | None = None
     tpm: float | None = None
     paused_s: float = 0.0
+    room_known: bool = True
+    """False until the endpoint has reported its room (``x-ratelimit-remaining-*``):
+    ``requests_now`` is then the even pacing's, and the endpoint may well take more
+    at once."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,47 @@ class Plan:
     mode: str
     objective: str
     inputs: PlanInputs = field(repr=False)
+    uncapped: Candidate | None = None
+    """When ``Policy.max_group_size`` made this plan much slower (1.5x or more) than
+    larger groups would be: the fastest plan above the cap (not followed)."""
 
     @property
     def mode_label(self) -> str:
         return self.chosen.label
+
+
+@dataclass(frozen=True)
+class PlanRevision:
+    """One decision of a call's control loop: when it was made, what prompted it, and
+    the plan it made for the questions not yet sent."""
+
+    at_s: float
+    """Seconds since the call started."""
+    trigger: str
+    """What prompted it: the start of the call (or of a batch of an iterator), the
+    answers of a first wave, more responses since the last plan."""
+    questions: int
+    """Questions the plan covers: those not sent yet."""
+    plan: Plan
+    observations: int
+    """Responses the endpoint model had learned from at the time."""
+    answer_tokens: float | None
+    """The answer length it had learned (None: unknown)."""
+
+    @property
+    def est_end_s(self) -> float:
+        """When it expected its questions to be answered, since the call started."""
+        return self.at_s + self.plan.chosen.est_wall_s
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "at_s": round(self.at_s, 4),
+            "trigger": self.trigger,
+            "questions": self.questions,
+            "plan": self.plan.chosen.label,
+            "requests": self.plan.chosen.requests,
+            "est_wall_s": round(self.plan.chosen.est_wall_s, 4),
+            "observations": self.observations,
+            "answer_tokens": None if self.answer_tokens is None else round(self.answer_tokens, 1),
+            "reason": self.plan.reason,
+        }

@@ -75,6 +75,7 @@ def build_report(
         deduplicated=stats.deduplicated,
         policy=opts.policy.mode,
         plan=stats.plan,
+        revisions=list(stats.revisions),
         reasked=sorted(stats.reasked),
         questions_read=stats.read,
         input_exhausted=stats.exhausted,

@@ -11,6 +11,7 @@ it has seen) lives here, shared by every call on the ``Fanout``.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from collections import OrderedDict
@@ -43,7 +44,13 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-__all__ = ["QuotaGoneError", "Transport", "make_limiter"]
+__all__ = ["QuotaGoneError", "Transport", "make_limiter", "stream_for_headers"]
+
+stream_for_headers: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "fanout_stream_for_headers", default=False
+)
+"""Set in a task whose requests should be streamed so that their headers (the limits'
+room) arrive with the first token: a call's first wave, which the rest waits on."""
 
 log = logging.getLogger("fanout")
 
@@ -99,6 +106,8 @@ class Transport:
         self._stream_first = True  # stream the first request (see _exchange)
         self.quota_error: BaseException | None = None
         """The ``insufficient_quota`` an earlier request got: nothing more is sent."""
+        self.header_listeners: set[Callable[[], None]] = set()
+        """Called when a response's headers arrive (before its body, if streamed)."""
 
     async def check_limiter(self) -> None:
         """Before the first request: a shared backend must be reachable (or, if the
@@ -232,7 +241,8 @@ class Transport:
         requests wait for, then come with its first token instead of its last."""
         completions = self.client.chat.completions
         ticket = current_ticket.get()
-        streamed = ticket is not None and ticket.probe and not (_NOT_STREAMED & params.keys())
+        wanted = (ticket is not None and ticket.probe) or stream_for_headers.get()
+        streamed = wanted and not (_NOT_STREAMED & params.keys())
         raw: Any = None
         if streamed and self._stream_first:
             try:
@@ -249,6 +259,8 @@ class Transport:
         # A key from a callable is known only once the SDK has called it.
         register_secret(getattr(self.client, "api_key", None))
         self.limiter.observe(raw.headers)
+        for listener in list(self.header_listeners):
+            listener()
         request_id = raw.headers.get("x-request-id")
         if request_id:
             tally.request_ids.append(request_id)

@@ -1,0 +1,114 @@
+"""The auto policy on first contact: a one-shot ``fanout.ask_many`` that knows nothing
+of the endpoint or of the answers (no warm-up, no ``expected_tokens``, no memory).
+
+Two cases, each run as forced ``split`` and as the default ``auto``, on fresh
+simulators in this process, with fanout's endpoint memory off (a remembered
+endpoint would make the call warm):
+
+* **short answers under a request limit**: 200 questions with 3-token answers; the
+  simulator allows 200 requests per minute, policed over 3 s (sliding window, and
+  token bucket); the call is told ``Limits(rpm=200)``. Target: auto's wall <= 0.15x
+  split's, every answer the simulator's answer to its own question, in order.
+* **long answers, ample limits**: 5 questions with 200-token answers. Target: auto
+  still splits, wall <= 1.05x forced split (best of 3 each, interleaved).
+
+The simulator runs at ``time_scale`` 1 (real seconds; a split run of the first case
+takes a minute), so the priors fanout starts from meet the speeds they describe.
+
+Run: ``python benchmarks/cold_start.py [--quick]`` (``--quick``: time_scale 10, for a
+look in seconds, the figures less faithful); writes ``results/cold_start.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from typing import Any
+
+from _common import save
+from openai import AsyncOpenAI
+
+import fanout
+from fanout.sim import SimConfig, answer_for, serve
+
+os.environ["FANOUT_MEMORY"] = "off"  # every call starts cold (a no-op before memory exists)
+
+
+async def _one_shot(
+    config: SimConfig, questions: list[str], policy: str, limits: fanout.Limits | None
+) -> tuple[float, fanout.Answers]:
+    async with serve(config) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="bench")
+        _ = client.chat  # the SDK imports its resources on first use: not part of the call
+        start = time.perf_counter()
+        answers = await fanout.ask_many(
+            questions, client=client, model="sim-1", limits=limits, policy=policy
+        )
+        wall = time.perf_counter() - start
+        await client.close()
+    return wall, answers
+
+
+def _correct(answers: fanout.Answers, questions: list[str], tokens: int) -> bool:
+    return [a.index for a in answers] == list(range(len(questions))) and all(
+        a.text == answer_for(q, tokens) for a, q in zip(answers, questions, strict=True)
+    )
+
+
+async def short_answers(scale: float, policing: str) -> dict[str, Any]:
+    config = SimConfig(
+        time_scale=scale, rpm=200, limit_period_s=3, limit_policing=policing, answer_tokens=3
+    )
+    questions = [f"Short question {i}: name one colour." for i in range(200)]
+    limits = fanout.Limits(rpm=200 * scale)
+    split_s, split = await _one_shot(config, questions, "split", limits)
+    auto_s, auto = await _one_shot(config, questions, "auto", limits)
+    report = auto.report
+    row = {
+        "policing": policing,
+        "split_s": round(split_s, 3),
+        "auto_s": round(auto_s, 3),
+        "ratio": round(auto_s / split_s, 3),
+        "split_requests": split.report.requests,
+        "auto_requests": report.requests,
+        "auto_429s": report.rate_limited,
+        "correct_and_in_order": _correct(auto, questions, 3) and _correct(split, questions, 3),
+        "revisions": [r.as_dict() for r in report.revisions],
+    }
+    print(f"short answers ({policing}): split {split_s:.2f}s ({split.report.requests} requests), "
+          f"auto {auto_s:.2f}s ({report.requests} requests, {report.rate_limited} 429s): "
+          f"{auto_s / split_s:.3f}x; correct and in order: {row['correct_and_in_order']}")  # fmt: skip
+    for r in report.revisions:
+        print(f"    {r.at_s:6.2f}s  {r.plan.chosen.label:>12} for {r.questions:3}  ({r.trigger})")
+    return row
+
+
+async def long_answers(scale: float) -> dict[str, Any]:
+    config = SimConfig(time_scale=scale, answer_tokens=200)
+    questions = [f"Long question {i}: explain it." for i in range(5)]
+    split_s = auto_s = float("inf")
+    labels = set()
+    for _ in range(3):
+        s, _answers = await _one_shot(config, questions, "split", None)
+        a, answers = await _one_shot(config, questions, "auto", None)
+        split_s, auto_s = min(split_s, s), min(auto_s, a)
+        assert answers.report.plan is not None
+        labels.add(answers.report.plan.chosen.label)
+        assert _correct(answers, questions, 200)
+    print(f"long answers: split {split_s:.2f}s, auto {auto_s:.2f}s ({', '.join(sorted(labels))}): "
+          f"{auto_s / split_s:.3f}x")  # fmt: skip
+    return {"split_s": round(split_s, 3), "auto_s": round(auto_s, 3),
+            "ratio": round(auto_s / split_s, 3), "auto_plans": sorted(labels)}  # fmt: skip
+
+
+async def main() -> None:
+    scale = 10.0 if "--quick" in sys.argv else 1.0
+    short = [await short_answers(scale, p) for p in ("sliding", "bucket")]
+    long = await long_answers(scale)
+    save("cold_start", {"time_scale": scale, "short_answers": short, "long_answers": long})
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
