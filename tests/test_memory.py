@@ -355,3 +355,39 @@ async def test_a_second_fanout_run_plans_merge_from_its_first_request(
     assert all(record["mode"] == "merged" for record in warm)
     (memory,) = _files(tmp_path / "memory")
     assert b"sk-acceptance-key" not in memory.read_bytes()
+
+
+class TestCommandLine:
+    async def test_no_memory_leaves_nothing_behind(self, sim: SimFactory, tmp_path: Path) -> None:
+        """``fanout run --no-memory`` neither reads nor writes a memory."""
+        src = tmp_path / "q.jsonl"
+        src.write_text("".join(json.dumps({"id": i, "question": q}) + "\n"
+                               for i, q in enumerate(SHORT[:5])))  # fmt: skip
+        env = {**os.environ, "FANOUT_MEMORY": "1", "FANOUT_MEMORY_DIR": str(tmp_path / "memory")}
+        async with sim(time_scale=20) as (server, _):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "fanout", "run", str(src), str(tmp_path / "a.jsonl"),
+                "--base-url", server.base_url, "--model", "sim-1", "--api-key", "k",
+                "--no-progress", "--no-memory", env=env, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            _, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err.decode()
+        assert _files(tmp_path / "memory") == []
+
+    async def test_plan_says_its_estimate_was_remembered(
+        self, sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:  # fmt: skip
+        """``fanout plan --base-url`` plans with what an earlier run learned, and says so."""
+        from fanout._cli import main
+
+        monkeypatch.setenv("FANOUT_MEMORY", "1")
+        monkeypatch.setenv("FANOUT_MEMORY_DIR", str(tmp_path))
+        src = tmp_path / "q.jsonl"
+        src.write_text("".join(json.dumps({"question": q}) + "\n" for q in MANY))
+        async with sim(time_scale=20) as (server, client):
+            await _learn(client, tmp_path)
+            assert main(["plan", "--file", str(src), "--base-url", server.base_url,
+                         "--model", "sim-1"]) == 0  # fmt: skip
+        out = capsys.readouterr().out
+        assert f"{len(SHORT)} observations remembered from earlier runs" in out

@@ -170,6 +170,7 @@ class EndpointMemory:
         """Before a call's first plan: load what an earlier process saved, once."""
         if self.directory is None:
             return
+        await transport.check_limiter()  # redis, or the local limits it fell back to
         if self._model is not None:
             if self._loading is not None:
                 await self._loading.wait()  # a concurrent call is loading it
@@ -177,7 +178,6 @@ class EndpointMemory:
         self._model = model
         self._loading = done = anyio.Event()
         try:
-            await transport.check_limiter()  # redis, or the local limits it fell back to
             load = getattr(transport.limiter, "load_memory", None)
             if load is not None:
                 where = f"redis ({self._name()})"
