@@ -139,10 +139,6 @@ class EndpointMemory:
         self._last = ""  # the document (less its time) last loaded or saved
         self._warned_save = False
 
-    @property
-    def enabled(self) -> bool:
-        return self.directory is not None
-
     def _name(self) -> str:
         key = endpoint_key(self._base_url, self._model or "")
         return hashlib.sha256(key.encode()).hexdigest()
