@@ -16,6 +16,18 @@ __all__ = ["SimFactory"]
 pytest_plugins = ["pytester"]  # tests/test_testing.py runs pytest on its own test files
 
 
+@pytest.fixture(autouse=True)
+def _no_endpoint_memory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No test writes to the user's cache, nor starts warm from an earlier test: the
+    endpoint memory is off (``FANOUT_MEMORY=0``, inherited by the subprocesses tests
+    start), and a test that turns it on with ``memory=True`` gets a directory of its
+    own. Tests of the memory pass ``memory=<a tmp dir>`` or set the variables."""
+    monkeypatch.setenv("FANOUT_MEMORY", "0")
+    monkeypatch.setenv("FANOUT_MEMORY_DIR", str(tmp_path_factory.mktemp("fanout-memory")))
+
+
 @pytest.fixture
 def sim() -> SimFactory:
     """``async with sim(time_scale=50, ...) as (server, client):`` — a fresh simulator

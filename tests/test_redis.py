@@ -153,6 +153,34 @@ async def test_unreachable_redis_fails_before_anything_is_sent(sim: SimFactory) 
         assert answers.report.answered == 2
 
 
+async def test_the_endpoint_memory_is_shared_through_redis(
+    sim: SimFactory, redis_url: str, tmp_path: Path
+) -> None:
+    """With a redis backend, what one Fanout learned of the endpoint is kept in that
+    redis (for a week), not in a file, and the next Fanout using it starts from it."""
+    import redis
+
+    limits = Limits(rpm=60_000, backend=redis_url, namespace="memory")
+    questions = [f"q{i}? {{{{tokens=3}}}}" for i in range(20)]
+    async with sim(time_scale=20) as (_, client):
+        first = fanout.Fanout(client, model="sim-1", limits=limits, memory=tmp_path)
+        await first.ask_many(questions, policy="split")
+        second = fanout.Fanout(client, model="sim-1", limits=limits, memory=True)
+        await second.ask_many(["one more? {{tokens=3}}"], policy="split")
+    for fo in (first, second):
+        await fo.limiter.aclose()  # type: ignore[attr-defined]
+    assert second.endpoint.estimate().observations == len(questions) + 1
+    assert second.endpoint.answer_tokens == pytest.approx(3.0)
+    assert os.listdir(tmp_path) == []
+    store = redis.Redis.from_url(redis_url)
+    try:
+        (key,) = store.keys("fanout:memory:memory:*")
+        assert 6 * 86400 < store.ttl(key) <= 7 * 86400
+        assert json.loads(store.get(key))["key"].endswith("/v1 sim-1")  # type: ignore[arg-type]
+    finally:
+        store.close()
+
+
 def test_a_backend_must_be_a_redis_url() -> None:
     """Anything else is a configuration error."""
     with pytest.raises(fanout.ConfigError, match="redis URL"):

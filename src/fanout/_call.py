@@ -34,7 +34,7 @@ OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
 # fanout's own keyword arguments: offered as corrections of a misspelt one.
 OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "timeout", "progress",
-           "on_answer", "dedupe", "limiter", "endpoint", "client")  # fmt: skip
+           "on_answer", "dedupe", "limiter", "endpoint", "client", "memory")  # fmt: skip
 
 
 @dataclass

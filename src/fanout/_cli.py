@@ -68,6 +68,9 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--endpoint-profile", metavar="JSON",
                    help="start the planner from what 'fanout profile --save' measured, "
                    "not from generic priors")  # fmt: skip
+    g.add_argument("--no-memory", dest="memory", action="store_false",
+                   help="neither start from what earlier runs learned of --base-url and "
+                   "--model, nor save what this one learns (also: FANOUT_MEMORY=0)")  # fmt: skip
     g = p.add_argument_group("limits and policy")
     g.add_argument("--rpm", type=float, help="requests per minute")
     g.add_argument("--tpm", type=float, help="tokens per minute")
@@ -267,6 +270,9 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
         extra["max_tokens"] = args.max_tokens
     if getattr(args, "endpoint_profile", None):
         extra["endpoint"] = EndpointModel.from_profile(EndpointProfile.load(args.endpoint_profile))
+    # The built-in simulator is on a new port each time; bench compares policies cold.
+    if not args.memory or not args.base_url or args.command == "bench":
+        extra["memory"] = False
     return Fanout(client, model=model, system=args.system, limits=limits, policy=policy, **extra)
 
 
@@ -366,7 +372,9 @@ def _plan(args: argparse.Namespace) -> int:
               f"style {detection.style}, confidence {detection.confidence:.2f}")  # fmt: skip
     ep = plan.inputs.endpoint
     source = "a saved profile" if args.endpoint_profile else "priors"
-    print(f"endpoint estimate ({ep.observations} observations; {source} until the endpoint is measured): "
+    known = (f"{ep.observations} observations remembered from earlier runs" if ep.observations
+             else f"{ep.observations} observations; {source} until the endpoint is measured")  # fmt: skip
+    print(f"endpoint estimate ({known}): "
           f"rtt {ep.rtt_s:.2f}s, decode {ep.decode_s_per_token * 1000:.1f} ms/token, "
           f"slowdown per request {ep.slowdown_per_request:.2f}\n")  # fmt: skip
     print(_plan_table(plan))

@@ -10,15 +10,20 @@ from __future__ import annotations
 import math
 import statistics
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._plans import EndpointEstimate
 
-__all__ = ["EndpointModel"]
+__all__ = ["SNAPSHOT_VERSION", "EndpointModel"]
 
 _N_FEATURES = 5
 _REFIT_EVERY = 16  # responses between the fits recent_estimate() makes
+SNAPSHOT_VERSION = 1
+"""The layout of :meth:`EndpointModel.snapshot`; a snapshot of another is not restored."""
+_SNAPSHOT_FIELDS = ("prompt_tokens", "completion_tokens", "others_prompt_tokens",
+                    "others_completion_tokens", "latency_s")  # fmt: skip
+"""An observation of a snapshot, in order: the arguments of ``observe`` that replay it."""
 
 
 class EndpointModel:
@@ -239,6 +244,55 @@ class EndpointModel:
             observations=n,
             prefix_cache=self._prefix_cache,
         )
+
+    # --- remembering (fanout._memory) -----------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """What this model learned, as plain data (JSON-ready): the observations in its
+        window, as ``observe`` took them, the typical answer length and whether the
+        endpoint caches prefixes. The priors are the constructor's, not part of it."""
+        return {
+            "version": SNAPSHOT_VERSION,
+            "fields": list(_SNAPSHOT_FIELDS),
+            "observations": [list(obs) for obs in self._obs],
+            "answer_tokens": self._answer_tokens,
+            "prefix_cache": self._prefix_cache,
+        }
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        """Learn what a :meth:`snapshot` holds, as if its responses were seen again:
+        each observation is replayed through ``observe``, the answer length through
+        ``observe_answer`` (if none was seen yet). Raises ``ValueError``, having
+        changed nothing, for a snapshot of another layout or with bad values."""
+        if snapshot.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(
+                f"snapshot version {snapshot.get('version')!r}, not {SNAPSHOT_VERSION}"
+            )
+        if snapshot.get("fields") != list(_SNAPSHOT_FIELDS):
+            raise ValueError(f"observation fields {snapshot.get('fields')!r}")
+        rows = snapshot.get("observations")
+        answer = snapshot.get("answer_tokens")
+        if not isinstance(rows, list) or not isinstance(snapshot.get("prefix_cache"), bool):
+            raise ValueError("observations or prefix_cache missing")
+        if answer is not None and (not _finite(answer) or answer <= 0):
+            raise ValueError(f"answer_tokens {answer!r}")
+        replay = []
+        for row in rows:
+            if not (isinstance(row, list) and len(row) == len(_SNAPSHOT_FIELDS)
+                    and all(_finite(v) and v >= 0 for v in row)):  # fmt: skip
+                raise ValueError(f"observation {row!r}")
+            replay.append(row)
+        if snapshot["prefix_cache"] and not self._prefix_cache:
+            self._prefix_cache = True
+            self._cached = None
+        for p, c, op, oc, latency in replay:
+            self.observe(prompt_tokens=int(p), completion_tokens=int(c), latency_s=float(latency),
+                         others_prompt_tokens=int(op), others_completion_tokens=int(oc))  # fmt: skip
+        if answer is not None and self._answer_tokens is None:
+            self.observe_answer(float(answer))
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _predict(theta: Sequence[float], obs: tuple[float, float, float, float, float]) -> float:

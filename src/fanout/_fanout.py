@@ -35,6 +35,7 @@ from ._exceptions import ConfigError
 from ._intake import Job, QuestionLike, check_container, params_for, to_question
 from ._limiter import RateLimiter
 from ._logging import register_secret
+from ._memory import EndpointMemory, MemorySetting
 from ._models import Answer, Answers, Question
 from ._plans import Plan
 from ._results import aborted, assemble
@@ -58,6 +59,9 @@ class Fanout:
     however many tasks use it at once. The user's client is never changed: fanout
     works on ``client.with_options(max_retries=0)`` (a copy sharing its connection
     pool), because fanout's retry layer is the only one.
+
+    What it learns of the endpoint is saved for the next ``Fanout`` of the same base
+    URL and model, in this process or another (``memory``: see docs/policy.md).
     """
 
     def __init__(
@@ -72,6 +76,7 @@ class Fanout:
         on_error: OnError = "raise",
         limiter: RateLimiter | None = None,
         endpoint: EndpointModel | None = None,
+        memory: MemorySetting = None,
         **create_kwargs: Any,
     ) -> None:
         _check_client(client)
@@ -91,6 +96,7 @@ class Fanout:
         self.on_error: OnError = on_error
         self.create_kwargs = dict(create_kwargs)
         self._transport = Transport(client, self.limits, limiter=limiter, endpoint=endpoint)
+        self._memory = EndpointMemory(memory, str(client.base_url))
 
     def __repr__(self) -> str:
         return f"<Fanout model={self.model!r} limits={self.limits!r}>"
@@ -126,6 +132,7 @@ class Fanout:
         check_container(questions)
         opts = self._options(model=model or self.model or "dry-run", system=system, policy=policy,
                              create_kwargs=create_kwargs)  # fmt: skip
+        self._memory.recall_now(self._transport, model or self.model)
         jobs = []
         for i, item in enumerate(questions):
             q = to_question(item, i)
@@ -173,8 +180,9 @@ class Fanout:
         start = time.monotonic()
         stats = CallStats()
         with telemetry.call_span("ask_many", opts.model, opts.policy.mode) as call:
-            await drive(self._transport, questions, opts, stats, call.observe(collect),
-                        keep_finished=True)  # fmt: skip
+            async with self._memory.around(self._transport, opts.model):
+                await drive(self._transport, questions, opts, stats, call.observe(collect),
+                            keep_finished=True)  # fmt: skip
             return assemble(results, known, stats, time.monotonic() - start, opts)
 
     async def as_completed(
@@ -201,8 +209,9 @@ class Fanout:
         async def produce() -> None:
             async with send:
                 with telemetry.call_span("as_completed", opts.model, opts.policy.mode) as call:
-                    await drive(self._transport, questions, opts, stats, call.observe(send.send),
-                                keep_finished=False)  # fmt: skip
+                    async with self._memory.around(self._transport, opts.model):
+                        await drive(self._transport, questions, opts, stats,
+                                    call.observe(send.send), keep_finished=False)  # fmt: skip
 
         start = time.monotonic()
         task = asyncio.get_running_loop().create_task(produce())
@@ -285,6 +294,7 @@ async def ask_many(
     progress: bool = False,
     on_answer: OnAnswer | None = None,
     dedupe: bool = True,
+    memory: MemorySetting = None,
     **create_kwargs: Any,
 ) -> Answers:
     """Answer many independent questions concurrently; see :meth:`Fanout.ask_many`.
@@ -294,9 +304,12 @@ async def ask_many(
         answers = await fanout.ask_many(["What is X?", "Explain Y."],
                                         client=AsyncOpenAI(), model="gpt-4o-mini")
         answers.texts
+
+    Each call is a new ``Fanout``: what the last one learned of the endpoint comes
+    from its memory (``memory``: see :class:`Fanout`).
     """
     fo = Fanout(client, model=model, system=system, limits=limits, retry=retry, policy=policy,
-                on_error=on_error)  # fmt: skip
+                on_error=on_error, memory=memory)  # fmt: skip
     return await fo.ask_many(
         questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
         **create_kwargs,
@@ -321,5 +334,5 @@ def plan(
         from openai import AsyncOpenAI
 
         fanout = Fanout(AsyncOpenAI(api_key="dry-run", base_url="http://127.0.0.1:9/v1"),
-                        model=model, limits=limits)  # fmt: skip
+                        model=model, limits=limits, memory=False)  # fmt: skip
     return fanout.plan(questions, model=model, system=system, policy=policy, **create_kwargs)

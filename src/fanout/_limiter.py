@@ -242,6 +242,7 @@ class LocalLimiter:
         self._tokens: _Schedule | None = None
         self._rpm_learned = False
         self._tpm_learned = False
+        self._reported: dict[str, float] = {}  # the limits the endpoint's headers gave
         self._pause_until = 0.0
         self._jitter_s = 0.0
         self._sent = 0  # sends so far; a send's seq is the count before it
@@ -373,6 +374,10 @@ class LocalLimiter:
         limit_req = _number(get("x-ratelimit-limit-requests"))
         limit_tok = _number(get("x-ratelimit-limit-tokens"))
         headroom = self._limits.headroom
+        if limit_req:
+            self._reported["rpm"] = limit_req
+        if limit_tok:
+            self._reported["tpm"] = limit_tok
         if self._limits.rpm is None and limit_req:
             if self._requests is None:
                 self._requests = _Schedule(limit_req * headroom)
@@ -428,6 +433,23 @@ class LocalLimiter:
         if self._probe == "out" and ticket is not None and ticket.probe:
             self._probe = "done"
         self._notify()
+
+    def reported_limits(self) -> dict[str, float]:
+        """The limits the endpoint's headers reported (``rpm``, ``tpm``), whatever was
+        configured: what the next process may start from (see ``seed_limits``)."""
+        return dict(self._reported)
+
+    def seed_limits(self, *, rpm: float | None, tpm: float | None) -> None:
+        """Start from limits an earlier process was told, before any header says them
+        here: a configured limit wins, and each response's headers correct them. The
+        first request still goes alone (its headers say the room there is now)."""
+        headroom = self._limits.headroom
+        if rpm is not None and rpm > 0 and self._limits.rpm is None and self._requests is None:
+            self._requests = _Schedule(rpm * headroom)
+            self._rpm_learned = True
+        if tpm is not None and tpm > 0 and self._limits.tpm is None and self._tokens is None:
+            self._tokens = _Schedule(tpm * headroom)
+            self._tpm_learned = True
 
     # --- reporting ------------------------------------------------------------------
     def budget(self) -> Budget:

@@ -284,6 +284,26 @@ class RedisLimiter:
             paused_s=max(0.0, self._paused_until - time.monotonic()),
         )
 
+    # --- the endpoint memory (fanout._memory), kept beside the limits it shares -----------
+    async def load_memory(self, name: str) -> bytes | None:
+        """The endpoint memory document ``name``, as the last process saved it, or None."""
+        from redis import exceptions as redis_errors
+
+        try:
+            data: bytes | None = await self._redis.get(f"{self._prefix}:memory:{name}")
+        except (OSError, redis_errors.RedisError) as exc:
+            raise RedisUnavailableError(f"cannot read the endpoint memory: {exc}") from exc
+        return data
+
+    async def save_memory(self, name: str, data: bytes, ttl_s: float) -> None:
+        """Keep the endpoint memory document ``name`` for ``ttl_s`` seconds."""
+        from redis import exceptions as redis_errors
+
+        try:
+            await self._redis.set(f"{self._prefix}:memory:{name}", data, px=int(ttl_s * 1000))
+        except (OSError, redis_errors.RedisError) as exc:
+            raise RedisUnavailableError(f"cannot save the endpoint memory: {exc}") from exc
+
     async def aclose(self) -> None:
         for task in list(self._tasks):
             task.cancel()

@@ -31,6 +31,7 @@ from ._config import Limits, Policy, Retry
 from ._exceptions import ConfigError
 from ._fanout import ask_many
 from ._intake import QuestionLike
+from ._memory import MemorySetting
 from ._models import Answers
 
 __all__ = ["ask_many_sync", "async_client_for"]
@@ -52,6 +53,7 @@ def ask_many_sync(
     progress: bool = False,
     on_answer: OnAnswer | None = None,
     dedupe: bool = True,
+    memory: MemorySetting = None,
     **create_kwargs: Any,
 ) -> Answers:
     """:func:`fanout.ask_many` for synchronous code: blocks until every question is
@@ -74,7 +76,7 @@ def ask_many_sync(
             return await ask_many(
                 questions, client=twin, model=model, system=system, limits=limits, retry=retry,
                 policy=policy, on_error=on_error, timeout=timeout, progress=progress,
-                on_answer=on_answer, dedupe=dedupe, **create_kwargs,
+                on_answer=on_answer, dedupe=dedupe, memory=memory, **create_kwargs,
             )  # fmt: skip
         finally:
             await twin.close()
