@@ -1,0 +1,140 @@
+"""The auto policy on first contact: nothing known of the endpoint or of the answers.
+
+A one-shot ``fanout.ask_many`` (a fresh ``Fanout``, no memory) plans under hypotheses
+of answer length and of the limits' room, may send a first wave alone, and re-plans
+the questions not yet sent as responses come in (``_opening``, ``_dispatch``)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import fanout
+from fanout.planning import DEFAULT_MAX_GROUP_SIZE, Budget, EndpointModel, PlanInputs, make_plan
+from fanout.sim import answer_for
+
+from .conftest import SimFactory
+
+
+def _priors_at(scale: float) -> EndpointModel:
+    """A cold endpoint model (fanout's priors) in the simulator's time."""
+    return EndpointModel(rtt_s=0.3 / scale, prefill_s_per_token=0.0002 / scale,
+                         decode_s_per_token=0.015 / scale)  # fmt: skip
+
+
+class TestShortAnswersUnderARequestLimit:
+    async def test_cold_one_shot_merges_once_the_answers_prove_short(self, sim: SimFactory) -> None:
+        """200 three-token answers, 200 rpm policed over 3 s: auto sends a fraction of
+        split's requests, in groups of at most 6, every answer its own and in order,
+        and takes well under half of split's time (measured: about 0.15-0.2x)."""
+        scale = 20
+        questions = [f"Short question {i}?" for i in range(200)]
+        settings = dict(time_scale=scale, rpm=200, limit_period_s=3, answer_tokens=3)
+        limits = fanout.Limits(rpm=200 * scale)
+        walls = {}
+        for policy in ("split", "auto"):
+            async with sim(**settings) as (_, client):
+                _ = client.chat
+                start = time.perf_counter()
+                answers = await fanout.ask_many(
+                    questions, client=client, model="m", limits=limits, policy=policy
+                )
+                walls[policy] = time.perf_counter() - start
+            assert answers.texts == [answer_for(q, 3) for q in questions]
+            assert [a.index for a in answers] == list(range(200))
+            assert answers.report.rate_limited == 0
+        report = answers.report
+        assert report.requests <= 200 // DEFAULT_MAX_GROUP_SIZE + 12
+        assert report.plan is not None
+        assert all(len(g) <= DEFAULT_MAX_GROUP_SIZE for g in report.plan.groups)
+        assert "Answer lengths unknown" in report.revisions[0].plan.reason
+        assert report.revisions[-1].answer_tokens is not None
+        assert report.revisions[-1].answer_tokens < 10
+        assert walls["auto"] < 0.5 * walls["split"], walls
+
+
+class TestLongAnswers:
+    async def test_cold_long_answers_are_still_split_in_one_plan(self, sim: SimFactory) -> None:
+        """5 x 200-token answers, no limits: split at once, one plan, five requests."""
+        async with sim(time_scale=20, answer_tokens=200) as (server, client):
+            answers = await fanout.ask_many(
+                [f"Explain topic {i}." for i in range(5)], client=client, model="m"
+            )
+        assert answers.report.plan is not None
+        assert answers.report.plan.chosen.label == "split"
+        assert len(answers.report.revisions) == 1
+        assert len(server.stats.requests) == 5
+        assert all(a.mode == "split" for a in answers)
+
+
+class TestFirstWave:
+    async def test_a_first_wave_goes_alone_and_nothing_is_sent_twice(self, sim: SimFactory) -> None:
+        """20 long answers, 100 rpm, room not yet reported: two questions go alone first
+        (one streamed), the other 18 are planned once its headers are in; each question
+        reaches the server once, and every answer is its own."""
+        scale = 50
+        questions = [f"Question {i} of the wave {{{{tokens=200}}}}" for i in range(20)]
+        async with sim(time_scale=scale, rpm=100) as (server, client):
+            fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=100 * scale),
+                               endpoint=_priors_at(scale))  # fmt: skip
+            answers = await fo.ask_many(questions)
+            asked = sum(r.questions for r in server.stats.requests)
+            streamed = sum(1 for r in server.stats.requests if r.stream)
+        revisions = answers.report.revisions
+        assert revisions[0].trigger.startswith("first wave")
+        assert revisions[0].questions == 2
+        assert revisions[0].plan.chosen.requests == 2
+        assert sum(r.questions for r in revisions[1:2]) == 18
+        assert asked == 20  # each question once: nothing sent again
+        assert streamed >= 1
+        assert answers.texts == [answer_for(q, 200) for q in questions]
+        assert answers.report.estimated_wall_s is not None
+
+
+class TestGroupCap:
+    def _inputs(self, n: int, rpm: float) -> PlanInputs:
+        return PlanInputs(
+            question_tokens=[10] * n,
+            shared_prompt_tokens=3,
+            answer_tokens=[3] * n,
+            endpoint=EndpointModel().estimate(),
+            budget=Budget(requests_now=1, rpm=rpm),
+            max_concurrency=64,
+            mergeable=[True] * n,
+        )
+
+    def test_merged_groups_hold_at_most_six_by_default(self) -> None:
+        plan = make_plan(self._inputs(13, rpm=3), fanout.Policy(mode="merge"))
+        assert [len(g) for g in plan.groups] == [5, 4, 4]
+        assert fanout.Policy().max_group_size == DEFAULT_MAX_GROUP_SIZE == 6
+
+    def test_the_reason_says_when_the_cap_costs_much(self) -> None:
+        """200 short answers at 3 rpm: groups of 6 take ~34 request slots, one merge one;
+        the reason names the cap and how to lift it; None lifts it."""
+        capped = make_plan(self._inputs(200, rpm=3), fanout.Policy())
+        assert capped.chosen.group_size == 6
+        assert capped.uncapped is not None
+        assert capped.uncapped.est_wall_s * 1.5 < capped.chosen.est_wall_s
+        assert "capped at 6" in capped.reason and "max_group_size=None" in capped.reason
+        free = make_plan(self._inputs(200, rpm=3), fanout.Policy(max_group_size=None))
+        assert free.chosen.group_size > 6
+        assert free.uncapped is None
+
+    def test_no_note_when_the_cap_costs_little(self) -> None:
+        plan = make_plan(self._inputs(12, rpm=10_000), fanout.Policy(mode="merge"))
+        assert plan.uncapped is None
+        assert "capped" not in plan.reason
+
+
+@pytest.mark.parametrize("known", ["expected_tokens", "max_tokens"])
+async def test_known_answer_lengths_plan_once(known: str, sim: SimFactory) -> None:
+    """With the answer length given (or bounded small), there is nothing to learn first."""
+    extra = {"policy": fanout.Policy(expected_tokens=3)} if known == "expected_tokens" else {
+        "max_tokens": 5}  # fmt: skip
+    async with sim(time_scale=20, answer_tokens=3) as (_, client):
+        answers = await fanout.ask_many(
+            [f"q{i}" for i in range(40)], client=client, model="m", **extra
+        )
+    assert len(answers.report.revisions) == 1
+    assert "Answer lengths unknown" not in answers.report.revisions[0].plan.reason
