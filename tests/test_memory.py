@@ -323,8 +323,9 @@ async def test_a_second_fanout_run_plans_merge_from_its_first_request(
     sim: SimFactory, tmp_path: Path
 ) -> None:
     """The issue's acceptance: two ``fanout run`` processes against one endpoint, 200
-    questions with 3-token answers. The first starts cold and splits; the second
-    starts from what the first learned and merges from its first request."""
+    questions with 3-token answers. The first starts cold: its first request goes alone
+    (to learn the limits, and how long the answers are); the second starts from what
+    the first learned and merges from its first request, every request merged."""
     src = tmp_path / "questions.jsonl"
     src.write_text("".join(
         json.dumps({"id": i, "question": f"What is {i} plus one? {{{{tokens=3}}}}"}) + "\n"
@@ -349,9 +350,10 @@ async def test_a_second_fanout_run_plans_merge_from_its_first_request(
         warm = await run(server.base_url, tmp_path / "warm.jsonl")
         warm_requests = list(server.stats.requests)
     assert len(cold) == len(warm) == 200
-    assert cold_requests[0].questions == 1  # cold: the priors say split
+    assert cold_requests[0].questions == 1  # cold: the first goes alone, to learn
     assert warm_requests[0].questions > 1  # warm: merged from the first request
-    assert len(warm_requests) < len(cold_requests) / 4
+    assert all(r.questions > 1 for r in warm_requests)
+    assert len(warm_requests) < len(cold_requests)
     assert all(record["mode"] == "merged" for record in warm)
     (memory,) = _files(tmp_path / "memory")
     assert b"sk-acceptance-key" not in memory.read_bytes()
