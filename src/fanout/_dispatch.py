@@ -26,7 +26,7 @@ from ._call import CallOptions, CallStats
 from ._execution import ask_merged, ask_one
 from ._intake import Intake, Job
 from ._models import Answer
-from ._opening import Opening, answer_lengths_known, open_batch
+from ._opening import Opening, answer_lengths_known, open_batch, room_in_doubt
 from ._planning import PRIOR_ANSWER_TOKENS, plan_jobs
 from ._plans import Budget, Plan, PlanRevision
 from ._progress import ProgressSink, make_progress
@@ -57,16 +57,16 @@ def plan_batch(
 
 
 def open_plan(transport: Transport, batch: list[Job], opts: CallOptions) -> Opening:
-    """The first plan of a batch: at once when its answer lengths are known (or the
-    policy is not auto), else weighed under hypotheses of them (``_opening``)."""
-    if opts.policy.mode != "auto" or answer_lengths_known(
-        batch, opts, transport.endpoint.answer_tokens
-    ):
-        plan = plan_batch(transport, batch, opts)
+    """The first plan of a batch: at once when its answer lengths and the limits' room
+    are known (or the policy is not auto), else weighed under hypotheses of them
+    (``_opening``)."""
+    budget = transport.limiter.budget()
+    known = answer_lengths_known(batch, opts, transport.endpoint.answer_tokens)
+    if opts.policy.mode != "auto" or (known and not room_in_doubt(budget, len(batch))):
+        plan = plan_batch(transport, batch, opts, budget)
         return Opening(wave=0, plan=plan, uncertain=False)
-    return open_batch(
-        batch, opts, transport.limiter.budget(), lambda j, o, b: plan_batch(transport, j, o, b)
-    )
+    return open_batch(batch, opts, budget, lambda j, o, b: plan_batch(transport, j, o, b),
+                      lengths_known=known)  # fmt: skip
 
 
 def _heard(answers: int, reports: int) -> str:
@@ -96,11 +96,6 @@ class _Evidence:
 
     async def changed(self) -> None:
         await self._event.wait()
-
-    async def wait_for(self, count: int, timeout: float) -> None:
-        with anyio.move_on_after(timeout):
-            while self.count < count:
-                await self._event.wait()
 
 
 async def drive(
@@ -196,12 +191,14 @@ async def drive(
         while pending:
             revise(plan, trigger, len(pending), first_batch=first_batch)
             replan_at = max(2 * evidence.count, evidence.count + 2) if adaptive else None
+            # A plan made before the endpoint reported its room is redone once it has.
+            room_at = evidence.reports if not transport.limiter.budget().room_known else None
             left: list[Job] = []
             for n, positions in enumerate(plan.groups):
                 if replan_at is not None:
-                    await hold_until_sendable(replan_at)
+                    await hold_until_sendable(replan_at, room_at)
                 await window.acquire()
-                if replan_at is not None and evidence.count >= replan_at:
+                if replan_at is not None and due(replan_at, room_at):
                     window.release()
                     left = [pending[i] for group in plan.groups[n:] for i in group]
                     break
@@ -232,17 +229,22 @@ async def drive(
         assert opening.fallback is not None
         return opening.fallback, "no answer from the first wave in time"
 
-    async def hold_until_sendable(replan_at: int) -> None:
+    def due(replan_at: int, room_at: int | None) -> bool:
+        """Is a re-plan due: the responses doubled, or the room reported at last?"""
+        return evidence.count >= replan_at or (room_at is not None and evidence.reports > room_at)
+
+    async def hold_until_sendable(replan_at: int, room_at: int | None) -> None:
         """While re-planning, a group starts only when it could be sent now (a request
         slot free, the request limit's room): one started would wait committed to its
         plan. Returns early when the next re-plan is due."""
-        while evidence.count < replan_at:
+        while not due(replan_at, room_at):
             budget = transport.limiter.budget()
             busy = evidence.running >= transport.limits.max_concurrency
             if not busy and (budget.rpm is None or budget.requests_now >= 1):
                 return
             pace = 60.0 / budget.rpm if budget.rpm and not busy else 1.0
-            await evidence.wait_for(evidence.count + 1, max(0.005, min(pace, 1.0)))
+            with anyio.move_on_after(max(0.005, min(pace, 1.0))):
+                await evidence.changed()
 
     try:
         with call:

@@ -19,7 +19,8 @@ its length (a per-minute limit is often policed per second or per few seconds):
   the first request goes alone (the transport streams it, so its headers arrive with
   the first token); the others wait for its headers, which say the limits, the room
   and the reset, and then go as they allow. An endpoint without such headers is not
-  paced at all.
+  paced at all. With limits configured, the first request is streamed as well (the
+  others keep to the schedule meanwhile): the room it reports comes sooner.
 * **A 429 pauses everyone** for as long as the server asks (``retry-after``), and
   what the server said it had room for is forgotten.
 
@@ -310,6 +311,10 @@ class LocalLimiter:
             await self._wait(wait)
         now = self._clock()
         seq = self._sent
+        # Limits configured, but the room not reported yet: the first request is streamed
+        # too (without holding the others), so its headers, and the burst they may
+        # allow, come with its first token instead of its last.
+        probe = probe or (seq == 0 and self._requests is not None and self._req_credit.seq < 0)
         self._open[seq] = tokens
         if len(self._open) > 4096:  # a user of this limiter that never says attempt_done
             del self._open[next(iter(self._open))]

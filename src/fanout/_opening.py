@@ -33,7 +33,7 @@ from ._intake import Job
 from ._planning import PRIOR_ANSWER_TOKENS, estimate_groups
 from ._plans import Budget, Plan
 
-__all__ = ["HYPOTHESES", "Opening", "answer_lengths_known", "open_batch"]
+__all__ = ["HYPOTHESES", "Opening", "answer_lengths_known", "open_batch", "room_in_doubt"]
 
 HYPOTHESES = (4, 30, PRIOR_ANSWER_TOKENS)
 """Answer lengths (tokens) the opening is weighed under: a word, a sentence or two,
@@ -68,7 +68,9 @@ def answer_lengths_known(jobs: list[Job], opts: CallOptions, learned: float | No
     return True
 
 
-def _with_length(opts: CallOptions, tokens: int) -> CallOptions:
+def _with_length(opts: CallOptions, tokens: int | None) -> CallOptions:
+    if tokens is None:  # the lengths are known: plan with them
+        return opts
     return dataclasses.replace(
         opts, policy=dataclasses.replace(opts.policy, expected_tokens=tokens)
     )
@@ -98,61 +100,85 @@ def _rooms(budget: Budget, n: int) -> list[Budget]:
     return [budget, dataclasses.replace(budget, requests_now=min(float(n), budget.rpm))]
 
 
-def open_batch(jobs: list[Job], opts: CallOptions, budget: Budget, plan: Planner) -> Opening:
-    """Choose how to start a batch of ``jobs`` whose answer lengths are unknown
-    (``plan(jobs, opts, budget)`` plans with what the transport knows)."""
+def room_in_doubt(budget: Budget, n: int) -> bool:
+    """Would ``n`` requests find a room the endpoint has not reported yet?"""
+    return len(_rooms(budget, n)) > 1
+
+
+def open_batch(
+    jobs: list[Job], opts: CallOptions, budget: Budget, plan: Planner, *, lengths_known: bool
+) -> Opening:
+    """Choose how to start a batch of ``jobs`` whose answer lengths are unknown, or
+    whose limits' room is (``plan(jobs, opts, budget)`` plans with what the transport
+    knows)."""
     rooms = _rooms(budget, len(jobs))
-    worlds = [(h, r) for h in HYPOTHESES for r in range(len(rooms))]
+    lengths: tuple[int | None, ...] = (None,) if lengths_known else HYPOTHESES
+    worlds = [(h, r) for h in lengths for r in range(len(rooms))]
     plans = {(h, r): plan(jobs, _with_length(opts, h), rooms[r]) for h, r in worlds}
     # cost[option][world]: the estimated wall time of an opening in that world.
-    cost: dict[str, dict[tuple[int, int], float]] = {}
+    cost: dict[str, dict[tuple[int | None, int], float]] = {}
     committed: dict[str, Plan] = {}
-    for (h, _r), p in plans.items():
-        label = f"{p.chosen.label}, planned for ~{h}-token answers"
-        if label in committed:
+    for (h, r), p in plans.items():
+        label = p.chosen.label + (
+            f", planned for ~{h}-token answers" if h is not None
+            else f", planned for {'even pacing' if r == 0 else 'room for all'}"
+        )  # fmt: skip
+        if any(q.groups == p.groups for q in committed.values()):
             continue
         committed[label] = p
         cost[label] = {w: estimate_groups(p.groups, plans[w].inputs)[0] for w in worlds}
     some = plans[worlds[0]].inputs
     wave = min(_MAX_WAVE, max(1, len(jobs) // 8), max(1, some.max_concurrency))
+    if lengths_known:
+        wave = 1  # only the room is in doubt: one streamed request tells it
     if len(jobs) > wave:
         rest = jobs[wave:]
-        spent = sum(some.shared_prompt_tokens + some.question_tokens[i] for i in range(wave))
-        after = {w: plan(rest, _with_length(opts, w[0]), _after(rooms[w[1]], wave, spent + wave * w[0]))
-                 for w in worlds}  # fmt: skip
-        wave_cost: dict[tuple[int, int], float] = {}
+        after = {}
+        for h, r in worlds:
+            inputs = plans[h, r].inputs
+            spent = sum(inputs.shared_prompt_tokens + inputs.question_tokens[i]
+                        + inputs.answer_tokens[i] for i in range(wave))  # fmt: skip
+            after[h, r] = plan(rest, _with_length(opts, h), _after(rooms[r], wave, spent))
+        wave_cost: dict[tuple[int | None, int], float] = {}
         for h, r in worlds:
             inputs = plans[h, r].inputs
             prompt = inputs.shared_prompt_tokens + inputs.question_tokens[0]
             # The rest is planned when the first reply's headers come (it is streamed) if
             # the room is all that was in doubt, else when its answer is in.
-            settled = len({after[g, r].chosen.group_size for g in HYPOTHESES}) == 1
-            decided = inputs.endpoint.request_s(prompt, 1 if settled else h)
+            settled = len({after[g, r].chosen.group_size for g in lengths}) == 1
+            decided = inputs.endpoint.request_s(prompt, 1 if settled else inputs.answer_tokens[0])
             wave_cost[h, r] = decided + after[h, r].chosen.est_wall_s
         cost["first wave"] = wave_cost
     best = {w: min(c[w] for c in cost.values()) for w in worlds}
     regret = {label: max(c[w] / max(best[w], 1e-9) for w in worlds) for label, c in cost.items()}
     commit = min(committed, key=lambda label: (regret[label], committed[label].chosen.requests))
-    lengths = ", ".join(map(str, HYPOTHESES[:-1])) + f" or {HYPOTHESES[-1]}"
-    doubt = f"whether answers run {lengths} tokens" + (
-        ", and whether the endpoint takes a minute's requests at once" if len(rooms) > 1 else ""
-    )
+    doubts = []
+    if not lengths_known:
+        doubts.append("whether answers run " + ", ".join(map(str, HYPOTHESES[:-1]))
+                      + f" or {HYPOTHESES[-1]} tokens")  # fmt: skip
+    if len(rooms) > 1:
+        doubts.append("whether the endpoint takes them all at once or one per "
+                      f"{60 / (budget.rpm or 1):.2g} s")  # fmt: skip
+    doubt = ", and ".join(doubts)
+    unknown = "Answer lengths unknown" if not lengths_known else "The limits' room unknown"
     if "first wave" in regret and regret["first wave"] < _WAVE_MARGIN * regret[commit]:
         alone = dataclasses.replace(opts.policy, mode="split")
         first_plan = plan(jobs[:wave], dataclasses.replace(opts, policy=alone), budget)
+        what = ("the room the endpoint has" if lengths_known else
+                "how long the answers are" if len(rooms) == 1 else
+                "the room the endpoint has and how long the answers are")  # fmt: skip
         reason = (
             f"first wave: {wave} question{'s' if wave != 1 else ''} sent alone, to learn "
-            f"{'the room the endpoint has and ' if len(rooms) > 1 else ''}how long the answers "
-            f"are before planning the other {len(jobs) - wave}: the best plan depends on it "
-            f"(within {regret['first wave']:.2f}x of the best estimate {doubt}; committing now, "
-            f"{commit}, within {regret[commit]:.2f}x)."
+            f"{what} before planning the other {len(jobs) - wave}: the best plan depends on "
+            f"it (within {regret['first wave']:.2f}x of the best estimate {doubt}; committing "
+            f"now, {commit}, within {regret[commit]:.2f}x)."
         )
         return Opening(wave=wave, plan=dataclasses.replace(first_plan, reason=reason),
                        uncertain=True, fallback=committed[commit])  # fmt: skip
     chosen = committed[commit]
     reason = (
-        f"{chosen.reason} Answer lengths unknown: {commit}, within {regret[commit]:.2f}x of the "
-        f"best estimate {doubt}."
+        f"{chosen.reason} {unknown}: {commit}, within {regret[commit]:.2f}x of the best "
+        f"estimate {doubt}."
     )
     chosen = dataclasses.replace(chosen, reason=reason)
     return Opening(wave=0, plan=chosen, uncertain=True, fallback=chosen)
