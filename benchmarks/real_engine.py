@@ -12,12 +12,23 @@ batching) and ``-np 1`` (one request at a time). For five questions with long
 * **auto**: what a ``Fanout`` that has seen one earlier call chooses, and the
   measured time of that choice.
 
+``--auto`` measures instead what the issue asks: **auto ÷ best(split, merge)**, each
+really run, for ``-np 5`` and ``-np 1``, long and short answers, **cold** (a fresh
+``Fanout``, no warm-up) and **warm** (after the warm-up call of tests/test_llama.py).
+Each leg runs on a fresh ``Fanout`` (so one leg's learning does not reach the next),
+with ``max_tokens`` the answer length and the server's ``ignore_eos``: split with
+``policy="split"``, merge with ``policy="merge"`` (random weights cannot write a
+parseable merged reply, so merge pays its re-asks, as auto would), auto with
+``Policy(expected_tokens=T)``. Best of ``--runs`` per leg. Writes
+``results/real_engine_auto.json``.
+
 Then it profiles each server (``Fanout.profile``), configures the simulator from the
 profile (``fanout sim --profile``, in its own process like the real server), runs
 the same split and merge there, and
 reports the simulator's time as a ratio to the real engine's (target: within 25 %).
 
-Run: ``python benchmarks/real_engine.py [--runs N]`` (about 1.5 minutes a run).
+Run: ``python benchmarks/real_engine.py [--runs N]`` (about 1.5 minutes a run);
+``python benchmarks/real_engine.py --auto [--runs N] [--model 26m|85m]``.
 """
 
 from __future__ import annotations
@@ -118,12 +129,93 @@ def _table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+async def _warm_up(fo: fanout.Fanout) -> None:
+    """The warm-up of tests/test_llama.py: three waves of six split answers."""
+    lengths = [40, 5, 60, 20, 80, 10]
+    for round_ in range(3):
+        await fo.ask_many([fanout.Question(text=f"Warm-up {round_}-{i}.", params={"max_tokens": t})
+                           for i, t in enumerate(lengths)], policy="split")  # fmt: skip
+
+
+async def _leg(
+    client: AsyncOpenAI, policy: fanout.Policy, tokens: int, warm: bool, tag: str
+) -> tuple[float, str, int]:
+    """One leg on a fresh Fanout: (wall seconds, the plan's label, requests sent)."""
+    fo = fanout.Fanout(client, model="m", **EXTRA)
+    if warm:
+        await _warm_up(fo)
+    start = time.perf_counter()
+    answers = await fo.ask_many([f"Question {tag} {i}." for i in range(N)], policy=policy,
+                                max_tokens=tokens)  # fmt: skip
+    wall = time.perf_counter() - start
+    plan = answers.report.plan
+    return wall, plan.chosen.label if plan else "?", answers.report.requests
+
+
+async def run_auto(model_name: str, runs: int) -> dict[str, Any]:
+    llama_engine.CACHE.mkdir(parents=True, exist_ok=True)
+    if model_name == "26m":
+        model = llama_engine.write_random_model(
+            llama_engine.CACHE / "fanout-random-26m.gguf",
+            n_embd=512,
+            n_layer=8,
+            n_head=8,
+            n_ff=1408,
+        )
+    else:
+        model = llama_engine.write_random_model(llama_engine.CACHE / "fanout-random-85m.gguf")
+    policies = {"split": fanout.Policy(mode="split"), "merge": fanout.Policy(mode="merge")}
+    rows: list[dict[str, Any]] = []
+    for parallel in (5, 1):
+        with llama_engine.llama_server(model, parallel=parallel) as url:
+            client = AsyncOpenAI(base_url=url, api_key="local", timeout=300)
+            await fanout.Fanout(client, model="m", **EXTRA).ask_many(["warm the server"], policy="split", max_tokens=4)  # fmt: skip
+            for case, tokens in CASES.items():
+                for warm in (False, True):
+                    best: dict[str, tuple[float, str, int]] = {}
+                    auto = fanout.Policy(expected_tokens=tokens)
+                    for r in range(runs):  # the legs interleaved: load hits all alike
+                        for name, policy in (*policies.items(), ("auto", auto)):
+                            got = await _leg(client, policy, tokens, warm, f"{case}{warm}{r}{name}")
+                            if name not in best or got[0] < best[name][0]:
+                                best[name] = got
+                    row = {"server": f"np{parallel}", "answers": case, "tokens": tokens,
+                           "start": "warm" if warm else "cold",
+                           **{f"{k}_s": round(v[0], 3) for k, v in best.items()},
+                           "auto_choice": best["auto"][1], "auto_requests": best["auto"][2],
+                           "auto_vs_best": round(best["auto"][0] / min(best["split"][0], best["merge"][0]), 3)}  # fmt: skip
+                    print(row, flush=True)
+                    rows.append(row)
+            await client.close()
+    return {"model": model_name, "runs": runs, "rows": rows}
+
+
+def _auto_table(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{'server':<6} {'answers':<7} {'start':<5} {'split':>7} {'merge':>7} {'auto':>7} "
+             f"{'auto picks':>11} {'auto/best':>9}"]  # fmt: skip
+    for r in rows:
+        lines.append(f"{r['server']:<6} {r['answers']:<7} {r['start']:<5} {r['split_s']:>6.2f}s "
+                     f"{r['merge_s']:>6.2f}s {r['auto_s']:>6.2f}s {r['auto_choice']:>11} "
+                     f"{r['auto_vs_best']:>9.2f}")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--runs", type=int, default=1, help="repeat the whole benchmark (default 1)"
     )
-    runs = [asyncio.run(run()) for _ in range(parser.parse_args().runs)]
+    parser.add_argument(
+        "--auto", action="store_true", help="auto / best(split, merge), cold and warm"
+    )
+    parser.add_argument("--model", choices=["26m", "85m"], default="85m", help="with --auto")
+    args = parser.parse_args()
+    if args.auto:
+        result = asyncio.run(run_auto(args.model, args.runs))
+        print(_auto_table(result["rows"]))
+        save("real_engine_auto", result)
+        return
+    runs = [asyncio.run(run()) for _ in range(args.runs)]
     for i, results in enumerate(runs, 1):
         print(f"run {i}:\n{_table(results)}\n")
     for name, data in runs[-1].items():

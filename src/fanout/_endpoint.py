@@ -24,6 +24,16 @@ SNAPSHOT_VERSION = 1
 _SNAPSHOT_FIELDS = ("prompt_tokens", "completion_tokens", "others_prompt_tokens",
                     "others_completion_tokens", "latency_s")  # fmt: skip
 """An observation of a snapshot, in order: the arguments of ``observe`` that replay it."""
+_S_COARSE = tuple(i / 10 for i in range(11))  # the slowdowns tried first, then refined
+_F_TEST = 4.0  # F statistic a fitted slowdown must reach to leave the prior (about p = 0.05)
+_PREFILL_PRIOR_TOKENS = 1000.0  # the prefill prior weighs like one request of this many tokens
+_NOISE_S = 0.01  # ... when the latencies scatter this much (seconds, rms) or more about the fit
+
+_MERGE_FAILURE_PRIOR = 0.02  # share of merged questions re-asked, before any merged reply
+_MERGE_PRIOR_QUESTIONS = 10.0  # ... weighing like this many merged questions
+_MERGE_MEMORY_QUESTIONS = 200.0  # the merged questions the failure rate remembers
+
+_Sums = tuple[list[list[float]], list[float], float, int]
 
 
 class EndpointModel:
@@ -31,11 +41,13 @@ class EndpointModel:
 
     Each response gives one observation: its prompt and completion tokens, the
     prompt and completion tokens of the other requests that finished during its
-    life, and its latency. The model (see :class:`EndpointEstimate`) is fitted by
-    least squares over the last ``window`` observations, with no coefficient
-    below zero, and pulled towards the priors with the weight of
-    ``prior_weight`` observations, so no response is needed to start and the
-    priors only decide what the data cannot (a ridge).
+    life, and its latency. The model (see :class:`EndpointEstimate`, and
+    ``_choose`` for the one slowdown that ties the wait terms to the speeds) is
+    fitted by least squares over the last ``window`` observations, with no
+    coefficient below zero, and pulled towards the priors, so no response is needed
+    to start and the priors only decide what the data cannot (a ridge). Merged
+    requests teach it how often a merged answer has to be asked again
+    (:meth:`observe_merged`).
     """
 
     def __init__(
@@ -69,6 +81,10 @@ class EndpointModel:
         self._prefix_cache = prefix_cache
         self._seen = 0  # responses observed, ever
         self._recent: tuple[EndpointEstimate, int] | None = None  # a fit, and _seen then
+        # Questions of merged requests whose answer did not come back whole, of all
+        # asked merged, starting from the prior's pseudo-counts.
+        self._merge_failed = _MERGE_FAILURE_PRIOR * _MERGE_PRIOR_QUESTIONS
+        self._merge_asked = _MERGE_PRIOR_QUESTIONS
 
     @classmethod
     def from_profile(cls, profile: Any) -> EndpointModel:
@@ -130,6 +146,24 @@ class EndpointModel:
         else:
             self._answer_tokens += 0.2 * (completion_tokens - self._answer_tokens)
 
+    def observe_merged(self, questions: int, answered: int) -> None:
+        """One merged request: of its ``questions``, ``answered`` came back whole (the
+        others are asked again alone; a merged request that failed answered none)."""
+        if questions <= 0:
+            return
+        self._merge_failed += questions - min(max(answered, 0), questions)
+        self._merge_asked += questions
+        if self._merge_asked > _MERGE_MEMORY_QUESTIONS:  # recent replies count most
+            shrink = _MERGE_MEMORY_QUESTIONS / self._merge_asked
+            self._merge_failed *= shrink
+            self._merge_asked *= shrink
+        self._cached = None
+
+    @property
+    def merge_failure_rate(self) -> float:
+        """The share of merged questions that are asked again (learned, from a prior)."""
+        return self._merge_failed / self._merge_asked
+
     @property
     def answer_tokens(self) -> float | None:
         return self._answer_tokens
@@ -178,59 +212,74 @@ class EndpointModel:
                 theta = self._choose((xtx, xty, yy, n - len(outliers)))
         return self._to_estimate(theta, n)
 
-    def _choose(self, sums: tuple[list[list[float]], list[float], float, int]) -> list[float]:
-        """Two models: requests that do not delay each other (the wait terms at the
-        small prior slowdown of the fitted speeds), and the full one. On a batching
-        server a long request also sees many short ones finish during its life, so
-        the full fit can mistake "long" for "kept waiting": it is taken only if it
-        explains the latencies clearly better (under half the squared error)."""
-        alone, alone_sse = self._solve_nnls(sums, [0, 1, 2], fixed={3: 0.0, 4: 0.0})
-        full, full_sse = self._solve_nnls(sums, [0, 1, 2, 3, 4], fixed={})
-        if sums[3] >= 4 and full_sse < 0.5 * alone_sse:
-            return full
-        theta = list(alone)
-        theta[3] = alone[1] * self._slowdown_prior
-        theta[4] = alone[2] * self._slowdown_prior
-        return theta
+    def _choose(self, sums: _Sums) -> list[float]:
+        """Fit ``latency = rtt + prefill * (p + s * P) + decode * (c + s * C)``: one
+        slowdown ``s`` in [0, 1] scales the work of the requests that finished during a
+        request's life (0: they did not delay it, a batching server; 1: it waited for
+        all of it, a serializing one). A delay can be neither negative nor more than the
+        work itself, so the wait terms are tied to the speeds and bounded, and a fit
+        cannot buy a better match with a wait coefficient many times the work (on a
+        batching server a long request sees the short ones finish, so "waited" and
+        "long" are easily confused). ``s`` is searched on a grid (the rest is linear);
+        where the error barely depends on it, the prior decides."""
+        prior = self._slowdown_prior
+        # The prefill speed is often barely seen (prompts of one length, partly
+        # cached), and then a cold first request passes for a slow prefill: its prior
+        # weighs like one request of _PREFILL_PRIOR_TOKENS, in proportion to the noise
+        # of the latencies (a Bayesian ridge: clean data needs no prior).
+        _, sse = self._fit_at(sums, prior, 0.0)
+        noise = min(1.0, sse / max(sums[3], 1) / _NOISE_S**2)
+        prefill_weight = noise * _PREFILL_PRIOR_TOKENS**2
+        if sums[3] < 4:
+            speeds, _ = self._fit_at(sums, prior, prefill_weight)
+            return _with_slowdown(speeds, prior)
+        tried: dict[float, tuple[list[float], float]] = {}
 
-    def _solve_nnls(
-        self,
-        sums: tuple[list[list[float]], list[float], float, int],
-        features: list[int],
-        fixed: dict[int, float],
-    ) -> tuple[list[float], float]:
-        """Ridge towards the priors (each weighing like ``prior_weight`` rows) with no
-        coefficient below zero: a coefficient that wants to be negative is set to
-        zero and the rest refitted (a small active-set least squares). Returns the
-        coefficients and their sum of squared errors."""
+        def at(s: float) -> float:
+            if s not in tried:
+                tried[s] = self._fit_at(sums, s, prefill_weight)
+            return tried[s][1]
+
+        coarse = min(_S_COARSE, key=at)
+        lo, hi = max(0.0, coarse - 0.1), min(1.0, coarse + 0.1)
+        fine = [round(lo + i * (hi - lo) / 8, 4) for i in range(9)]
+        best = min(fine, key=at)
+        # The fitted s only if it explains the latencies significantly better than
+        # the prior's (an F test of the one parameter): noise, or too little variety
+        # in what finished during the requests' lives, says nothing about s.
+        n = sums[3]
+        if at(prior) - tried[best][1] <= _F_TEST * tried[best][1] / max(1, n - 4) + 1e-12:
+            best = prior
+        return _with_slowdown(tried[best][0], best)
+
+    def _fit_at(self, sums: _Sums, s: float, prefill_weight: float) -> tuple[list[float], float]:
+        """The speeds (rtt, prefill, decode) for the slowdown ``s``, and the squared
+        error: a linear fit on the features (1, p + s P, c + s C), whose normal
+        equations follow from the five running sums; ``prefill_weight``: the prefill
+        prior's."""
         xtx, xty, yy, n = sums
+        # z = A x with x = (1, p, c, P, C): z0 = x0, z1 = x1 + s x3, z2 = x2 + s x4
+        cols = ((0, None), (1, 3), (2, 4))
+
+        def zz(a: int, b: int) -> float:
+            (i, k), (j, m) = cols[a], cols[b]
+            v = xtx[i][j]
+            if k is not None:
+                v += s * xtx[k][j]
+            if m is not None:
+                v += s * xtx[i][m]
+            if k is not None and m is not None:
+                v += s * s * xtx[k][m]
+            return v
+
+        ztz = [[zz(a, b) for b in range(3)] for a in range(3)]
+        zty = [xty[i] + (s * xty[k] if k is not None else 0.0) for i, k in cols]
         prior = self._prior
-        lam = [self._prior_weight * max(1e-12, xtx[i][i] / max(n, 1)) for i in range(_N_FEATURES)]
-        theta = [0.0] * _N_FEATURES
-        for i, value in fixed.items():
-            theta[i] = value
-        active = list(features)
-        while active:
-            a = [[xtx[i][j] + (lam[i] if i == j else 0.0) for j in active] for i in active]
-            b = [
-                xty[i] + lam[i] * prior[i] - sum(xtx[i][k] * v for k, v in fixed.items())
-                for i in active
-            ]
-            solution = _solve(a, b)
-            if solution is None:
-                return list(prior), math.inf
-            worst = min(range(len(active)), key=lambda j: solution[j])
-            if solution[worst] >= 0:
-                for j, i in enumerate(active):
-                    theta[i] = solution[j]
-                break
-            theta[active[worst]] = 0.0
-            del active[worst]
-        # SSE = y'y - 2 theta'X'y + theta'X'X theta
-        sse = yy - 2 * sum(t * y for t, y in zip(theta, xty, strict=True))
-        sse += sum(
-            theta[i] * xtx[i][j] * theta[j] for i in range(_N_FEATURES) for j in range(_N_FEATURES)
-        )
+        lam = [self._prior_weight * max(1e-12, ztz[i][i] / max(n, 1)) for i in range(3)]
+        lam[1] = max(lam[1], prefill_weight)
+        theta = _nnls(ztz, zty, lam, prior[:3])
+        sse = yy - 2 * sum(t * y for t, y in zip(theta, zty, strict=True))
+        sse += sum(theta[a] * ztz[a][b] * theta[b] for a in range(3) for b in range(3))
         return theta, max(sse, 0.0)
 
     def _to_estimate(self, theta: Sequence[float], n: int) -> EndpointEstimate:
@@ -243,19 +292,21 @@ class EndpointModel:
             decode_wait_s_per_token=max(decode_wait, 0.0),
             observations=n,
             prefix_cache=self._prefix_cache,
+            merge_failure_rate=self.merge_failure_rate,
         )
 
     # --- remembering (fanout._memory) -----------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         """What this model learned, as plain data (JSON-ready): the observations in its
-        window, as ``observe`` took them, the typical answer length and whether the
-        endpoint caches prefixes. The priors are the constructor's, not part of it."""
+        window, as ``observe`` took them, the typical answer length, whether the
+        endpoint caches prefixes, and how its merged replies fared. The priors are the constructor's, not part of it."""
         return {
             "version": SNAPSHOT_VERSION,
             "fields": list(_SNAPSHOT_FIELDS),
             "observations": [list(obs) for obs in self._obs],
             "answer_tokens": self._answer_tokens,
             "prefix_cache": self._prefix_cache,
+            "merge_outcomes": [self._merge_failed, self._merge_asked],
         }
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
@@ -281,6 +332,15 @@ class EndpointModel:
                     and all(_finite(v) and v >= 0 for v in row)):  # fmt: skip
                 raise ValueError(f"observation {row!r}")
             replay.append(row)
+        merged = snapshot.get("merge_outcomes")  # absent in the first snapshots
+        if merged is not None and not (
+            isinstance(merged, list) and len(merged) == 2 and all(_finite(v) for v in merged)
+            and 0 <= merged[0] <= merged[1] and merged[1] > 0
+        ):  # fmt: skip
+            raise ValueError(f"merge_outcomes {merged!r}")
+        if merged is not None:
+            self._merge_failed, self._merge_asked = float(merged[0]), float(merged[1])
+            self._cached = None
         if snapshot["prefix_cache"] and not self._prefix_cache:
             self._prefix_cache = True
             self._cached = None
@@ -293,6 +353,36 @@ class EndpointModel:
 
 def _finite(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _with_slowdown(speeds: Sequence[float], s: float) -> list[float]:
+    rtt, prefill, decode = speeds
+    return [rtt, prefill, decode, prefill * s, decode * s]
+
+
+def _nnls(
+    a: list[list[float]], b: list[float], lam: list[float], prior: Sequence[float]
+) -> list[float]:
+    """Ridge towards ``prior`` (weights ``lam``) with no coefficient below zero: a
+    coefficient that wants to be negative is set to zero and the rest refitted (a
+    small active-set least squares)."""
+    k = len(b)
+    theta = [0.0] * k
+    active = list(range(k))
+    while active:
+        m = [[a[i][j] + (lam[i] if i == j else 0.0) for j in active] for i in active]
+        v = [b[i] + lam[i] * prior[i] for i in active]
+        solution = _solve(m, v)
+        if solution is None:
+            return list(prior)
+        worst = min(range(len(active)), key=lambda j: solution[j])
+        if solution[worst] >= 0:
+            for j, i in enumerate(active):
+                theta[i] = solution[j]
+            return theta
+        theta[active[worst]] = 0.0
+        del active[worst]
+    return theta
 
 
 def _predict(theta: Sequence[float], obs: tuple[float, float, float, float, float]) -> float:

@@ -203,6 +203,8 @@ async def ask_merged(
             tally.usage.completion_tokens, [len(found.get(tag, "")) for tag in request.tags]
         )
     latency = time.monotonic() - start
+    # What the planner expects of merging here: how many answers come back whole.
+    transport.endpoint.observe_merged(len(group), sum(tag in found for tag in request.tags))
     reask: list[tuple[Job, Usage]] = []
     for i, (job, tag) in enumerate(zip(group, request.tags, strict=True)):
         share = Usage(prompt_tokens=prompt_shares[i], completion_tokens=completion_shares[i],

@@ -89,17 +89,36 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     budget = inputs.budget
     requests: list[tuple[int, int]] = []
     prefilled: list[int] = []  # prompt tokens each request has to process
+    # A merged request's questions whose answer does not come back whole are asked
+    # again alone once it has finished: the time of that second round, weighed by
+    # the chance it is needed, and its expected tokens.
+    reask_s: list[float] = []
+    reask_p = reask_c = 0.0
+    fail = min(1.0, max(0.0, ep.merge_failure_rate))
     for group in groups:
         merged = len(group) > 1
         p = inputs.shared_prompt_tokens + sum(inputs.question_tokens[i] for i in group)
         c = sum(inputs.answer_tokens[i] for i in group)
+        extra = 0.0
         if merged:
             p += MERGE_PROMPT_OVERHEAD + MERGE_PROMPT_PER_QUESTION * len(group)
             c += MERGE_ANSWER_OVERHEAD * len(group)
+            if fail > 0:
+                k = len(group)
+                alone_p = inputs.shared_prompt_tokens + (p - inputs.shared_prompt_tokens) / k
+                alone_c = sum(inputs.answer_tokens[i] for i in group) / k
+                again = max(1.0, fail * k)  # questions asked again, if any is
+                work_p = max(1.0, alone_p - inputs.cached_prompt_tokens)
+                extra = (1 - (1 - fail) ** k) * ep.request_s(
+                    work_p, alone_c, (again - 1) * work_p, (again - 1) * alone_c
+                )
+                reask_p += fail * k * alone_p
+                reask_c += fail * k * alone_c
         requests.append((p, c))
         prefilled.append(max(1, p - inputs.cached_prompt_tokens))
-    prompt_total = sum(p for p, _ in requests)
-    completion_total = sum(c for _, c in requests)
+        reask_s.append(extra)
+    prompt_total = sum(p for p, _ in requests) + round(reask_p)
+    completion_total = sum(c for _, c in requests) + round(reask_c)
 
     # When may each request leave, given the request and token budgets?
     releases: list[float] = []
@@ -153,7 +172,7 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
         heapq.heappush(active, (finish, p, c))
         active_p += p
         active_c += c
-        wall = max(wall, finish)
+        wall = max(wall, finish + reask_s[j])
         waited += release
     return wall, prompt_total, completion_total, waited
 

@@ -24,7 +24,8 @@ class EndpointEstimate:
     On a server that serializes, a request waits for the whole work of the ones
     ahead of it (``*_wait`` about equal to ``prefill`` and ``decode``); on a
     continuous-batching server they run together and barely delay each other
-    (``*_wait`` near 0).
+    (``*_wait`` near 0). The learned model (:class:`~fanout.planning.EndpointModel`)
+    ties the two: ``*_wait = s * speed``, with one slowdown ``s`` in [0, 1].
     """
 
     rtt_s: float
@@ -41,6 +42,9 @@ class EndpointEstimate:
     """The endpoint reuses the start of prompts it has processed (it reported cached
     prompt tokens, or a profile found it): a shared prompt sent before is not
     prefilled again. The prefill terms count only the tokens that are processed."""
+    merge_failure_rate: float = 0.0
+    """The share of a merged request's questions whose answer does not come back
+    whole and is asked again alone (learned from this endpoint's merged replies)."""
 
     @property
     def slowdown_per_request(self) -> float:

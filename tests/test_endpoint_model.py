@@ -1,0 +1,105 @@
+"""The endpoint model tells a batching server from a serializing one, from the
+observations a ``Fanout`` makes of its warm-up waves (no server: the timing laws
+of both kinds of server are simulated here, step by step)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from fanout.planning import EndpointModel
+
+WAVE = [40, 5, 60, 20, 80, 10]  # the completion tokens of tests/test_llama.py's warm-up
+PROMPT = 36
+
+
+def _wave(
+    slots: int, rng: random.Random, *, cold: bool, step_s: float, per_seq_s: float
+) -> list[dict[str, float]]:
+    """One wave of six requests sent together (the first a little ahead, as fanout's
+    first request goes alone until its headers come) to a server of ``slots`` slots
+    decoding one token for every running request per step of ``step_s + per_seq_s *
+    (running - 1)``, a new request's prefill stalling the step. The sixth request on
+    five slots waits for a free one. A cold wave (a fresh server) finds no prompt
+    cached and pays a first-request cost. Each latency gets a few percent of noise."""
+    order = list(range(len(WAVE)))
+    rng.shuffle(order[1:])  # the others arrive in any order
+    cached = [0 if cold else rng.choice([0, 18, 20, 35]) for _ in WAVE]
+    prefill_s = 0.0002
+    waiting = [i for i in order]
+    running: dict[int, int] = {}  # request -> tokens left
+    finish: dict[int, float] = {}
+    t = 0.0
+    while waiting or running:
+        while waiting and len(running) < slots:
+            i = waiting.pop(0)
+            running[i] = WAVE[i]
+            t += (PROMPT - cached[i]) * prefill_s + (0.006 if cold else 0.0)
+        t += step_s + per_seq_s * (len(running) - 1)
+        for i in list(running):
+            running[i] -= 1
+            if running[i] == 0:
+                del running[i]
+                finish[i] = t
+    sent = {i: (0.0 if i == order[0] else 0.005) for i in order}
+    out = []
+    for i in sorted(order, key=lambda j: finish[j]):
+        others = [j for j in order if j != i and sent[i] < finish[j] <= finish[i]]
+        out.append({
+            "prompt_tokens": PROMPT, "cached_prompt_tokens": cached[i],
+            "completion_tokens": WAVE[i],
+            "latency_s": (0.01 + finish[i] - sent[i]) * rng.uniform(0.95, 1.08),
+            "others_prompt_tokens": sum(PROMPT - cached[j] for j in others),
+            "others_completion_tokens": sum(WAVE[j] for j in others),
+        })  # fmt: skip
+    return out
+
+
+def _learned_slowdown(slots: int, seed: int) -> float:
+    """Three warm-up waves, as tests/test_llama.py sends them; a busy CPU: five
+    requests decoding together take 2.2 times as long a step as one alone."""
+    rng = random.Random(seed)
+    model = EndpointModel()
+    for wave in range(3):
+        for obs in _wave(slots, rng, cold=wave == 0, step_s=0.0017, per_seq_s=0.0005):
+            model.observe(**obs)  # type: ignore[arg-type]
+    return model.estimate().slowdown_per_request
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_batching_server_with_a_queued_sixth_request_is_not_taken_for_a_serial_one(
+    seed: int,
+) -> None:
+    """Six requests on five slots: the short ones finish during the long ones' lives
+    and one waits for a slot, yet the server is seen to run them together, and a
+    single-slot server running the same waves is seen to serialize."""
+    batching = _learned_slowdown(5, seed)
+    serial = _learned_slowdown(1, seed)
+    assert batching < 0.3, (batching, serial)
+    assert serial > 0.7, (batching, serial)
+
+
+def test_the_slowdown_is_a_share_of_the_work_between_none_and_all() -> None:
+    """However noisy the latencies, the delay a finished request caused is neither
+    negative nor more than its own work."""
+    rng = random.Random(7)
+    model = EndpointModel()
+    for _ in range(60):
+        model.observe(prompt_tokens=rng.randint(10, 60), completion_tokens=rng.randint(1, 90),
+                      latency_s=rng.uniform(0.01, 2.0), others_prompt_tokens=rng.randint(0, 300),
+                      others_completion_tokens=rng.randint(0, 400))  # fmt: skip
+        assert 0.0 <= model.estimate().slowdown_per_request <= 1.0
+
+
+def test_merged_replies_that_fail_raise_the_learned_failure_rate() -> None:
+    """A small prior before any merged reply; every question of a merged reply that
+    could not be read counts against merging on this endpoint."""
+    model = EndpointModel()
+    assert 0 < model.estimate().merge_failure_rate < 0.05
+    model.observe_merged(5, 0)
+    model.observe_merged(5, 0)
+    assert model.estimate().merge_failure_rate > 0.5
+    for _ in range(100):
+        model.observe_merged(5, 5)
+    assert model.estimate().merge_failure_rate < 0.05
