@@ -1,8 +1,9 @@
 """Estimating a request's prompt tokens before it is sent.
 
-If ``tiktoken`` is installed *and its encoding can be loaded* (it downloads
-encoding files on first use, so offline machines need them cached), it counts
-the text. Otherwise a documented estimate is used:
+If ``tiktoken`` is installed *and its encoding files are already cached* (in
+``TIKTOKEN_CACHE_DIR``, or tiktoken's default cache), it counts the text. fanout
+never makes tiktoken download them: it would reach a host other than the endpoint.
+Otherwise a documented estimate is used:
 
 * ASCII text: one token per 4 characters, rounded up (OpenAI's rule of thumb);
 * any other character (CJK, Hangul, accented letters, emoji): one token each,
@@ -15,8 +16,9 @@ the reservation is corrected with the usage the API reports.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -33,17 +35,38 @@ def _tiktoken_counter(model: str) -> Callable[[str], int] | None:
     except ImportError:
         return None
     try:
-        try:
-            encoding = tiktoken.encoding_for_model(model)
-        except KeyError:
-            encoding = tiktoken.get_encoding("o200k_base")
-    except Exception:  # no network and no cached file, or a broken install
+        with _no_downloads():
+            try:
+                encoding = tiktoken.encoding_for_model(model)
+            except KeyError:
+                encoding = tiktoken.get_encoding("o200k_base")
+    except Exception:  # no cached file, or a broken install
         return None
 
     def count(text: str) -> int:
         return len(encoding.encode(text, disallowed_special=()))
 
     return count
+
+
+@contextlib.contextmanager
+def _no_downloads() -> Iterator[None]:
+    """tiktoken reads its encoding files from its cache, or downloads them: while
+    fanout loads one, a download is refused instead (tiktoken then raises)."""
+    import tiktoken.load
+
+    read_file = tiktoken.load.read_file
+
+    def cached_only(blobpath: str) -> bytes:
+        if "://" in blobpath:
+            raise OSError(f"fanout does not download tiktoken files ({blobpath})")
+        return read_file(blobpath)
+
+    tiktoken.load.read_file = cached_only
+    try:
+        yield
+    finally:
+        tiktoken.load.read_file = read_file
 
 
 def estimate_text_tokens(text: str) -> int:

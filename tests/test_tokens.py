@@ -1,0 +1,39 @@
+"""Token estimates before sending: tiktoken when its files are on disk, never a download."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fanout import _tokens
+from fanout.planning import estimate_messages_tokens
+
+
+def test_no_tiktoken_file_is_downloaded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With tiktoken installed and its cache empty, the estimate falls back to the
+    documented rule and no connection leaves this machine (tiktoken would fetch its
+    encoding from a public host)."""
+    pytest.importorskip("tiktoken")
+    hosts: list[Any] = []
+    real = socket.getaddrinfo
+
+    def record(host: Any, *args: Any, **kwargs: Any) -> Any:
+        hosts.append(host)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", record)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    _tokens._tiktoken_counter.cache_clear()
+    try:
+        text = "x" * 400
+        tokens = estimate_messages_tokens([{"role": "user", "content": text}], "gpt-4o")
+    finally:
+        _tokens._tiktoken_counter.cache_clear()
+    assert tokens == 100 + 3 + 3  # the documented estimate: 4 ASCII characters a token
+    assert hosts == []
+    import tiktoken.load
+
+    assert tiktoken.load.read_file.__name__ == "read_file"  # put back as it was
