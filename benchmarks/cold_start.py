@@ -15,6 +15,9 @@ endpoint would make the call warm):
 The simulator runs at ``time_scale`` 1 (real seconds; a split run of the first case
 takes a minute), so the priors fanout starts from meet the speeds they describe.
 
+Each short-answer case also runs auto with the group cap lifted
+(``Policy(max_group_size=None)``), to show what the default cap of 6 costs there.
+
 Run: ``python benchmarks/cold_start.py [--quick]`` (``--quick``: time_scale 10, for a
 look in seconds, the figures less faithful); writes ``results/cold_start.json``.
 """
@@ -37,7 +40,10 @@ os.environ["FANOUT_MEMORY"] = "off"  # every call starts cold (a no-op before me
 
 
 async def _one_shot(
-    config: SimConfig, questions: list[str], policy: str, limits: fanout.Limits | None
+    config: SimConfig,
+    questions: list[str],
+    policy: str | fanout.Policy,
+    limits: fanout.Limits | None,
 ) -> tuple[float, fanout.Answers]:
     async with serve(config) as server:
         client = AsyncOpenAI(base_url=server.base_url, api_key="bench")
@@ -65,6 +71,9 @@ async def short_answers(scale: float, policing: str) -> dict[str, Any]:
     limits = fanout.Limits(rpm=200 * scale)
     split_s, split = await _one_shot(config, questions, "split", limits)
     auto_s, auto = await _one_shot(config, questions, "auto", limits)
+    # The same with the group cap lifted: what the quality cap of 6 costs here.
+    free = fanout.Policy(max_group_size=None)
+    uncapped_s, uncapped = await _one_shot(config, questions, free, limits)
     report = auto.report
     row = {
         "policing": policing,
@@ -75,6 +84,9 @@ async def short_answers(scale: float, policing: str) -> dict[str, Any]:
         "auto_requests": report.requests,
         "auto_429s": report.rate_limited,
         "correct_and_in_order": _correct(auto, questions, 3) and _correct(split, questions, 3),
+        "uncapped_s": round(uncapped_s, 3),
+        "uncapped_ratio": round(uncapped_s / split_s, 3),
+        "uncapped_requests": uncapped.report.requests,
         "revisions": [r.as_dict() for r in report.revisions],
     }
     print(f"short answers ({policing}): split {split_s:.2f}s ({split.report.requests} requests), "
@@ -82,6 +94,8 @@ async def short_answers(scale: float, policing: str) -> dict[str, Any]:
           f"{auto_s / split_s:.3f}x; correct and in order: {row['correct_and_in_order']}")  # fmt: skip
     for r in report.revisions:
         print(f"    {r.at_s:6.2f}s  {r.plan.chosen.label:>12} for {r.questions:3}  ({r.trigger})")
+    print(f"    with Policy(max_group_size=None): {uncapped_s:.2f}s "
+          f"({uncapped.report.requests} requests): {uncapped_s / split_s:.3f}x")  # fmt: skip
     return row
 
 

@@ -148,14 +148,9 @@ REPEAT = 2  # each policy runs this many times (fresh simulators) and its best t
 
 async def run_scenario(s: Scenario) -> Outcome:
     scale = min(2000.0, max(1.0, _model_seconds(s) / TARGET_WALL_S))
-    split_s = min(
-        [(await _run(s, scale, fanout.Policy(mode="split", max_group_size=CAP), warm=False))[0]
-         for _ in range(REPEAT)]  # fmt: skip
-    )
-    merge_s = min(
-        [(await _run(s, scale, fanout.Policy(mode="merge", max_group_size=CAP), warm=False))[0]
-         for _ in range(REPEAT)]  # fmt: skip
-    )
+    split, merge = (fanout.Policy(mode=m, max_group_size=CAP) for m in ("split", "merge"))
+    split_s = min([(await _run(s, scale, split, warm=False))[0] for _ in range(REPEAT)])
+    merge_s = min([(await _run(s, scale, merge, warm=False))[0] for _ in range(REPEAT)])
     auto = (
         fanout.Policy(max_group_size=CAP)
         if COLD
