@@ -169,10 +169,11 @@ async def drive(
         telemetry.planned(plan)
 
     async def dispatch(tg: TaskGroup, batch: list[Job]) -> None:
-        """Plan the batch and start its groups; while its answer lengths were unknown,
-        re-plan the groups not yet started as responses come in (after a first wave's
-        first answer, then each time the responses double). Nothing started is sent
-        again: a re-plan covers only the questions still waiting."""
+        """Plan the batch and start its groups; while its answer lengths (or the limits'
+        room) are unknown, re-plan the groups not yet started as responses come in
+        (after a first wave's first answer, then each time the responses double), until
+        they are known. Nothing started is sent again: a re-plan covers only the
+        questions still waiting."""
         first_batch = not stats.revisions
         opening = open_plan(transport, batch, opts)
         adaptive = opening.uncertain
@@ -185,7 +186,7 @@ async def drive(
                 await window.acquire()
                 evidence.running += 1
                 tg.start_soon(run_group, [job], n == 0)
-            plan, trigger = await after_wave(pending, opening)
+            plan, trigger, adaptive = await after_wave(pending, opening)
         else:
             plan, trigger = opening.plan, "the call's questions" if first_batch else "next batch"
         while pending:
@@ -208,13 +209,19 @@ async def drive(
                     await anyio.lowlevel.checkpoint()  # let it take its place with the limiter
             pending = left
             if pending:
-                plan = plan_batch(transport, pending, opts)
+                reopened = open_plan(transport, pending, opts)
+                plan = (
+                    reopened.plan
+                    if not reopened.wave or not reopened.fallback
+                    else (reopened.fallback)
+                )  # no second wave: the best plan to commit to
+                adaptive = reopened.uncertain
                 trigger = (
                     f"{evidence.count} responses in: answers ~"
                     f"{transport.endpoint.answer_tokens or 0:.0f} tokens"
                 )
 
-    async def after_wave(pending: list[Job], opening: Opening) -> tuple[Plan, str]:
+    async def after_wave(pending: list[Job], opening: Opening) -> tuple[Plan, str, bool]:
         """Wait for what the first wave tells (its first headers: the limits' room; its
         first answer: how long answers run), re-weighing the opening each time, until
         one plan is worth committing to; if nothing comes in time, the best one then."""
@@ -224,10 +231,14 @@ async def drive(
                 await evidence.changed()
                 reopened = open_plan(transport, pending, opts)
                 if reopened.wave == 0:
-                    return reopened.plan, _heard(evidence.count, evidence.reports)
+                    return (
+                        reopened.plan,
+                        _heard(evidence.count, evidence.reports),
+                        reopened.uncertain,
+                    )
                 opening = reopened
         assert opening.fallback is not None
-        return opening.fallback, "no answer from the first wave in time"
+        return opening.fallback, "no answer from the first wave in time", True
 
     def due(replan_at: int, room_at: int | None) -> bool:
         """Is a re-plan due: the responses doubled, or the room reported at last?"""

@@ -100,6 +100,37 @@ def _rooms(budget: Budget, n: int) -> list[Budget]:
     return [budget, dataclasses.replace(budget, requests_now=min(float(n), budget.rpm))]
 
 
+def _wave_cost(
+    jobs: list[Job],
+    wave: int,
+    opts: CallOptions,
+    rooms: list[Budget],
+    plans: dict[tuple[int | None, int], Plan],
+    lengths: tuple[int | None, ...],
+    plan: Planner,
+) -> dict[tuple[int | None, int], float]:
+    """What a first wave of ``wave`` questions costs in each world: the time until the
+    rest can be planned, plus the best plan of the rest with the wave's requests
+    taken from the budget."""
+    rest = jobs[wave:]
+    after = {}
+    for (h, r), p in plans.items():
+        inputs = p.inputs
+        spent = sum(inputs.shared_prompt_tokens + inputs.question_tokens[i]
+                    + inputs.answer_tokens[i] for i in range(wave))  # fmt: skip
+        after[h, r] = plan(rest, _with_length(opts, h), _after(rooms[r], wave, spent))
+    cost = {}
+    for (h, r), p in plans.items():
+        inputs = p.inputs
+        prompt = inputs.shared_prompt_tokens + inputs.question_tokens[0]
+        # The rest is planned when the first reply's headers come (it is streamed) if
+        # the room is all that was in doubt, else when its answer is in.
+        settled = len({after[g, r].chosen.group_size for g in lengths}) == 1
+        decided = inputs.endpoint.request_s(prompt, 1 if settled else inputs.answer_tokens[0])
+        cost[h, r] = decided + after[h, r].chosen.est_wall_s
+    return cost
+
+
 def room_in_doubt(budget: Budget, n: int) -> bool:
     """Would ``n`` requests find a room the endpoint has not reported yet?"""
     return len(_rooms(budget, n)) > 1
@@ -128,27 +159,14 @@ def open_batch(
         committed[label] = p
         cost[label] = {w: estimate_groups(p.groups, plans[w].inputs)[0] for w in worlds}
     some = plans[worlds[0]].inputs
-    wave = min(_MAX_WAVE, max(1, len(jobs) // 8), max(1, some.max_concurrency))
-    if lengths_known:
-        wave = 1  # only the room is in doubt: one streamed request tells it
-    if len(jobs) > wave:
-        rest = jobs[wave:]
-        after = {}
-        for h, r in worlds:
-            inputs = plans[h, r].inputs
-            spent = sum(inputs.shared_prompt_tokens + inputs.question_tokens[i]
-                        + inputs.answer_tokens[i] for i in range(wave))  # fmt: skip
-            after[h, r] = plan(rest, _with_length(opts, h), _after(rooms[r], wave, spent))
-        wave_cost: dict[tuple[int | None, int], float] = {}
-        for h, r in worlds:
-            inputs = plans[h, r].inputs
-            prompt = inputs.shared_prompt_tokens + inputs.question_tokens[0]
-            # The rest is planned when the first reply's headers come (it is streamed) if
-            # the room is all that was in doubt, else when its answer is in.
-            settled = len({after[g, r].chosen.group_size for g in lengths}) == 1
-            decided = inputs.endpoint.request_s(prompt, 1 if settled else inputs.answer_tokens[0])
-            wave_cost[h, r] = decided + after[h, r].chosen.est_wall_s
-        cost["first wave"] = wave_cost
+    most = min(_MAX_WAVE, max(1, len(jobs) // 8), max(1, some.max_concurrency))
+    # One streamed request tells the room; a few tell the answer lengths better, but
+    # spend more of a tight request budget: both are weighed.
+    for wave in sorted({1} if lengths_known else {1, most}):
+        if len(jobs) > wave:
+            cost[f"first wave of {wave}"] = _wave_cost(
+                jobs, wave, opts, rooms, plans, lengths, plan
+            )
     best = {w: min(c[w] for c in cost.values()) for w in worlds}
     regret = {label: max(c[w] / max(best[w], 1e-9) for w in worlds) for label, c in cost.items()}
     commit = min(committed, key=lambda label: (regret[label], committed[label].chosen.requests))
@@ -161,7 +179,10 @@ def open_batch(
                       f"{60 / (budget.rpm or 1):.2g} s")  # fmt: skip
     doubt = ", and ".join(doubts)
     unknown = "Answer lengths unknown" if not lengths_known else "The limits' room unknown"
-    if "first wave" in regret and regret["first wave"] < _WAVE_MARGIN * regret[commit]:
+    waves = [label for label in cost if label.startswith("first wave")]
+    best_wave = min(waves, key=lambda label: regret[label], default=None)
+    if best_wave is not None and regret[best_wave] < _WAVE_MARGIN * regret[commit]:
+        wave = int(best_wave.rsplit(" ", 1)[1])
         alone = dataclasses.replace(opts.policy, mode="split")
         first_plan = plan(jobs[:wave], dataclasses.replace(opts, policy=alone), budget)
         what = ("the room the endpoint has" if lengths_known else
@@ -170,7 +191,7 @@ def open_batch(
         reason = (
             f"first wave: {wave} question{'s' if wave != 1 else ''} sent alone, to learn "
             f"{what} before planning the other {len(jobs) - wave}: the best plan depends on "
-            f"it (within {regret['first wave']:.2f}x of the best estimate {doubt}; committing "
+            f"it (within {regret[best_wave]:.2f}x of the best estimate {doubt}; committing "
             f"now, {commit}, within {regret[commit]:.2f}x)."
         )
         return Opening(wave=wave, plan=dataclasses.replace(first_plan, reason=reason),
