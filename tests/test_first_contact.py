@@ -138,3 +138,29 @@ async def test_known_answer_lengths_plan_once(known: str, sim: SimFactory) -> No
         )
     assert len(answers.report.revisions) == 1
     assert "Answer lengths unknown" not in answers.report.revisions[0].plan.reason
+
+
+async def test_a_first_wave_that_fails_does_not_hold_the_rest(sim: SimFactory) -> None:
+    """The wave's requests fail for good (500, no retries): the rest is planned as
+    soon as it is back, not after the wave's wait runs out (5 s at least), so the call
+    takes about as long as the same call without the fault."""
+    scale = 50
+    questions = [f"Question {i} of the wave {{{{tokens=200}}}}" for i in range(20)]
+    walls = {}
+    for faults in ({}, {1: "500", 2: "500"}):
+        async with sim(time_scale=scale, rpm=100, fault_schedule=faults) as (_, client):
+            fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=100 * scale),
+                               endpoint=_priors_at(scale), retry=fanout.Retry(max_attempts=1),
+                               on_error="return")  # fmt: skip
+            start = time.perf_counter()
+            answers = await fo.ask_many(questions)
+            walls[bool(faults)] = time.perf_counter() - start
+        revisions = answers.report.revisions
+        assert revisions[0].trigger.startswith("first wave")
+        assert revisions[0].questions == 2
+    failed = [a.index for a in answers if a.error is not None]
+    assert failed == [0, 1]  # the wave's questions, each with its error, none lost
+    assert all(
+        a.text == answer_for(q, 200) for a, q in zip(answers, questions, strict=True) if a.ok
+    )
+    assert walls[True] < 4 * walls[False], walls

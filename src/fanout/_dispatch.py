@@ -180,13 +180,14 @@ async def drive(
         pending = batch
         if opening.wave:
             wave, pending = batch[: opening.wave], batch[opening.wave :]
+            back = evidence.count + len(wave)  # responses in when the whole wave is back
             revise(opening.plan, "first wave: answer lengths unknown", len(wave),
                    first_batch=first_batch)  # fmt: skip
             for n, job in enumerate(wave):
                 await window.acquire()
                 evidence.running += 1
                 tg.start_soon(run_group, [job], n == 0)
-            plan, trigger, adaptive = await after_wave(pending, opening)
+            plan, trigger, adaptive = await after_wave(pending, opening, back)
         else:
             plan, trigger = opening.plan, "the call's questions" if first_batch else "next batch"
         while pending:
@@ -221,7 +222,7 @@ async def drive(
                     f"{transport.endpoint.answer_tokens or 0:.0f} tokens"
                 )
 
-    async def after_wave(pending: list[Job], opening: Opening) -> tuple[Plan, str, bool]:
+    async def after_wave(pending: list[Job], opening: Opening, back: int) -> tuple[Plan, str, bool]:
         """Wait for what the first wave tells (its first headers: the limits' room; its
         first answer: how long answers run), re-weighing the opening each time, until
         one plan is worth committing to; if nothing comes in time, the best one then."""
@@ -230,6 +231,9 @@ async def drive(
             while True:
                 await evidence.changed()
                 reopened = open_plan(transport, pending, opts)
+                if reopened.wave and evidence.count >= back and reopened.fallback:
+                    # The whole wave is back and taught nothing (it failed, say): no wait.
+                    return reopened.fallback, _heard(evidence.count, evidence.reports), True
                 if reopened.wave == 0:
                     return (
                         reopened.plan,
