@@ -408,15 +408,12 @@ class LocalLimiter:
             for schedule in (self._requests, self._tokens):
                 if schedule is not None:
                     schedule.tat += lag
-        # The endpoint computed its reset at the latest when it sent these headers, which
-        # is before they arrived here: counted from now, the reset is never early (an
-        # endpoint that computes it at the end of a long answer, as many do, would
-        # otherwise be taken to have room a whole answer's time too soon); a little
-        # margin covers the clocks' jitter.
+        # The endpoint computed its reset when the request came in, which was after it
+        # was sent by at most the way there: a little margin covers that.
         reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
         reset_tok = parse_duration(get("x-ratelimit-reset-tokens") or "")
         if ticket is not None:
-            now = self._clock()
+            now = ticket.at
             if reset_req is not None:
                 reset_req += max(_RESET_MARGIN_S, _SLACK * reset_req)
             if reset_tok is not None:
