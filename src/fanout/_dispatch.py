@@ -36,7 +36,7 @@ from ._transport import Transport, stream_for_headers
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-__all__ = ["drive", "open_plan", "plan_batch"]
+__all__ = ["commit_plan", "drive", "open_plan", "plan_batch"]
 
 Emit = Callable[[Answer], Awaitable[None]]
 
@@ -69,6 +69,14 @@ def open_plan(transport: Transport, batch: list[Job], opts: CallOptions) -> Open
                       lengths_known=known)  # fmt: skip
 
 
+def commit_plan(opening: Opening) -> Plan:
+    """The plan for all of an opening's questions: its own, or, if it would send a first
+    wave, the best one to commit to instead."""
+    if opening.wave and opening.fallback is not None:
+        return opening.fallback
+    return opening.plan
+
+
 def _heard(answers: int, reports: int) -> str:
     return f"after the first wave: {answers} answer(s), {reports} header report(s)"
 
@@ -80,6 +88,7 @@ class _Evidence:
         self.count = 0
         self.reports = 0  # responses whose headers came (before their body, if streamed)
         self.running = 0  # groups started and not finished
+        self.wave_back = 0  # requests of the current first wave that are back
         self._event = anyio.Event()
 
     def _wake(self) -> None:
@@ -143,7 +152,7 @@ async def drive(
     started = anyio.current_time()
     transport.header_listeners.add(evidence.report)
 
-    async def run_group(group: list[Job], stream: bool = False) -> None:
+    async def run_group(group: list[Job], stream: bool = False, wave: bool = False) -> None:
         if stream:  # a first wave's first request: its headers come with its first token
             stream_for_headers.set(True)
         try:
@@ -156,6 +165,8 @@ async def drive(
         finally:
             window.release()
             evidence.running -= 1
+            if wave:
+                evidence.wave_back += 1
             evidence.add()
 
     def revise(plan: Plan, trigger: str, questions: int, *, first_batch: bool) -> None:
@@ -180,14 +191,14 @@ async def drive(
         pending = batch
         if opening.wave:
             wave, pending = batch[: opening.wave], batch[opening.wave :]
-            back = evidence.count + len(wave)  # responses in when the whole wave is back
+            evidence.wave_back = 0
             revise(opening.plan, "first wave: answer lengths unknown", len(wave),
                    first_batch=first_batch)  # fmt: skip
             for n, job in enumerate(wave):
                 await window.acquire()
                 evidence.running += 1
-                tg.start_soon(run_group, [job], n == 0)
-            plan, trigger, adaptive = await after_wave(pending, opening, back)
+                tg.start_soon(run_group, [job], n == 0, True)
+            plan, trigger, adaptive = await after_wave(pending, len(wave))
         else:
             plan, trigger = opening.plan, "the call's questions" if first_batch else "next batch"
         while pending:
@@ -211,38 +222,31 @@ async def drive(
             pending = left
             if pending:
                 reopened = open_plan(transport, pending, opts)
-                plan = (
-                    reopened.plan
-                    if not reopened.wave or not reopened.fallback
-                    else (reopened.fallback)
-                )  # no second wave: the best plan to commit to
+                plan = commit_plan(reopened)  # no second wave
                 adaptive = reopened.uncertain
-                trigger = (
-                    f"{evidence.count} responses in: answers ~"
-                    f"{transport.endpoint.answer_tokens or 0:.0f} tokens"
-                )
+                learned = transport.endpoint.answer_tokens
+                trigger = f"{evidence.count} responses in: " + (
+                    f"answers ~{learned:.0f} tokens" if learned is not None
+                    else "the limits' room reported, answer lengths not yet known"
+                )  # fmt: skip
 
-    async def after_wave(pending: list[Job], opening: Opening, back: int) -> tuple[Plan, str, bool]:
+    async def after_wave(pending: list[Job], wave: int) -> tuple[Plan, str, bool]:
         """Wait for what the first wave tells (its first headers: the limits' room; its
-        first answer: how long answers run), re-weighing the opening each time, until
-        one plan is worth committing to; if nothing comes in time, the best one then."""
+        first answer: how long answers run), re-weighing the opening of the rest each
+        time, until one plan is worth committing to; when the whole wave is back having
+        taught nothing (it failed), or nothing comes in time, the best plan then."""
         wait = transport.endpoint.estimate().request_s(100, PRIOR_ANSWER_TOKENS)
+        trigger = "no answer from the first wave in time"
         with anyio.move_on_after(max(5.0, 2 * wait)):
             while True:
                 await evidence.changed()
+                trigger = _heard(evidence.count, evidence.reports)
                 reopened = open_plan(transport, pending, opts)
-                if reopened.wave and evidence.count >= back and reopened.fallback:
-                    # The whole wave is back and taught nothing (it failed, say): no wait.
-                    return reopened.fallback, _heard(evidence.count, evidence.reports), True
                 if reopened.wave == 0:
-                    return (
-                        reopened.plan,
-                        _heard(evidence.count, evidence.reports),
-                        reopened.uncertain,
-                    )
-                opening = reopened
-        assert opening.fallback is not None
-        return opening.fallback, "no answer from the first wave in time", True
+                    return reopened.plan, trigger, reopened.uncertain
+                if evidence.wave_back >= wave:
+                    break
+        return commit_plan(open_plan(transport, pending, opts)), trigger, True
 
     def due(replan_at: int, room_at: int | None) -> bool:
         """Is a re-plan due: the responses doubled, or the room reported at last?"""
@@ -252,10 +256,10 @@ async def drive(
         """While re-planning, a group starts only when it could be sent now (a request
         slot free, the request limit's room): one started would wait committed to its
         plan. Returns early when the next re-plan is due."""
-        while not due(replan_at, room_at):
+        while not due(replan_at, room_at) and evidence.running > 0:
             budget = transport.limiter.budget()
             busy = evidence.running >= transport.limits.max_concurrency
-            if not busy and (budget.rpm is None or budget.requests_now >= 1):
+            if not busy and (budget.rpm is None or budget.requests_now > 0):
                 return
             pace = 60.0 / budget.rpm if budget.rpm and not busy else 1.0
             with anyio.move_on_after(max(0.005, min(pace, 1.0))):

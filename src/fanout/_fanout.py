@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 import warnings
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
@@ -29,7 +30,7 @@ from ._call import (
     resolve_options,
 )
 from ._config import Limits, Policy, Retry
-from ._dispatch import drive, open_plan
+from ._dispatch import commit_plan, drive, open_plan
 from ._endpoint import EndpointModel
 from ._exceptions import ConfigError
 from ._intake import Job, QuestionLike, check_container, params_for, to_question
@@ -137,7 +138,14 @@ class Fanout:
         for i, item in enumerate(questions):
             q = to_question(item, i)
             jobs.append(Job(index=i, question=q, params=params_for(q, opts), key=str(i)))
-        return open_plan(self._transport, jobs, opts).plan
+        opening = open_plan(self._transport, jobs, opts)
+        plan = commit_plan(opening)
+        if opening.wave:  # the call would first send a wave: say so, plan them all
+            plan = dataclasses.replace(plan, reason=(
+                f"A call would start with a {opening.plan.reason} Until the wave tells: "
+                f"{plan.reason}"
+            ))  # fmt: skip
+        return plan
 
     async def ask_many(
         self,

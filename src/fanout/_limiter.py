@@ -252,6 +252,7 @@ class LocalLimiter:
         self._tokens_before: dict[int, float] = {}  # seq -> tokens sent before it
         self._req_credit = _Credit()
         self._tok_credit = _Credit()
+        self._silent = False  # a response came without x-ratelimit-remaining-requests
         self._changed: anyio.Event | None = None
         # Nothing configured: the first request goes alone and its headers say the rest.
         self._probe = "waiting" if limits.rpm is None and limits.tpm is None else "done"
@@ -400,6 +401,8 @@ class LocalLimiter:
         ticket = current_ticket.get()
         remaining_req = _number(get("x-ratelimit-remaining-requests"))
         remaining_tok = _number(get("x-ratelimit-remaining-tokens"))
+        if ticket is not None and remaining_req is None:
+            self._silent = True  # an endpoint that does not report its room: pacing it is
         if ticket is not None and ticket.seq == 0:
             # The very first request may reach the endpoint well after it was let go
             # (a new connection, the client's first-call set-up): the schedule counts
@@ -474,7 +477,7 @@ class LocalLimiter:
             rpm=self._requests.per_minute if self._requests is not None else None,
             tpm=self._tokens.per_minute if self._tokens is not None else None,
             paused_s=max(0.0, self._pause_until - now),
-            room_known=self._requests is None or self._req_credit.seq >= 0,
+            room_known=self._requests is None or self._req_credit.seq >= 0 or self._silent,
         )
 
     def state(self) -> LimitState:

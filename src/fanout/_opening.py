@@ -95,9 +95,10 @@ def _rooms(budget: Budget, n: int) -> list[Budget]:
     """The limits' room now: known, or, before the endpoint has said, either the even
     pacing's (a limit policed over seconds) or a minute's worth at once (policed per
     minute)."""
-    if budget.room_known or not budget.rpm or budget.requests_now >= n:
+    burst = min(float(n), budget.rpm or 0.0)
+    if budget.room_known or burst <= budget.requests_now:
         return [budget]
-    return [budget, dataclasses.replace(budget, requests_now=min(float(n), budget.rpm))]
+    return [budget, dataclasses.replace(budget, requests_now=burst)]
 
 
 def _wave_cost(
