@@ -351,8 +351,14 @@ async def test_a_second_fanout_run_plans_merge_from_its_first_request(
         warm_requests = list(server.stats.requests)
     assert len(cold) == len(warm) == 200
     assert cold_requests[0].questions == 1  # cold: the first goes alone, to learn
-    assert warm_requests[0].questions > 1  # warm: merged from the first request
-    assert all(r.questions > 1 for r in warm_requests)
+    # Warm: merged from the first request, but for at most one streamed question ahead
+    # of them when the limits' room is unknown (a probe of the room, not of the answers).
+    merged = (
+        warm_requests[1:]
+        if warm_requests[0].stream and warm_requests[0].questions == 1
+        else warm_requests
+    )
+    assert merged and all(r.questions > 1 for r in merged)
     assert len(warm_requests) < len(cold_requests)
     assert all(record["mode"] == "merged" for record in warm)
     (memory,) = _files(tmp_path / "memory")
