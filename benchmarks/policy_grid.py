@@ -44,8 +44,8 @@ from _common import RESULTS, save
 from openai import AsyncOpenAI
 
 import fanout
-from fanout.planning import EndpointModel
 from fanout.sim import SimConfig, serve
+from fanout.testing import cold_endpoint
 
 NS = [1, 2, 3, 5, 8, 12, 20, 30, 50]
 ANSWERS = [1, 3, 10, 30, 100, 300, 800]
@@ -95,17 +95,6 @@ def _model_seconds(s: Scenario) -> float:
     return max(merge, split)
 
 
-def _cold_priors(scale: float) -> EndpointModel:
-    """fanout's generic priors, in the simulator's time."""
-    prior = EndpointModel()
-    est = prior.estimate()
-    return EndpointModel(
-        rtt_s=est.rtt_s / scale,
-        prefill_s_per_token=est.prefill_s_per_token / scale,
-        decode_s_per_token=est.decode_s_per_token / scale,
-    )
-
-
 async def _run(
     s: Scenario, scale: float, policy: fanout.Policy, *, warm: bool
 ) -> tuple[float, str, float]:
@@ -114,7 +103,7 @@ async def _run(
     async with serve(config) as server:
         endpoint = None
         if COLD and policy.mode == "auto":
-            endpoint = _cold_priors(scale)
+            endpoint = cold_endpoint(scale)
         elif warm:
             warm_client = AsyncOpenAI(base_url=server.base_url, api_key="warm-up")
             warm_fo = fanout.Fanout(

@@ -13,14 +13,9 @@ import pytest
 import fanout
 from fanout.planning import DEFAULT_MAX_GROUP_SIZE, Budget, EndpointModel, PlanInputs, make_plan
 from fanout.sim import answer_for
+from fanout.testing import cold_endpoint
 
 from .conftest import SimFactory
-
-
-def _priors_at(scale: float) -> EndpointModel:
-    """A cold endpoint model (fanout's priors) in the simulator's time."""
-    return EndpointModel(rtt_s=0.3 / scale, prefill_s_per_token=0.0002 / scale,
-                         decode_s_per_token=0.015 / scale)  # fmt: skip
 
 
 class TestShortAnswersUnderARequestLimit:
@@ -77,7 +72,7 @@ class TestFirstWave:
         questions = [f"Question {i} of the wave {{{{tokens=200}}}}" for i in range(20)]
         async with sim(time_scale=scale, rpm=100) as (server, client):
             fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=100 * scale),
-                               endpoint=_priors_at(scale))  # fmt: skip
+                               endpoint=cold_endpoint(scale))  # fmt: skip
             answers = await fo.ask_many(questions)
             asked = sum(r.questions for r in server.stats.requests)
             streamed = sum(1 for r in server.stats.requests if r.stream)
@@ -150,7 +145,7 @@ async def test_a_first_wave_that_fails_does_not_hold_the_rest(sim: SimFactory) -
     for faults in ({}, {1: "500", 2: "500"}):
         async with sim(time_scale=scale, rpm=100, fault_schedule=faults) as (_, client):
             fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=100 * scale),
-                               endpoint=_priors_at(scale), retry=fanout.Retry(max_attempts=1),
+                               endpoint=cold_endpoint(scale), retry=fanout.Retry(max_attempts=1),
                                on_error="return")  # fmt: skip
             start = time.perf_counter()
             answers = await fo.ask_many(questions)

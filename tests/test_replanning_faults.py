@@ -11,16 +11,11 @@ from openai import AsyncOpenAI
 
 import fanout
 from fanout._limiter import LimitState, LocalLimiter
-from fanout.planning import Budget, EndpointModel
+from fanout.planning import Budget
 from fanout.sim import answer_for
+from fanout.testing import cold_endpoint
 
 from .conftest import SimFactory
-
-
-def _priors_at(scale: float) -> EndpointModel:
-    """A cold endpoint model (fanout's priors) in the simulator's time."""
-    return EndpointModel(rtt_s=0.3 / scale, prefill_s_per_token=0.0002 / scale,
-                         decode_s_per_token=0.015 / scale)  # fmt: skip
 
 
 async def test_a_first_wave_that_tells_nothing_in_time_loses_nothing(sim: SimFactory) -> None:
@@ -31,7 +26,7 @@ async def test_a_first_wave_that_tells_nothing_in_time_loses_nothing(sim: SimFac
     qs = [f"Q {i} {{{{tokens=200}}}}" for i in range(150)]
     async with sim(time_scale=scale, rpm=600, fault_schedule={1: "hang"}) as (_, client):
         fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=600 * scale),
-                           endpoint=_priors_at(scale), on_error="return",
+                           endpoint=cold_endpoint(scale), on_error="return",
                            retry=fanout.Retry(attempt_timeout=8.0))  # fmt: skip
         answers = await fo.ask_many(qs)
     revisions = answers.report.revisions
@@ -59,7 +54,7 @@ async def test_an_endpoint_that_reports_no_room_is_not_replanned_per_response(
     qs = [f"Q {i} {{{{tokens=3}}}}" for i in range(400)]
     async with sim(time_scale=scale) as (_, client):
         fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=6000 * scale),
-                           endpoint=_priors_at(scale))  # fmt: skip
+                           endpoint=cold_endpoint(scale))  # fmt: skip
         answers = await fo.ask_many(qs, policy=fanout.Policy(expected_tokens=3))
     assert answers.texts == [answer_for(q, 3) for q in qs]
     assert len(answers.report.revisions) <= 3

@@ -244,8 +244,8 @@ async def drive(
                 reopened = open_plan(transport, pending, opts)
                 if reopened.wave == 0:
                     return reopened.plan, trigger, reopened.uncertain
-                if evidence.wave_back >= wave:
-                    break
+                if evidence.wave_back >= wave:  # all back, and still in doubt: no re-weighing
+                    return commit_plan(reopened), trigger, True
         return commit_plan(open_plan(transport, pending, opts)), trigger, True
 
     def due(replan_at: int, room_at: int | None) -> bool:

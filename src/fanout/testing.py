@@ -40,6 +40,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ._endpoint import EndpointModel
+
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
@@ -50,7 +52,7 @@ try:
 except ImportError:  # pragma: no cover - used outside pytest: the helpers only
     pytest = None  # type: ignore[assignment]
 
-__all__ = ["SimFactory", "SimHandle", "open_sim"]
+__all__ = ["SimFactory", "SimHandle", "cold_endpoint", "open_sim"]
 
 
 class SimHandle(NamedTuple):
@@ -136,3 +138,16 @@ if pytest is not None:
         args, kwargs = (marker.args, marker.kwargs) if marker is not None else ((), {})
         async with open_sim(*args, **kwargs) as sim:
             yield sim
+
+
+def cold_endpoint(time_scale: float) -> EndpointModel:
+    """An endpoint model that knows nothing yet, as a new ``Fanout`` starts with, but in
+    a simulator's time: fanout's priors (round trip, prefill and decode speeds) divided
+    by its ``time_scale``, as if the simulator ran in real time. Pass it as
+    ``Fanout(..., endpoint=cold_endpoint(scale))`` to see first contact at speed."""
+    est = EndpointModel().estimate()
+    return EndpointModel(
+        rtt_s=est.rtt_s / time_scale,
+        prefill_s_per_token=est.prefill_s_per_token / time_scale,
+        decode_s_per_token=est.decode_s_per_token / time_scale,
+    )
