@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import platform
 import socket
 import subprocess
@@ -14,6 +15,11 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parent / "results"
+
+# Every benchmark measures what it names, from the state it sets up: a Fanout must not
+# load what an earlier run (another simulator that had the same loopback port, say)
+# left in the endpoint memory. The child processes a benchmark starts inherit this.
+os.environ["FANOUT_MEMORY"] = "off"
 
 
 def free_port() -> int:
