@@ -131,7 +131,20 @@ def case_a2() -> dict[str, Any]:
     answered = sum(o["answered"] for o in outs)
     return {"429s": stats["rate_limited"], "wall_s": wall, "ideal_s": ideal,
             "ratio": wall / ideal, "answered": answered, "questions": 4 * per_process,
+            "refused": _refusals(stats["requests"], window),
             "met": stats["rate_limited"] == 0 and wall <= 1.05 * ideal}  # fmt: skip
+
+
+def _refusals(records: list[dict[str, Any]], window: float) -> list[dict[str, Any]]:
+    """Each 429: when (s after the first request), and how many requests the
+    endpoint had let through (it charges them on arrival) in the window before it."""
+    admitted = sorted(r["arrival"] for r in records if r["status"] != 429)
+    first = min(r["arrival"] for r in records) if records else 0.0
+    return [
+        {"at_s": round(r["arrival"] - first, 3),
+         "admitted_in_window": sum(r["arrival"] - window < a <= r["arrival"] for a in admitted)}
+        for r in records if r["status"] == 429
+    ]  # fmt: skip
 
 
 def _spawn_worker(url: str, redis_url: str, rpm: int, n: int, name: str) -> subprocess.Popen[str]:

@@ -138,6 +138,32 @@ async def test_room_reported_by_one_process_lets_every_process_send(redis_url: s
         await lim.aclose()
 
 
+async def test_after_a_reported_reset_the_full_room_is_back_for_every_process(
+    redis_url: str,
+) -> None:
+    """Room for 10 (remaining 9 on the first answer), spent; the last answer says 0
+    left and the window empty in 0.3 s. After that, another process sends 10 at once;
+    paced at 60 rpm behind the 10 already sent, they would take 20 s."""
+    a = RedisLimiter(Limits(rpm=60), redis_url, namespace="reset")
+    b = RedisLimiter(Limits(rpm=60), redis_url, namespace="reset")
+    await a.acquire(0)
+    a.observe({"x-ratelimit-remaining-requests": "9"})
+    a.attempt_done()
+    await asyncio.sleep(0.05)  # reports are written in the background
+    start = time.monotonic()
+    for _ in range(9):
+        await a.acquire(0)
+        a.attempt_done()
+    assert time.monotonic() - start < 0.5  # the reported room
+    a.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "0.3s"})
+    await asyncio.sleep(0.5)
+    start = time.monotonic()
+    await asyncio.gather(*[b.acquire(0) for _ in range(10)])
+    assert time.monotonic() - start < 0.5
+    for lim in (a, b):
+        await lim.aclose()
+
+
 async def test_unreachable_redis_fails_before_anything_is_sent(sim: SimFactory) -> None:
     """A dead redis: a clear error and no request; with fallback_local, local limits."""
     dead = f"redis://127.0.0.1:{_free_port()}/0"

@@ -12,6 +12,8 @@ They pace as :class:`~fanout.limits.LocalLimiter` does, with the state shared:
 * the room the endpoint reports (``x-ratelimit-remaining-requests``, less what any
   process sent after the request it answers) lets requests go before their slot,
   which they still take: bursts happen only where the server said there is room;
+  and from the reset it reports (``x-ratelimit-reset-requests``: when its window is
+  empty again) its full capacity is free again, as in the local limiter;
 * a 429's cool-down is a key every process reads before sending, and it forgets
   the reported room.
 
@@ -29,15 +31,16 @@ from typing import Any
 
 from ._config import Limits
 from ._exceptions import ConfigError, FanoutError
-from ._limiter import _SLACK, LimitState, Ticket, current_ticket
+from ._limiter import _RESET_MARGIN_S, _SLACK, LimitState, Ticket, current_ticket, parse_duration
 from ._plans import Budget
 
 __all__ = ["RedisLimiter", "RedisUnavailableError"]
 
-# KEYS: schedule, send counter, credit hash, in-flight counter. ARGV: interval_ms per
-# unit, cost units, 1 for the request schedule (counts the send, may use the reported
-# room), 0 for tokens. Returns {wait ms (string), seq}: the reserved slot comes after
-# ``wait`` ms, or now if the reported room covers it.
+# KEYS: schedule, send counter, credit hash, in-flight set, resets list. ARGV:
+# interval_ms per unit, cost units, 1 for the request schedule (counts the send, may use
+# the reported room), 0 for tokens. Returns {wait ms (string), seq}: the reserved slot
+# comes after ``wait`` ms, or sooner if the reported room covers it (now, or when a
+# reported reset has emptied the endpoint's window).
 _RESERVE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
@@ -56,7 +59,17 @@ if ARGV[3] == '1' then
   local cseq = tonumber(redis.call('HGET', KEYS[3], 'seq') or '-1')
   local base = tonumber(redis.call('HGET', KEYS[3], 'base') or '0')
   local mark = tonumber(redis.call('HGET', KEYS[3], 'mark') or '0')
-  if cseq >= 0 and base - (seq - mark) >= 1 then wait = 0 end
+  if cseq >= 0 and base - (seq - mark) >= 1 then
+    wait = 0
+  elseif cseq >= 0 then
+    for _, r in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do
+      local at, full, rmark = string.match(r, '([^|]+)|([^|]+)|([^|]+)')
+      if tonumber(full) - (seq - tonumber(rmark)) >= 1 and tonumber(at) - now < wait then
+        wait = tonumber(at) - now
+      end
+    end
+    if wait < 0 then wait = 0 end
+  end
 end
 if tat < now then tat = now end
 local new_tat = tat + cost * interval
@@ -76,20 +89,43 @@ redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_t
 return 1
 """
 
-# KEYS: credit hash, send counter, in-flight set. ARGV: seq, remaining. The room a
+# KEYS: credit hash, send counter, in-flight set, resets list. ARGV: seq, remaining,
+# ms until the endpoint's window is empty again ("" if not reported). The room a
 # response reported, less what was sent after its request and what was sent before it
 # and is still on its way (neither counted by the endpoint yet, perhaps); what is sent
 # after the report is taken off at reservation. A newer request's report replaces an
 # older one; seq -1 forgets the room (after a 429) until a request sent later reports.
+# Each report's reset is kept too (the last 8), as in the local limiter: from then on
+# the endpoint's full capacity (the most it ever said it had room for, plus one), less
+# those same others, is free again.
 _CREDIT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local cseq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '-1')
 local seq = tonumber(ARGV[1])
 local sent = tonumber(redis.call('GET', KEYS[2]) or '0')
 if seq < 0 then
   redis.call('HSET', KEYS[1], 'seq', sent - 1, 'base', 0, 'mark', sent)
-elseif seq > cseq then
-  local others = (sent - seq - 1) + redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. seq)
-  redis.call('HSET', KEYS[1], 'seq', seq, 'base', tonumber(ARGV[2]) - others, 'mark', sent)
+  redis.call('DEL', KEYS[4])
+else
+  local remaining = tonumber(ARGV[2])
+  local cap = tonumber(redis.call('HGET', KEYS[1], 'cap') or '0')
+  if remaining + 1 > cap then
+    cap = remaining + 1
+    redis.call('HSET', KEYS[1], 'cap', cap)
+  end
+  if seq > cseq then
+    local others = (sent - seq - 1) + redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. seq)
+    local base = remaining - others
+    redis.call('HSET', KEYS[1], 'seq', seq, 'base', base, 'mark', sent)
+    if ARGV[3] ~= '' then
+      local full = math.max(base, cap - others)
+      local at = now + tonumber(ARGV[3])
+      redis.call('RPUSH', KEYS[4], string.format('%.3f|%.3f|%d', at, full, sent))
+      redis.call('LTRIM', KEYS[4], -8, -1)
+      redis.call('PEXPIRE', KEYS[4], 3600000)
+    end
+  end
 end
 redis.call('PEXPIRE', KEYS[1], 3600000)
 return 1
@@ -202,7 +238,7 @@ class RedisLimiter:
 
     def _keys(self, kind: str) -> list[str]:
         p = self._prefix
-        return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight"]
+        return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight", f"{p}:resets"]
 
     def attempt_done(self) -> None:
         """The current request finished: it is no longer in flight."""
@@ -251,18 +287,25 @@ class RedisLimiter:
             left = float(remaining) * self._limits.headroom
         except ValueError:
             return
-        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [ticket.seq, left]))
+        # The reset counts from when the endpoint took the request, after it was sent
+        # (the local limiter's margin covers the way there); redis keeps it in its clock.
+        reset = parse_duration(headers.get("x-ratelimit-reset-requests") or "")
+        until = ""
+        if reset is not None:
+            reset += max(_RESET_MARGIN_S, _SLACK * reset)
+            until = f"{(reset - (time.monotonic() - ticket.at)) * 1000:.3f}"
+        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [ticket.seq, left, until]))
 
     def cool_down(self, seconds: float) -> None:
         if seconds <= 0:
             return
         self._paused_until = max(self._paused_until, time.monotonic() + seconds)
         self._spawn(self._call("pause", _PAUSE, [f"{self._prefix}:pause"], [seconds * 1000]))
-        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [-1, 0]))
+        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [-1, 0, ""]))
 
     def _credit_keys(self) -> list[str]:
         p = self._prefix
-        return [f"{p}:credit", f"{p}:sent", f"{p}:inflight"]
+        return [f"{p}:credit", f"{p}:sent", f"{p}:inflight", f"{p}:resets"]
 
     def state(self) -> LimitState:
         return LimitState(
