@@ -103,3 +103,16 @@ def test_merged_replies_that_fail_raise_the_learned_failure_rate() -> None:
     for _ in range(100):
         model.observe_merged(5, 5)
     assert model.estimate().merge_failure_rate < 0.05
+
+
+def test_answers_all_one_token_long_leave_the_decode_speed_near_its_prior() -> None:
+    """Four one-token answers taking 30 ms each cannot tell a slow decode from a long
+    round trip: the round trip takes the difference, and a merged reply (more tokens)
+    is not costed as if each token took a tenth of the latency (a fit that split it
+    evenly learned a decode 170x the prior's on the policy grid)."""
+    model = EndpointModel(rtt_s=0.003, decode_s_per_token=0.00015, prefill_s_per_token=2e-6)
+    for latency in (0.029, 0.031, 0.030, 0.030):
+        model.observe(prompt_tokens=17, completion_tokens=1, latency_s=latency)
+    est = model.estimate()
+    assert est.decode_s_per_token < 2 * 0.00015
+    assert 0.02 < est.rtt_s < 0.035

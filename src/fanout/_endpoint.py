@@ -277,6 +277,11 @@ class EndpointModel:
         prior = self._prior
         lam = [self._prior_weight * max(1e-12, ztz[i][i] / max(n, 1)) for i in range(3)]
         lam[1] = max(lam[1], prefill_weight)
+        # The decode speed weighs its prior in proportion to it, not to the latency it
+        # would explain: answers all of one length (one-token answers, say) cannot tell a
+        # slow decode from a long round trip, and the round trip should take the slack
+        # (an even split made 1-token answers look 170x slower to decode than they were).
+        lam[2] = max(lam[2], self._prior_weight * (yy / max(n, 1)) / max(prior[2], 1e-9) ** 2)
         theta = _nnls(ztz, zty, lam, prior[:3])
         sse = yy - 2 * sum(t * y for t, y in zip(theta, zty, strict=True))
         sse += sum(theta[a] * ztz[a][b] * theta[b] for a in range(3) for b in range(3))
