@@ -176,7 +176,8 @@ def case_b() -> dict[str, Any]:
         )
         stats = sim_stats(url)
     return {"429s": stats["rate_limited"], "wall_s": wall, "answered": answers.report.answered,
-            "questions": n, "met": stats["rate_limited"] <= 1}  # fmt: skip
+            "questions": n, "refused": _refusals(stats["requests"], 1.0),
+            "met": stats["rate_limited"] <= 1}  # fmt: skip
 
 
 def case_c() -> dict[str, Any]:

@@ -140,6 +140,25 @@ class TestRoomTheServerReports:
         assert all(t == times[0] for t in times)
         assert start + 3.0 < times[0] <= start + 3.2  # the reset, and a margin for the way there
 
+    async def test_a_reset_counts_from_when_its_headers_came_not_from_the_send(self) -> None:
+        """The endpoint counts a reset from when it took the request: somewhere between
+        the send and the headers' return. Headers back 0.4 s after the send say the
+        window is empty 3 s on: the room comes back 3.4 s after the send, not 3.05 s
+        (counted from the send, a request that reached the endpoint late still held
+        its window and the next burst was refused)."""
+        clock = FakeClock()
+        limiter = _limiter(Limits(rpm=60), clock)
+        await limiter.acquire(0)
+        limiter.observe({"x-ratelimit-remaining-requests": "9"})
+        limiter.attempt_done()
+        await _send_times(limiter, clock, 9)
+        sent = clock.now
+        clock.now += 0.4
+        limiter.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "3s"})
+        times = await _send_times(limiter, clock, 10)
+        assert all(t == times[0] for t in times)
+        assert sent + 3.4 <= times[0] <= sent + 3.5
+
     async def test_a_429_forgets_the_room_reported_before(self) -> None:
         """After a cool-down (a 429), no send goes on earlier credit."""
         clock = FakeClock()

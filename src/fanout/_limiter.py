@@ -65,6 +65,16 @@ _PROBE_WAIT_S = 30.0
 """Longest the others wait for the first request's headers before going anyway."""
 
 
+def reset_margin(reset_s: float, elapsed_s: float) -> float:
+    """Added to a reset reported ``elapsed_s`` after its request was sent, counted from
+    the send. The endpoint counted it from when it took the request, which may be well
+    after the send (a new connection, a busy client or server: a burst of nine requests
+    reached the simulator 0.1 s after they left), and is no later than the headers'
+    arrival: the reset is counted from there, up to 1 s on (a long answer's headers
+    come with its last token), and never with less margin than the clock jitter's."""
+    return max(_RESET_MARGIN_S, _SLACK * reset_s, min(1.0, elapsed_s))
+
+
 def parse_duration(value: str) -> float | None:
     """Seconds in a Go-style duration (``1s``, ``6m0s``, ``12ms``, ``1m30.5s``), or None."""
     value = value.strip()
@@ -411,16 +421,17 @@ class LocalLimiter:
             for schedule in (self._requests, self._tokens):
                 if schedule is not None:
                     schedule.tat += lag
-        # The endpoint computed its reset when the request came in, which was after it
-        # was sent by at most the way there: a little margin covers that.
+        # The endpoint computed its reset when the request came in: after it was sent,
+        # and before its headers came back (see reset_margin).
         reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
         reset_tok = parse_duration(get("x-ratelimit-reset-tokens") or "")
         if ticket is not None:
             now = ticket.at
+            elapsed = self._clock() - ticket.at
             if reset_req is not None:
-                reset_req += max(_RESET_MARGIN_S, _SLACK * reset_req)
+                reset_req += reset_margin(reset_req, elapsed)
             if reset_tok is not None:
-                reset_tok += max(_RESET_MARGIN_S, _SLACK * reset_tok)
+                reset_tok += reset_margin(reset_tok, elapsed)
             # Not counted in what the endpoint reported, perhaps: what was sent after
             # this request, and what was sent before it and is still on its way.
             earlier = [(q, t) for q, t in self._open.items() if q < ticket.seq]

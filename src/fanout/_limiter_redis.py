@@ -31,7 +31,7 @@ from typing import Any
 
 from ._config import Limits
 from ._exceptions import ConfigError, FanoutError
-from ._limiter import _RESET_MARGIN_S, _SLACK, LimitState, Ticket, current_ticket, parse_duration
+from ._limiter import _SLACK, LimitState, Ticket, current_ticket, parse_duration, reset_margin
 from ._plans import Budget
 
 __all__ = ["RedisLimiter", "RedisUnavailableError"]
@@ -292,7 +292,7 @@ class RedisLimiter:
         reset = parse_duration(headers.get("x-ratelimit-reset-requests") or "")
         until = ""
         if reset is not None:
-            reset += max(_RESET_MARGIN_S, _SLACK * reset)
+            reset += reset_margin(reset, time.monotonic() - ticket.at)
             until = f"{(reset - (time.monotonic() - ticket.at)) * 1000:.3f}"
         self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [ticket.seq, left, until]))
 
