@@ -132,7 +132,9 @@ async def test_room_reported_by_one_process_lets_every_process_send(redis_url: s
     a.observe({"x-ratelimit-remaining-requests": "10"})
     await asyncio.sleep(0.05)  # the report is written in the background
     start = time.monotonic()
-    await asyncio.gather(*[lim.acquire(0) for lim in (a, b) for _ in range(5)])
+    await b.acquire(0)  # b's first request, on the room a's answer reported
+    b.observe({})
+    await asyncio.gather(*[a.acquire(0) for _ in range(5)], *[b.acquire(0) for _ in range(4)])
     assert time.monotonic() - start < 0.5  # at 60 rpm, paced, these would take 10 s
     for lim in (a, b):
         await lim.aclose()
@@ -158,10 +160,31 @@ async def test_after_a_reported_reset_the_full_room_is_back_for_every_process(
     a.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "0.3s"})
     await asyncio.sleep(0.5)
     start = time.monotonic()
-    await asyncio.gather(*[b.acquire(0) for _ in range(10)])
+    await b.acquire(0)  # b's first request
+    b.observe({})
+    await asyncio.gather(*[b.acquire(0) for _ in range(9)])
     assert time.monotonic() - start < 0.5
     for lim in (a, b):
         await lim.aclose()
+
+
+async def test_a_process_reserves_its_other_slots_once_its_first_request_is_answered(
+    redis_url: str,
+) -> None:
+    """A process's first request may reach the endpoint late (a new connection): its
+    other requests reserve their slots in the shared schedule only after its answer
+    has moved the schedule by that delay, or after 1 s without one."""
+    limiter = RedisLimiter(Limits(rpm=60_000), redis_url, namespace="first")
+    await limiter.acquire(0)
+    second = asyncio.ensure_future(limiter.acquire(0))
+    await asyncio.sleep(0.3)
+    assert not second.done()  # 60,000 rpm would have let it go at once
+    limiter.observe({})
+    await asyncio.wait_for(second, 0.5)
+    other = RedisLimiter(Limits(rpm=60_000), redis_url, namespace="first-other")
+    await asyncio.wait_for(other.acquire(0), 0.5)  # another process's first does not wait
+    await other.aclose()
+    await limiter.aclose()
 
 
 async def test_unreachable_redis_fails_before_anything_is_sent(sim: SimFactory) -> None:

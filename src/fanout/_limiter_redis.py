@@ -29,6 +29,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
+
 from ._config import Limits
 from ._exceptions import ConfigError, FanoutError
 from ._limiter import _SLACK, LimitState, Ticket, current_ticket, parse_duration, reset_margin
@@ -190,6 +192,7 @@ class RedisLimiter:
         self._scripts: dict[str, Any] = {}
         self._paused_until = 0.0  # local view of the shared pause, for reports
         self._first_seen = False
+        self._first_answered: anyio.Event | None = None
 
     def __repr__(self) -> str:
         host = self._url.split("@")[-1]  # never show a password
@@ -218,6 +221,16 @@ class RedisLimiter:
     async def acquire(self, tokens: int) -> float:
         start = time.monotonic()
         await self._wait_pause()
+        if self._rpm and not self._first_seen:
+            # This process's first request goes first; the others reserve their slots
+            # once it is answered (at most 1 s on), when the schedule has been moved
+            # by how late it may have reached the endpoint (see observe): slots
+            # reserved before would keep their places and fill the window it arrived in.
+            if self._first_answered is None:
+                self._first_answered = anyio.Event()
+            else:
+                with anyio.move_on_after(1.0):
+                    await self._first_answered.wait()
         seq = -1
         if self._rpm:
             wait, seq_text = await self._call(
@@ -245,6 +258,8 @@ class RedisLimiter:
         ticket = current_ticket.get()
         if ticket is not None and ticket.seq >= 0:
             self._spawn(self._call("done", _DONE, [f"{self._prefix}:inflight"], [ticket.seq]))
+        if self._first_answered is not None:
+            self._first_answered.set()  # answered or failed: the others need not wait
 
     async def _wait_pause(self) -> None:
         while True:
@@ -280,6 +295,8 @@ class RedisLimiter:
             lag = min(1.0, time.monotonic() - ticket.at)
             self._spawn(self._call("adjust", _ADJUST, [f"{self._prefix}:requests"],
                                    [self._req_interval, lag * 1000 / self._req_interval]))  # fmt: skip
+            if self._first_answered is not None:
+                self._first_answered.set()
         remaining = headers.get("x-ratelimit-remaining-requests")
         if remaining is None or ticket is None or ticket.seq < 0 or not self._rpm:
             return
