@@ -7,10 +7,12 @@ ratio to the better of split and merge (target: <= 1.10 in >= 95 % of scenarios,
 never above 1.5), and the planner's estimate error for the plan it chose
 (|estimated - actual| / actual: median and p90).
 
-The auto run uses a ``Fanout`` that has seen an earlier call (a warm-up of six
-answers of 5 to 120 tokens, on another API key of the same simulator so the
-measured key's request budget is untouched), as a ``Fanout`` in use has; and it is told the answers' expected
-length, as a caller who asks for one-word answers knows. Every run is told the
+The auto run uses a ``Fanout`` that starts from an earlier call's endpoint memory (a
+warm-up of six answers of 5 to 120 tokens, by another ``Fanout`` on another API key of
+the same simulator, so the measured key's request budget is untouched), as a second
+process does: its speed model, and the room for requests the endpoint reported; and
+it is told the answers' expected length, as a caller who asks for one-word answers
+knows. (Until the room was remembered, the warm-up passed only its endpoint model.) Every run is told the
 rate limit (per wall minute). Each scenario's ``time_scale`` is chosen so one run
 lasts well under a second. Each policy runs twice, on fresh simulators, and its
 better time counts: runs of a tenth of a second vary by tens of milliseconds here.
@@ -34,10 +36,13 @@ import asyncio
 import json
 import math
 import random
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from _common import RESULTS, save
@@ -102,28 +107,32 @@ async def _run(
     questions = [f"Question {i} of the grid {{{{tokens={s.answer}}}}}" for i in range(s.n)]
     async with serve(config) as server:
         endpoint = None
+        memory: Path | bool = False
         if COLD and policy.mode == "auto":
             endpoint = cold_endpoint(scale)
         elif warm:
+            # The warm-up's Fanout saves what it learned to an endpoint memory of its
+            # own, and the measured one starts from it, as a second process would.
+            memory = Path(tempfile.mkdtemp(prefix="fanout-grid-"))
             warm_client = AsyncOpenAI(base_url=server.base_url, api_key="warm-up")
             warm_fo = fanout.Fanout(
-                warm_client, model="sim-1", limits=fanout.Limits(rpm=s.rpm * scale)
+                warm_client, model="sim-1", limits=fanout.Limits(rpm=s.rpm * scale), memory=memory
             )
             lengths = [40, 5, 120, 20, 80, 10]
             await warm_fo.ask_many(
                 [f"warm-up {i} {{{{tokens={t}}}}}" for i, t in enumerate(lengths)], policy="split"
             )
             await warm_client.close()
-            endpoint = warm_fo.endpoint
         client = AsyncOpenAI(base_url=server.base_url, api_key="measured")
-        fo = fanout.Fanout(
-            client, model="sim-1", limits=fanout.Limits(rpm=s.rpm * scale), endpoint=endpoint
-        )
+        fo = fanout.Fanout(client, model="sim-1", limits=fanout.Limits(rpm=s.rpm * scale),
+                           endpoint=endpoint, memory=memory)  # fmt: skip
         _ = client.chat  # the SDK imports its resources on first use: not part of a run
         start = time.perf_counter()
         answers = await fo.ask_many(questions, policy=policy)
         wall = time.perf_counter() - start
         await client.close()
+    if isinstance(memory, Path):
+        shutil.rmtree(memory, ignore_errors=True)
     assert answers.report.failed == 0
     plan = answers.report.plan
     estimate = answers.report.estimated_wall_s

@@ -108,6 +108,21 @@ class TestRoundTrip:
         assert fo.limiter.state().rpm == 60_000
         assert not fo.limiter.state().rpm_learned
 
+    async def test_the_room_for_a_burst_is_remembered(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """An endpoint that took 20 requests at once under a 20-rpm limit: a later
+        ``Fanout`` plans with that burst before its first request, instead of weighing
+        whether the endpoint paces one per 3 s (and opening with a question alone to
+        find out): five long answers go split, all at once."""
+        async with sim(rpm=20) as (_, client):
+            first = fanout.Fanout(client, model="sim-1", memory=tmp_path, limits=Limits(rpm=20))
+            await first.ask_many(SHORT[:2], policy="split")
+            later = fanout.Fanout(client, model="sim-1", memory=tmp_path, limits=Limits(rpm=20))
+            plan = later.plan(SHORT[:5], policy=fanout.Policy(expected_tokens=100))
+        assert plan.inputs.budget.burst_seen == 20
+        assert plan.chosen.label == "split" and "first wave" not in plan.reason
+
 
 class TestWhoseMemory:
     async def test_another_model_or_base_url_starts_cold(

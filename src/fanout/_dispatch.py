@@ -26,7 +26,7 @@ from ._call import CallOptions, CallStats
 from ._execution import ask_merged, ask_one
 from ._intake import Intake, Job
 from ._models import Answer
-from ._opening import Opening, answer_lengths_known, open_batch, room_in_doubt
+from ._opening import Opening, answer_lengths_known, open_batch, planning_room, room_in_doubt
 from ._planning import PRIOR_ANSWER_TOKENS, plan_jobs
 from ._plans import Budget, Plan, PlanRevision
 from ._progress import ProgressSink, make_progress
@@ -60,7 +60,7 @@ def open_plan(transport: Transport, batch: list[Job], opts: CallOptions) -> Open
     """The first plan of a batch: at once when its answer lengths and the limits' room
     are known (or the policy is not auto), else weighed under hypotheses of them
     (``_opening``)."""
-    budget = transport.limiter.budget()
+    budget = planning_room(transport.limiter.budget(), len(batch))
     known = answer_lengths_known(batch, opts, transport.endpoint.answer_tokens)
     if opts.policy.mode != "auto" or (known and not room_in_doubt(budget, len(batch))):
         plan = plan_batch(transport, batch, opts, budget)

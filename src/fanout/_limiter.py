@@ -263,6 +263,7 @@ class LocalLimiter:
         self._req_credit = _Credit()
         self._tok_credit = _Credit()
         self._silent = False  # a response came without x-ratelimit-remaining-requests
+        self._burst_seen = 0.0  # the room for requests an earlier process was told of
         self._changed: anyio.Event | None = None
         # Nothing configured: the first request goes alone and its headers say the rest.
         self._probe = "waiting" if limits.rpm is None and limits.tpm is None else "done"
@@ -455,13 +456,24 @@ class LocalLimiter:
 
     def reported_limits(self) -> dict[str, float]:
         """The limits the endpoint's headers reported (``rpm``, ``tpm``), whatever was
-        configured: what the next process may start from (see ``seed_limits``)."""
-        return dict(self._reported)
+        configured, and the most requests it reported room for at once
+        (``burst_requests``): what the next process may start from (``seed_limits``)."""
+        reported = dict(self._reported)
+        burst = max(self._req_credit.capacity, self._burst_seen)
+        if burst > 0:
+            reported["burst_requests"] = burst
+        return reported
 
-    def seed_limits(self, *, rpm: float | None, tpm: float | None) -> None:
+    def seed_limits(
+        self, *, rpm: float | None, tpm: float | None, burst_requests: float | None = None
+    ) -> None:
         """Start from limits an earlier process was told, before any header says them
         here: a configured limit wins, and each response's headers correct them. The
-        first request still goes alone (its headers say the room there is now)."""
+        first request still goes alone (its headers say the room there is now); the
+        planner expects the room for ``burst_requests`` it found then (see
+        ``Budget.burst_seen``)."""
+        if burst_requests is not None and burst_requests > 0:
+            self._burst_seen = float(burst_requests)
         headroom = self._limits.headroom
         if rpm is not None and rpm > 0 and self._limits.rpm is None and self._requests is None:
             self._requests = _Schedule(rpm * headroom)
@@ -489,6 +501,7 @@ class LocalLimiter:
             tpm=self._tokens.per_minute if self._tokens is not None else None,
             paused_s=max(0.0, self._pause_until - now),
             room_known=self._requests is None or self._req_credit.seq >= 0 or self._silent,
+            burst_seen=max(self._req_credit.capacity, self._burst_seen),
         )
 
     def state(self) -> LimitState:

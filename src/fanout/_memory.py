@@ -3,7 +3,8 @@
 A ``Fanout`` starts knowing nothing of its endpoint and plans with generic priors
 until responses teach it. What it learned of one endpoint and model — the endpoint
 model's observations (its speed), the typical answer length, whether the endpoint
-caches prefixes, the limits its headers reported, whether it refused
+caches prefixes, the limits its headers reported (and the most requests they said it had
+room for at once), whether it refused
 ``response_format`` — is saved at the end of each call that learned something, and
 loaded before the first plan of the next ``Fanout`` for the same endpoint and model:
 a second process (another ``fanout run``, another one-shot ``fanout.ask_many``)
@@ -207,7 +208,8 @@ class EndpointMemory:
             else:
                 seed = getattr(transport.limiter, "seed_limits", None)
                 if seed is not None:
-                    seed(rpm=doc["limits"].get("rpm"), tpm=doc["limits"].get("tpm"))
+                    seed(rpm=doc["limits"].get("rpm"), tpm=doc["limits"].get("tpm"),
+                         burst_requests=doc["limits"].get("burst_requests"))  # fmt: skip
                 if doc["json_schema_refused"]:
                     transport.json_ok = False
                 log.debug("endpoint memory loaded from %s", where)
@@ -246,7 +248,11 @@ class EndpointMemory:
             "version": FORMAT_VERSION,
             "key": endpoint_key(self._base_url, self._model or ""),
             "endpoint": transport.endpoint.snapshot(),
-            "limits": {"rpm": limits.get("rpm"), "tpm": limits.get("tpm")},
+            "limits": {
+                "rpm": limits.get("rpm"),
+                "tpm": limits.get("tpm"),
+                "burst_requests": limits.get("burst_requests"),
+            },
             "json_schema_refused": not transport.json_ok,
         }
 

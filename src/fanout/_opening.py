@@ -33,7 +33,14 @@ from ._intake import Job
 from ._planning import PRIOR_ANSWER_TOKENS, estimate_groups
 from ._plans import Budget, Plan
 
-__all__ = ["HYPOTHESES", "Opening", "answer_lengths_known", "open_batch", "room_in_doubt"]
+__all__ = [
+    "HYPOTHESES",
+    "Opening",
+    "answer_lengths_known",
+    "open_batch",
+    "planning_room",
+    "room_in_doubt",
+]
 
 HYPOTHESES = (4, 30, PRIOR_ANSWER_TOKENS)
 """Answer lengths (tokens) the opening is weighed under: a word, a sentence or two,
@@ -94,10 +101,14 @@ def _after(budget: Budget, requests: int, tokens: int) -> Budget:
 def _rooms(budget: Budget, n: int) -> list[Budget]:
     """The limits' room now: known, or, before the endpoint has said, either the even
     pacing's (a limit policed over seconds) or a minute's worth at once (policed per
-    minute)."""
+    minute); or, if the endpoint has reported room for a burst before (an earlier
+    process, remembered), that burst again."""
     burst = min(float(n), budget.rpm or 0.0)
     if budget.room_known or burst <= budget.requests_now:
         return [budget]
+    if budget.burst_seen >= 1:
+        seen = max(budget.requests_now, min(float(n), budget.burst_seen))
+        return [dataclasses.replace(budget, requests_now=seen)]
     return [budget, dataclasses.replace(budget, requests_now=burst)]
 
 
@@ -130,6 +141,13 @@ def _wave_cost(
         decided = inputs.endpoint.request_s(prompt, 1 if settled else inputs.answer_tokens[0])
         cost[h, r] = decided + after[h, r].chosen.est_wall_s
     return cost
+
+
+def planning_room(budget: Budget, n: int) -> Budget:
+    """The room to plan ``n`` requests with when it is not in doubt: ``budget``, or,
+    before this endpoint has reported its room, the burst it reported before."""
+    rooms = _rooms(budget, n)
+    return rooms[0] if len(rooms) == 1 else budget
 
 
 def room_in_doubt(budget: Budget, n: int) -> bool:

@@ -84,6 +84,10 @@ class Budget:
     """False until the endpoint has reported its room (``x-ratelimit-remaining-*``):
     ``requests_now`` is then the even pacing's, and the endpoint may well take more
     at once."""
+    burst_seen: float = 0.0
+    """The most requests the endpoint has reported room for at once (its
+    ``remaining`` plus one), here or in an earlier process (the endpoint memory): 0
+    if it never has."""
 
 
 @dataclass(frozen=True)
