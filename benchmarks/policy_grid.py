@@ -12,8 +12,8 @@ warm-up of six answers of 5 to 120 tokens, by another ``Fanout`` on another API 
 the same simulator, so the measured key's request budget is untouched), as a second
 process does: its speed model, and the room for requests the endpoint reported; and
 it is told the answers' expected length, as a caller who asks for one-word answers
-knows. (Until the room was remembered, the warm-up passed only its endpoint model.) Every run is told the
-rate limit (per wall minute). Each scenario's ``time_scale`` is chosen so one run
+knows. (Until the room was remembered, the warm-up passed only its endpoint model.)
+Every run is told the rate limit (per wall minute). Each scenario's ``time_scale`` is chosen so one run
 lasts well under a second. Each policy runs twice, on fresh simulators, and its
 better time counts: runs of a tenth of a second vary by tens of milliseconds here.
 
@@ -33,14 +33,15 @@ Run: ``python benchmarks/policy_grid.py [SCENARIOS] [SEED] [--cold]``; writes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import random
-import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,7 @@ async def _run(
 ) -> tuple[float, str, float]:
     config = SimConfig(time_scale=scale, rtt_s=s.rtt_ms / 1000, slots=s.slots, rpm=s.rpm)
     questions = [f"Question {i} of the grid {{{{tokens={s.answer}}}}}" for i in range(s.n)]
-    async with serve(config) as server:
+    async with serve(config) as server, _scratch() as scratch:
         endpoint = None
         memory: Path | bool = False
         if COLD and policy.mode == "auto":
@@ -113,7 +114,7 @@ async def _run(
         elif warm:
             # The warm-up's Fanout saves what it learned to an endpoint memory of its
             # own, and the measured one starts from it, as a second process would.
-            memory = Path(tempfile.mkdtemp(prefix="fanout-grid-"))
+            memory = scratch
             warm_client = AsyncOpenAI(base_url=server.base_url, api_key="warm-up")
             warm_fo = fanout.Fanout(
                 warm_client, model="sim-1", limits=fanout.Limits(rpm=s.rpm * scale), memory=memory
@@ -131,14 +132,19 @@ async def _run(
         answers = await fo.ask_many(questions, policy=policy)
         wall = time.perf_counter() - start
         await client.close()
-    if isinstance(memory, Path):
-        shutil.rmtree(memory, ignore_errors=True)
     assert answers.report.failed == 0
     plan = answers.report.plan
     estimate = answers.report.estimated_wall_s
     assert plan is not None and estimate is not None
     label = " > ".join(r.plan.chosen.label for r in answers.report.revisions)
     return wall, label, estimate
+
+
+@contextlib.asynccontextmanager
+async def _scratch() -> AsyncIterator[Path]:
+    """A directory of its own for one run's endpoint memory, removed after."""
+    with tempfile.TemporaryDirectory(prefix="fanout-grid-") as path:
+        yield Path(path)
 
 
 REPEAT = 2  # each policy runs this many times (fresh simulators) and its best time counts

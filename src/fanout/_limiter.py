@@ -459,10 +459,13 @@ class LocalLimiter:
         configured, and the most requests it reported room for at once
         (``burst_requests``): what the next process may start from (``seed_limits``)."""
         reported = dict(self._reported)
-        burst = max(self._req_credit.capacity, self._burst_seen)
-        if burst > 0:
-            reported["burst_requests"] = burst
+        if self._burst() > 0:
+            reported["burst_requests"] = self._burst()
         return reported
+
+    def _burst(self) -> float:
+        """The most requests the endpoint reported room for at once, here or before."""
+        return max(self._req_credit.capacity, self._burst_seen)
 
     def seed_limits(
         self, *, rpm: float | None, tpm: float | None, burst_requests: float | None = None
@@ -501,7 +504,7 @@ class LocalLimiter:
             tpm=self._tokens.per_minute if self._tokens is not None else None,
             paused_s=max(0.0, self._pause_until - now),
             room_known=self._requests is None or self._req_credit.seq >= 0 or self._silent,
-            burst_seen=max(self._req_credit.capacity, self._burst_seen),
+            burst_seen=self._burst(),
         )
 
     def state(self) -> LimitState:

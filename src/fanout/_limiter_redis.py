@@ -304,13 +304,13 @@ class RedisLimiter:
             left = float(remaining) * self._limits.headroom
         except ValueError:
             return
-        # The reset counts from when the endpoint took the request, after it was sent
-        # (the local limiter's margin covers the way there); redis keeps it in its clock.
+        # The reset, counted from the send with the local limiter's margin, as time left
+        # from now: redis keeps it in its own clock.
         reset = parse_duration(headers.get("x-ratelimit-reset-requests") or "")
         until = ""
         if reset is not None:
-            reset += reset_margin(reset, time.monotonic() - ticket.at)
-            until = f"{(reset - (time.monotonic() - ticket.at)) * 1000:.3f}"
+            elapsed = time.monotonic() - ticket.at
+            until = f"{(reset + reset_margin(reset, elapsed) - elapsed) * 1000:.3f}"
         self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [ticket.seq, left, until]))
 
     def cool_down(self, seconds: float) -> None:
