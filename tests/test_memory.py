@@ -23,6 +23,11 @@ from .conftest import SimFactory
 
 SHORT = [f"Question {i}: what is {i} plus one? {{{{tokens=3}}}}" for i in range(40)]
 MANY = [f"Question {i}: what is {i} minus one? {{{{tokens=3}}}}" for i in range(200)]
+# The issue's scenario: 200 requests per minute, policed over 3 s (10 at a time), which
+# makes 3-token answers merged many times faster than split whatever the decode speed.
+# Without a limit the choice hangs on the decode speed, which answers all 3 tokens long
+# cannot tell from the round trip: priors and machine load decide it there.
+LIMITED = {"time_scale": 20, "rpm": 200, "limit_period_s": 3}
 
 
 def _files(directory: Path) -> list[Path]:
@@ -58,8 +63,8 @@ class TestRoundTrip:
 
     async def test_the_estimate_comes_back_exactly(self, sim: SimFactory, tmp_path: Path) -> None:
         """A dry run of a new Fanout plans with exactly the estimate the first one had,
-        and plans merge for 3-token answers where a cold one splits."""
-        async with sim(time_scale=20) as (_, client):
+        and plans merge for 3-token answers under a tight limit where a cold one splits."""
+        async with sim(**LIMITED) as (_, client):
             first = await _learn(client, tmp_path)
             cold = fanout.Fanout(client, model="sim-1", memory=False)
             warm = fanout.Fanout(client, model="sim-1", memory=tmp_path)
@@ -71,8 +76,8 @@ class TestRoundTrip:
 
     async def test_the_one_shot_ask_many_starts_warm(self, sim: SimFactory, tmp_path: Path) -> None:
         """``fanout.ask_many`` makes a new Fanout each call; the second call's first plan
-        already knows the endpoint."""
-        async with sim(time_scale=20) as (_, client):
+        already knows the endpoint (its limits too)."""
+        async with sim(**LIMITED) as (_, client):
             await fanout.ask_many(SHORT, client=client, model="sim-1", policy="split",
                                   memory=tmp_path)  # fmt: skip
             answers = await fanout.ask_many(MANY, client=client, model="sim-1",
@@ -338,7 +343,8 @@ async def test_a_second_fanout_run_plans_merge_from_its_first_request(
     sim: SimFactory, tmp_path: Path
 ) -> None:
     """The issue's acceptance: two ``fanout run`` processes against one endpoint, 200
-    questions with 3-token answers. The first starts cold: its first request goes alone
+    questions with 3-token answers, the endpoint allowing 200 requests per minute
+    policed over 3 s, no ``Limits`` given. The first starts cold: its first request goes alone
     (to learn the limits, and how long the answers are); the second starts from what
     the first learned and merges from its first request, every request merged."""
     src = tmp_path / "questions.jsonl"
@@ -358,7 +364,7 @@ async def test_a_second_fanout_run_plans_merge_from_its_first_request(
         assert proc.returncode == 0, err.decode()
         return [json.loads(line) for line in output.read_bytes().splitlines()]  # noqa: ASYNC240
 
-    async with sim(time_scale=20) as (server, _):
+    async with sim(**LIMITED) as (server, _):
         cold = await run(server.base_url, tmp_path / "cold.jsonl")
         cold_requests = list(server.stats.requests)
         server.reset_stats()
