@@ -23,8 +23,9 @@ def _wave(
     (running - 1)``, a new request's prefill stalling the step. The sixth request on
     five slots waits for a free one. A cold wave (a fresh server) finds no prompt
     cached and pays a first-request cost. Each latency gets a few percent of noise."""
-    order = list(range(len(WAVE)))
-    rng.shuffle(order[1:])  # the others arrive in any order
+    rest = list(range(1, len(WAVE)))
+    rng.shuffle(rest)  # the others arrive in any order
+    order = [0, *rest]
     cached = [0 if cold else rng.choice([0, 18, 20, 35]) for _ in WAVE]
     prefill_s = 0.0002
     waiting = [i for i in order]
