@@ -86,6 +86,27 @@ class TestFirstWave:
         assert answers.texts == [answer_for(q, 200) for q in questions]
         assert answers.report.estimated_wall_s is not None
 
+    async def test_the_final_estimate_counts_a_wave_still_in_flight_with_what_it_knows_then(
+        self, sim: SimFactory
+    ) -> None:
+        """Five 1-token answers, 30 rpm: the first question goes alone, planned for a
+        200-token answer (nothing is known yet), and the rest is planned once its headers
+        are in, with that question still in flight. The call's estimate counts it as the
+        final plan expects it now (short answers), not as the first wave did."""
+        scale = 2
+        questions = [f"Question {i} {{{{tokens=1}}}}" for i in range(5)]
+        async with sim(time_scale=scale, rpm=30, rtt_s=0.01) as (_, client):
+            fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=30 * scale),
+                               endpoint=cold_endpoint(scale))  # fmt: skip
+            answers = await fo.ask_many(questions)
+        report = answers.report
+        first, last = report.revisions[0], report.revisions[-1]
+        assert first.trigger.startswith("first wave") and first.questions == 1
+        assert last.sent_until_s is not None  # the wave's question was still in flight
+        assert report.estimated_wall_s == pytest.approx(max(last.est_end_s, last.sent_until_s))
+        assert report.estimated_wall_s < first.est_end_s / 3
+        assert answers.texts == [answer_for(q, 1) for q in questions]
+
 
 class TestGroupCap:
     def _inputs(self, n: int, rpm: float) -> PlanInputs:

@@ -246,9 +246,13 @@ class TestAutoPolicy:
             assert {c.label for c in plan.candidates} >= {"split", "merge"}
             assert plan.reason
             assert len(plan.inputs.question_tokens) == 6
-            # The final plan's estimate, counted from the call's start.
-            assert report.revisions[-1].plan is plan
-            assert report.estimated_wall_s == pytest.approx(report.revisions[-1].est_end_s)
+            # The final plan's estimate, counted from the call's start, of its questions
+            # and of the requests still in flight when it was made.
+            last = report.revisions[-1]
+            assert last.plan is plan
+            assert report.estimated_wall_s == pytest.approx(
+                max(last.est_end_s, last.sent_until_s or 0.0)
+            )
             assert (report.estimated_wall_s or 0) >= plan.chosen.est_wall_s
             assert report.estimate_error is not None
             assert report.policy == "auto"

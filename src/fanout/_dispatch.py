@@ -27,7 +27,7 @@ from ._execution import ask_merged, ask_one
 from ._intake import Intake, Job
 from ._models import Answer
 from ._opening import Opening, answer_lengths_known, open_batch, planning_room, room_in_doubt
-from ._planning import PRIOR_ANSWER_TOKENS, plan_jobs
+from ._planning import PRIOR_ANSWER_TOKENS, plan_jobs, question_tokens
 from ._plans import Budget, Plan, PlanRevision
 from ._progress import ProgressSink, make_progress
 from ._results import timed_out
@@ -75,6 +75,19 @@ def commit_plan(opening: Opening) -> Plan:
     if opening.wave and opening.fallback is not None:
         return opening.fallback
     return opening.plan
+
+
+def sent_s(plan: Plan, group: list[Job]) -> float:
+    """How long a group already sent takes, by the estimate ``plan`` was made with: its
+    endpoint model, and the answer length it expects of the questions it covers."""
+    inputs = plan.inputs
+    answer = (
+        sum(inputs.answer_tokens) / len(inputs.answer_tokens)
+        if inputs.answer_tokens
+        else (PRIOR_ANSWER_TOKENS)
+    )
+    prompt = inputs.shared_prompt_tokens + sum(question_tokens(job) for job in group)
+    return inputs.endpoint.request_s(prompt, answer * len(group))
 
 
 def _heard(answers: int, reports: int) -> str:
@@ -152,7 +165,11 @@ async def drive(
     started = anyio.current_time()
     transport.header_listeners.add(evidence.report)
 
+    in_flight: dict[object, tuple[float, list[Job]]] = {}  # groups started: when, and what
+
     async def run_group(group: list[Job], stream: bool = False, wave: bool = False) -> None:
+        key = object()
+        in_flight[key] = (anyio.current_time() - started, group)
         if stream:  # a first wave's first request: its headers come with its first token
             stream_for_headers.set(True)
         try:
@@ -163,6 +180,7 @@ async def drive(
         except Exception as exc:  # on_answer's is kept already; anything else is a bug of
             abort(exc, "fanout")  # fanout's, kept so that the finished answers are not lost
         finally:
+            del in_flight[key]
             window.release()
             evidence.running -= 1
             if wave:
@@ -171,9 +189,12 @@ async def drive(
 
     def revise(plan: Plan, trigger: str, questions: int, *, first_batch: bool) -> None:
         endpoint = transport.endpoint
+        sent_until = max((at + sent_s(plan, group) for at, group in in_flight.values()),
+                         default=None)  # fmt: skip
         stats.revisions.append(PlanRevision(
             at_s=anyio.current_time() - started, trigger=trigger, questions=questions, plan=plan,
             observations=endpoint.estimate().observations, answer_tokens=endpoint.answer_tokens,
+            sent_until_s=sent_until,
         ))  # fmt: skip
         if (first_batch and not trigger.startswith("first wave")) or stats.plan is None:
             stats.plan = plan

@@ -191,11 +191,10 @@ class Report(BaseModel):
     @property
     def estimated_wall_s(self) -> float | None:
         """The call's wall time as its final plan estimated it: when the last revision
-        expected to be done (or a first wave, if it expected to finish later)."""
+        expected its questions, and the requests still in flight then, to be answered."""
         if self.revisions:
             last = self.revisions[-1]
-            waves = [r.est_end_s for r in self.revisions if r.trigger.startswith("first wave")]
-            return max([last.est_end_s, *waves])
+            return max(last.est_end_s, last.sent_until_s or 0.0)
         return self.plan.chosen.est_wall_s if self.plan is not None else None
 
     @property

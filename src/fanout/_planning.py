@@ -38,6 +38,7 @@ __all__ = [
     "estimate_groups",
     "make_plan",
     "plan_jobs",
+    "question_tokens",
 ]
 
 log = logging.getLogger("fanout")
@@ -306,6 +307,11 @@ def _reason(
     )
 
 
+def question_tokens(job: Job) -> int:
+    """The prompt tokens a question adds to a request (its text and message framing)."""
+    return 3 + estimate_text_tokens(job.question.text)
+
+
 def plan_jobs(
     jobs: list[Job],
     opts: CallOptions,
@@ -333,7 +339,7 @@ def plan_jobs(
     estimate = endpoint.estimate()
     cached = shared if estimate.prefix_cache and opts.system and shared_prompt_cached else 0
     inputs = PlanInputs(
-        question_tokens=[3 + estimate_text_tokens(job.question.text) for job in jobs],
+        question_tokens=[question_tokens(job) for job in jobs],
         shared_prompt_tokens=shared,
         answer_tokens=answer_tokens,
         endpoint=estimate,

@@ -173,6 +173,9 @@ class PlanRevision:
     """Responses the endpoint model had learned from at the time."""
     answer_tokens: float | None
     """The answer length it had learned (None: unknown)."""
+    sent_until_s: float | None = None
+    """When the requests already sent and not yet answered were expected to be, by the
+    same estimate as the plan (seconds since the call started; None: none were)."""
 
     @property
     def est_end_s(self) -> float:
@@ -189,5 +192,6 @@ class PlanRevision:
             "est_wall_s": round(self.plan.chosen.est_wall_s, 4),
             "observations": self.observations,
             "answer_tokens": None if self.answer_tokens is None else round(self.answer_tokens, 1),
+            "sent_until_s": None if self.sent_until_s is None else round(self.sent_until_s, 4),
             "reason": self.plan.reason,
         }
