@@ -85,6 +85,25 @@ class TestBatching:
             long_ttft = long.first_token - long.arrival
             assert long_ttft > short_ttft + 0.6 * (4.0 / 20), (short_ttft, long_ttft)
 
+    async def test_a_streamed_first_token_takes_the_whole_round_trip(self, sim: SimFactory) -> None:
+        """Over a network every chunk takes the way back, the first as much as the last:
+        a 1 s round trip (time scale 20: 50 ms) comes before the first token, and the
+        other 19 tokens follow at the decode speed (15 ms each: 0.75 ms)."""
+        async with sim(time_scale=20, rtt_s=1.0) as (_, client):
+            start = time.perf_counter()
+            stream = await client.chat.completions.create(
+                model="sim-1", messages=[{"role": "user", "content": "q {{tokens=20}}"}],
+                stream=True,
+            )  # fmt: skip
+            first = last = None
+            async for chunk in stream:
+                if any(c.delta.content for c in chunk.choices):
+                    last = time.perf_counter() - start
+                    first = first if first is not None else last
+        assert first is not None and last is not None
+        assert first > 0.9 * 1.0 / 20, first
+        assert last - first < 0.5 * 1.0 / 20, (first, last)  # not another half round trip
+
     async def test_a_prefix_cache_prefills_only_what_is_new(self, sim: SimFactory) -> None:
         """prefix_cache=True: the same long prompt again is not prefilled again, and
         usage says how many prompt tokens were cached; off, nothing is cached."""

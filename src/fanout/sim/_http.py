@@ -48,8 +48,11 @@ class Responder:
         return self._eof
 
     def _stop_watching(self) -> None:
-        if self._eof is not None and not self._eof.done():
-            self._eof.cancel()
+        if self._eof is not None:
+            if not self._eof.done():
+                self._eof.cancel()
+            elif not self._eof.cancelled():
+                self._eof.exception()  # a reset connection: seen, not logged as unretrieved
         self._eof = None
 
     async def stop_watching(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hmac
 import json
@@ -493,8 +494,19 @@ class SimServer:
     ) -> None:
         include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
         ends = _token_ends(content)
-        progress: asyncio.Queue[int] = asyncio.Queue()
-        seq.on_tokens = progress.put_nowait
+        # (tokens written so far, when): each chunk reaches the client half a round trip
+        # after its last token was written, as over a network, the first one as much as
+        # the rest.
+        loop = asyncio.get_running_loop()
+        ready: collections.deque[tuple[int, float]] = collections.deque()
+        arrived = asyncio.Event()
+
+        def on_tokens(tokens: int) -> None:
+            ready.append((tokens, loop.time()))
+            arrived.set()
+
+        seq.on_tokens = on_tokens
+        way_back = self.config.scaled(self.config.rtt_s / 2)
         self._engine.submit(seq)
 
         def chunk(delta: dict[str, Any], finish: str | None, *, with_usage: bool = False) -> bytes:
@@ -524,17 +536,21 @@ class SimServer:
         cut_at = max(1, len(ends) // 2)
         try:
             while sent_tokens < len(ends):
-                got = asyncio.ensure_future(progress.get())
-                await asyncio.wait({got, gone}, return_when=asyncio.FIRST_COMPLETED)
-                if not got.done():
-                    got.cancel()
+                if not ready:
+                    arrived.clear()
+                    got = asyncio.ensure_future(arrived.wait())
+                    await asyncio.wait({got, gone}, return_when=asyncio.FIRST_COMPLETED)
+                    if not got.done():
+                        got.cancel()
+                generated, written = ready.popleft() if ready else (sent_tokens, loop.time())
+                delay = written + way_back - loop.time()
+                if delay > 0 and not gone.done():
+                    await asyncio.wait({gone}, timeout=delay)
+                if gone.done():
                     self._engine.cancel(seq)
                     record.disconnected = True
                     record.status = 499
                     return
-                generated = got.result()
-                while not progress.empty():
-                    generated = progress.get_nowait()
                 if cut and generated >= cut_at:
                     out.cut()
                     return
@@ -549,7 +565,8 @@ class SimServer:
                 await out.write_chunk(chunk({"role": "assistant", "content": ""}, None))
             self._mark(record, seq, usage["completion_tokens"])
             usage["prompt_tokens_details"]["cached_tokens"] = seq.cached_tokens
-            await self._sleep_model(self.config.rtt_s / 2)
+            if first:  # nothing written: the end takes the way back instead
+                await self._sleep_model(self.config.rtt_s / 2)
             await out.write_chunk(chunk({}, finish_reason))
             if include_usage:
                 await out.write_chunk(chunk({}, None, with_usage=True))
