@@ -109,6 +109,23 @@ class TestFirstWave:
         assert answers.texts == [answer_for(q, 1) for q in questions]
 
 
+class TestFirstToken:
+    async def test_a_streamed_first_request_tells_the_decode_speed_from_the_round_trip(
+        self, sim: SimFactory
+    ) -> None:
+        """Answers all 20 tokens long cannot tell a slow decode from a long round trip;
+        the first request, streamed for its headers, can: its first token came a round
+        trip after it was sent, its last 19 decode steps later. Time scale 10: decode
+        1.5 ms per token (without the first token the fit put most of it in the round
+        trip: 0.2-0.4 ms)."""
+        async with sim(time_scale=10) as (server, client):
+            fo = fanout.Fanout(client, model="m", memory=False)
+            await fo.ask_many([f"Q{i} {{{{tokens=20}}}}" for i in range(8)], policy="split")
+            assert server.stats.requests[0].stream
+        decode = fo.endpoint.estimate().decode_s_per_token
+        assert 0.75e-3 < decode < 3e-3, decode
+
+
 class TestGroupCap:
     def _inputs(self, n: int, rpm: float) -> PlanInputs:
         return PlanInputs(

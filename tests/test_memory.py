@@ -56,7 +56,10 @@ class TestRoundTrip:
             second = fanout.Fanout(client, model="sim-1", memory=tmp_path)
             assert second.endpoint.estimate().observations == 0  # loaded at the first call
             await second.ask_many(["warm? {{tokens=3}}"], policy="split")
-        assert second.endpoint.estimate().observations == len(SHORT) + 1
+        # what the first learned, and its own response (and first token, if streamed)
+        learned = first.endpoint.estimate().observations
+        assert learned >= len(SHORT)
+        assert learned + 1 <= second.endpoint.estimate().observations <= learned + 2
         assert second.endpoint.answer_tokens == pytest.approx(3.0)
         assert second.limiter.state().rpm == first.limiter.state().rpm == 6000 * 20
         assert second.limiter.state().rpm_learned
@@ -80,11 +83,14 @@ class TestRoundTrip:
         async with sim(**LIMITED) as (_, client):
             await fanout.ask_many(SHORT, client=client, model="sim-1", policy="split",
                                   memory=tmp_path)  # fmt: skip
+            (saved,) = _files(tmp_path)
+            learned = len(json.loads(saved.read_bytes())["endpoint"]["observations"])
             answers = await fanout.ask_many(MANY, client=client, model="sim-1",
                                             memory=tmp_path)  # fmt: skip
         plan = answers.report.plan
         assert plan is not None
-        assert plan.inputs.endpoint.observations == len(SHORT)
+        assert learned >= len(SHORT)
+        assert plan.inputs.endpoint.observations == learned
         assert plan.chosen.label != "split"
         assert answers.report.requests < len(MANY) / 4
 
@@ -106,10 +112,10 @@ class TestRoundTrip:
     ) -> None:
         """A remembered rpm never replaces the one the user gave."""
         async with sim(time_scale=20, rpm=6000) as (_, client):
-            await _learn(client, tmp_path)
+            first = await _learn(client, tmp_path)
             fo = fanout.Fanout(client, model="sim-1", memory=tmp_path, limits=Limits(rpm=60_000))
             fo.plan(SHORT)
-        assert fo.endpoint.estimate().observations == len(SHORT)
+        assert fo.endpoint.estimate().observations == first.endpoint.estimate().observations
         assert fo.limiter.state().rpm == 60_000
         assert not fo.limiter.state().rpm_learned
 
@@ -249,8 +255,10 @@ class TestBadFiles:
             answers = await fo.ask_many(SHORT[:3], policy="split")
         assert len(answers.texts) == 3
         assert len(_memory_warnings(caplog)) == 1, caplog.text
-        assert fo.endpoint.estimate().observations == 3  # cold: only this call's
-        assert len(json.loads(path.read_bytes())["endpoint"]["observations"]) == 3
+        # cold: only this call's three responses (and its first token, if streamed)
+        assert fo.endpoint.estimate().observations in (3, 4)
+        saved = json.loads(path.read_bytes())["endpoint"]["observations"]
+        assert len(saved) == fo.endpoint.estimate().observations
 
     async def test_a_failed_write_leaves_the_old_file_whole(
         self, sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture,
@@ -415,8 +423,10 @@ class TestCommandLine:
         src = tmp_path / "q.jsonl"
         src.write_text("".join(json.dumps({"question": q}) + "\n" for q in MANY))
         async with sim(time_scale=20) as (server, client):
-            await _learn(client, tmp_path)
+            first = await _learn(client, tmp_path)
             assert main(["plan", "--file", str(src), "--base-url", server.base_url,
                          "--model", "sim-1"]) == 0  # fmt: skip
         out = capsys.readouterr().out
-        assert f"{len(SHORT)} observations remembered from earlier runs" in out
+        learned = first.endpoint.estimate().observations
+        assert learned >= len(SHORT)
+        assert f"{learned} observations remembered from earlier runs" in out

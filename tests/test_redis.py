@@ -218,7 +218,9 @@ async def test_the_endpoint_memory_is_shared_through_redis(
         await second.ask_many(["one more? {{tokens=3}}"], policy="split")
     for fo in (first, second):
         await fo.limiter.aclose()  # type: ignore[attr-defined]
-    assert second.endpoint.estimate().observations == len(questions) + 1
+    learned = first.endpoint.estimate().observations  # and one response (and first token)
+    assert learned >= len(questions)
+    assert learned + 1 <= second.endpoint.estimate().observations <= learned + 2
     assert second.endpoint.answer_tokens == pytest.approx(3.0)
     assert os.listdir(tmp_path) == []
     store = redis.Redis.from_url(redis_url)

@@ -16,6 +16,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -203,9 +204,10 @@ class Transport:
                                              "model": params.get("model")})  # fmt: skip
             try:
                 completion: ChatCompletion | None = None
+                first_token: _FirstToken | None = None
                 with telemetry.attempt_span(self.client, params, tally.attempts, waited) as span:
                     with anyio.move_on_after(deadline):
-                        completion = await self._exchange(params, tally)
+                        completion, first_token = await self._exchange(params, tally)
                     if completion is None:
                         raise AttemptTimeoutError(
                             f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
@@ -232,13 +234,16 @@ class Transport:
                 if attempt_done is not None:
                     attempt_done()
         self.budget.record(failed=False, retry=retry)
-        self._learn(completion, params, reserve, sent, done_before, tally)
+        self._learn(completion, params, reserve, sent, done_before, tally, first_token)
         return completion
 
-    async def _exchange(self, params: dict[str, Any], tally: Tally) -> ChatCompletion:
-        """Send, read the headers, and return the completion. The first request to an
-        endpoint whose limits are unknown is streamed: its headers, which the other
-        requests wait for, then come with its first token instead of its last."""
+    async def _exchange(
+        self, params: dict[str, Any], tally: Tally
+    ) -> tuple[ChatCompletion, _FirstToken | None]:
+        """Send, read the headers, and return the completion, and when its first token
+        came if it was streamed. The first request to an endpoint whose limits are
+        unknown is streamed: its headers, which the other requests wait for, then come
+        with its first token instead of its last."""
         completions = self.client.chat.completions
         ticket = current_ticket.get()
         wanted = (ticket is not None and ticket.probe) or stream_for_headers.get()
@@ -266,24 +271,33 @@ class Transport:
             tally.request_ids.append(request_id)
         if not streamed:
             completion: ChatCompletion = raw.parse()
-            return completion
+            return completion, None
         if "text/event-stream" not in raw.headers.get("content-type", "text/event-stream"):
             # An endpoint that ignores stream=True and answers whole.
             from openai.types.chat import ChatCompletion
 
             body = await raw.http_response.aread()
-            return ChatCompletion.model_validate_json(body)
+            return ChatCompletion.model_validate_json(body), None
         stream: AsyncStream[ChatCompletionChunk] = raw.parse()
         chunks = []
+        first: _FirstToken | None = None
         try:
             async with stream:
                 async for chunk in stream:
                     chunks.append(chunk)
+                    if any(c.delta.content for c in chunk.choices):
+                        now = time.monotonic()
+                        if first is None:
+                            first = _FirstToken(now, now, self._done_tokens())
+                        first.last = now
         except openai.APIError:
             raise
         except Exception as exc:  # the connection broke mid-stream (httpx's errors)
             raise IncompleteResponseError(f"the stream broke off: {exc}") from exc
-        return _assemble(chunks)
+        return _assemble(chunks), first
+
+    def _done_tokens(self) -> tuple[int, int]:
+        return self._done_prompt_tokens, self._done_completion_tokens
 
     def _learn(
         self,
@@ -293,8 +307,12 @@ class Transport:
         sent: float,
         done_before: tuple[int, int],
         tally: Tally,
+        first_token: _FirstToken | None = None,
     ) -> None:
-        """Settle the limits with the reported usage and teach the endpoint model."""
+        """Settle the limits with the reported usage and teach the endpoint model: the
+        response, and for a streamed one also its first token, as a request that
+        wrote one (with the response, it tells the decode speed from the round trip
+        even when every answer is as long as the next)."""
         usage = completion.usage
         if usage is None:
             return
@@ -306,6 +324,15 @@ class Transport:
             cached_prompt_tokens=cached,
         )
         self.limiter.settle(reserve, _charged(params, usage.prompt_tokens, usage.completion_tokens))
+        if first_token is not None and first_token.spread(usage.completion_tokens):
+            self.endpoint.observe(
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=1,
+                latency_s=first_token.at - sent,
+                others_prompt_tokens=first_token.done[0] - done_before[0],
+                others_completion_tokens=first_token.done[1] - done_before[1],
+                cached_prompt_tokens=cached,
+            )
         self.endpoint.observe(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
@@ -379,6 +406,24 @@ class Transport:
             finally:
                 self.in_flight -= 1
                 await stream.close()
+
+
+_MIN_DECODE_S = 1e-4  # a stream faster than 10,000 tokens/s came whole, buffered
+
+
+@dataclass
+class _FirstToken:
+    """When a streamed response's first token came (and its last), and the tokens
+    the transport had had answered by the first."""
+
+    at: float
+    last: float
+    done: tuple[int, int]
+
+    def spread(self, tokens: int) -> bool:
+        """Did its ``tokens`` come one after another, not all at once (a proxy that
+        buffers the stream makes its first token look as late as its last)?"""
+        return tokens > 1 and self.last - self.at >= (tokens - 1) * _MIN_DECODE_S
 
 
 def _charged(params: Mapping[str, Any], prompt_tokens: int, completion_tokens: int) -> int:
