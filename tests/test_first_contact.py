@@ -125,6 +125,24 @@ class TestFirstToken:
         decode = fo.endpoint.estimate().decode_s_per_token
         assert 0.75e-3 < decode < 3e-3, decode
 
+    def test_a_stream_that_came_whole_or_after_hidden_tokens_teaches_no_first_token(
+        self,
+    ) -> None:
+        """A buffering proxy makes the first token as late as the last; reasoning or a
+        tool call before the first text hides how many tokens came before it; a first
+        chunk of several tokens counts as its share of the text."""
+        from openai.types.chat.chat_completion_chunk import ChoiceDelta
+
+        from fanout._transport import _FirstToken, _other_delta
+
+        buffered = _FirstToken(at=1.0, last=1.0 + 19 * 1e-5, done=(0, 0), chars=4)
+        streamed = _FirstToken(at=1.0, last=1.0 + 19 * 1.5e-3, done=(0, 0), chars=4)
+        assert not buffered.spread(20, buffered.tokens_of(20, 80))
+        assert streamed.spread(20, streamed.tokens_of(20, 80))
+        assert _FirstToken(at=1.0, last=1.0, done=(0, 0), chars=20).tokens_of(20, 80) == 5
+        assert _other_delta(ChoiceDelta.model_validate({"reasoning_content": "Let me think"}))
+        assert not _other_delta(ChoiceDelta.model_validate({"role": "assistant", "content": ""}))
+
 
 class TestGroupCap:
     def _inputs(self, n: int, rpm: float) -> PlanInputs:

@@ -14,6 +14,7 @@ the caller raises :class:`~fanout.CallAbortedError` with what finished.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,13 @@ from ._execution import ask_merged, ask_one
 from ._intake import Intake, Job
 from ._models import Answer
 from ._opening import Opening, answer_lengths_known, open_batch, planning_room, room_in_doubt
-from ._planning import PRIOR_ANSWER_TOKENS, plan_jobs, question_tokens
+from ._planning import (
+    PRIOR_ANSWER_TOKENS,
+    estimate_groups,
+    expected_answer_tokens,
+    plan_jobs,
+    question_tokens,
+)
 from ._plans import Budget, Plan, PlanRevision
 from ._progress import ProgressSink, make_progress
 from ._results import timed_out
@@ -79,15 +86,22 @@ def commit_plan(opening: Opening) -> Plan:
 
 def sent_s(plan: Plan, group: list[Job]) -> float:
     """How long a group already sent takes, by the estimate ``plan`` was made with: its
-    endpoint model, and the answer length it expects of the questions it covers."""
+    endpoint model and the answer length it assumed, costed as the planner costs a
+    group (a merged one's overheads, and its questions asked again)."""
     inputs = plan.inputs
-    answer = (
+    assumed = (
         sum(inputs.answer_tokens) / len(inputs.answer_tokens)
         if inputs.answer_tokens
-        else (PRIOR_ANSWER_TOKENS)
+        else PRIOR_ANSWER_TOKENS
     )
-    prompt = inputs.shared_prompt_tokens + sum(question_tokens(job) for job in group)
-    return inputs.endpoint.request_s(prompt, answer * len(group))
+    alone = dataclasses.replace(
+        inputs,
+        question_tokens=[question_tokens(job) for job in group],
+        answer_tokens=[expected_answer_tokens(job, assumed) for job in group],
+        budget=Budget(),
+        mergeable=[True] * len(group),
+    )
+    return estimate_groups([list(range(len(group)))], alone)[0]
 
 
 def _heard(answers: int, reports: int) -> str:

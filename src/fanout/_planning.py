@@ -36,6 +36,7 @@ __all__ = [
     "MERGE_PROMPT_PER_QUESTION",
     "PRIOR_ANSWER_TOKENS",
     "estimate_groups",
+    "expected_answer_tokens",
     "make_plan",
     "plan_jobs",
     "question_tokens",
@@ -307,6 +308,16 @@ def _reason(
     )
 
 
+def expected_answer_tokens(job: Job, assumed: float) -> int:
+    """How long a question's answer is expected to be: its own hint, else ``assumed``
+    (the policy's, or the learned length, or the prior), at most its ``max_tokens``."""
+    expected = job.question.expected_tokens or assumed
+    cap = job.params.get("max_completion_tokens", job.params.get("max_tokens"))
+    if isinstance(cap, int) and cap > 0:
+        expected = min(expected, cap)
+    return max(1, int(expected))
+
+
 def question_tokens(job: Job) -> int:
     """The prompt tokens a question adds to a request (its text and message framing)."""
     return 3 + estimate_text_tokens(job.question.text)
@@ -326,15 +337,8 @@ def plan_jobs(
     was sent before (an endpoint that caches prefixes need not prefill it)."""
     policy = opts.policy
     call_mergeable = not (_UNMERGEABLE_PARAMS & opts.create_kwargs.keys())
-    learned = endpoint.answer_tokens
-    answer_tokens = []
-    for job in jobs:
-        q = job.question
-        expected = q.expected_tokens or policy.expected_tokens or learned or PRIOR_ANSWER_TOKENS
-        cap = job.params.get("max_completion_tokens", job.params.get("max_tokens"))
-        if isinstance(cap, int) and cap > 0:
-            expected = min(expected, cap)
-        answer_tokens.append(max(1, int(expected)))
+    assumed = policy.expected_tokens or endpoint.answer_tokens or PRIOR_ANSWER_TOKENS
+    answer_tokens = [expected_answer_tokens(job, assumed) for job in jobs]
     shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
     estimate = endpoint.estimate()
     cached = shared if estimate.prefix_cache and opts.system and shared_prompt_cached else 0

@@ -281,14 +281,20 @@ class Transport:
         stream: AsyncStream[ChatCompletionChunk] = raw.parse()
         chunks = []
         first: _FirstToken | None = None
+        hidden = False  # something came before the first content (reasoning, a tool call)
         try:
             async with stream:
                 async for chunk in stream:
                     chunks.append(chunk)
-                    if any(c.delta.content for c in chunk.choices):
-                        now = time.monotonic()
-                        if first is None:
-                            first = _FirstToken(now, now, self._done_tokens())
+                    text = "".join(c.delta.content or "" for c in chunk.choices)
+                    if not text:
+                        hidden = hidden or (first is None and any(_other_delta(c.delta)
+                                                                  for c in chunk.choices))  # fmt: skip
+                        continue
+                    now = time.monotonic()
+                    if first is None and not hidden:
+                        first = _FirstToken(now, now, self._done_tokens(), len(text))
+                    if first is not None:
                         first.last = now
         except openai.APIError:
             raise
@@ -310,9 +316,10 @@ class Transport:
         first_token: _FirstToken | None = None,
     ) -> None:
         """Settle the limits with the reported usage and teach the endpoint model: the
-        response, and for a streamed one also its first token, as a request that
-        wrote one (with the response, it tells the decode speed from the round trip
-        even when every answer is as long as the next)."""
+        response, and for a streamed one also its first chunk, as a request that wrote
+        that chunk's tokens (with the response, it tells the decode speed from the
+        round trip even when every answer is as long as the next). Not when reasoning
+        or a tool call came before the first text: the tokens before it are unseen."""
         usage = completion.usage
         if usage is None:
             return
@@ -324,10 +331,18 @@ class Transport:
             cached_prompt_tokens=cached,
         )
         self.limiter.settle(reserve, _charged(params, usage.prompt_tokens, usage.completion_tokens))
-        if first_token is not None and first_token.spread(usage.completion_tokens):
+        details_out = usage.completion_tokens_details
+        reasoned = bool(details_out and details_out.reasoning_tokens)
+        written = sum(len(choice.message.content or "") for choice in completion.choices)
+        first_tokens = first_token.tokens_of(usage.completion_tokens, written) if first_token else 0
+        if (
+            first_token
+            and not reasoned
+            and first_token.spread(usage.completion_tokens, first_tokens)
+        ):
             self.endpoint.observe(
                 prompt_tokens=usage.prompt_tokens,
-                completion_tokens=1,
+                completion_tokens=first_tokens,
                 latency_s=first_token.at - sent,
                 others_prompt_tokens=first_token.done[0] - done_before[0],
                 others_completion_tokens=first_token.done[1] - done_before[1],
@@ -408,7 +423,7 @@ class Transport:
                 await stream.close()
 
 
-_MIN_DECODE_S = 1e-4  # a stream faster than 10,000 tokens/s came whole, buffered
+_MIN_DECODE_S = 2.5e-4  # a stream faster than 4,000 tokens/s came whole, buffered
 
 
 @dataclass
@@ -419,11 +434,28 @@ class _FirstToken:
     at: float
     last: float
     done: tuple[int, int]
+    chars: int
+    """Characters of text in the first chunk (some servers send several tokens at once)."""
 
-    def spread(self, tokens: int) -> bool:
-        """Did its ``tokens`` come one after another, not all at once (a proxy that
-        buffers the stream makes its first token look as late as its last)?"""
-        return tokens > 1 and self.last - self.at >= (tokens - 1) * _MIN_DECODE_S
+    def tokens_of(self, tokens: int, chars: int) -> int:
+        """The first chunk's share of a response of ``tokens`` tokens and ``chars``
+        characters of text."""
+        return max(1, round(tokens * self.chars / chars)) if chars > 0 else 1
+
+    def spread(self, tokens: int, first_tokens: int) -> bool:
+        """Did the ``tokens`` after the first chunk's come one after another, not all at
+        once (a proxy that buffers the stream makes its first token as late as its last)?"""
+        rest = tokens - first_tokens
+        return rest > 0 and self.last - self.at >= rest * _MIN_DECODE_S
+
+
+def _other_delta(delta: Any) -> bool:
+    """Does a chunk carry something other than answer text: a tool call, or reasoning
+    (``reasoning_content`` and the like, outside the SDK's fields)?"""
+    if delta.tool_calls or delta.function_call:
+        return True
+    extra = getattr(delta, "model_extra", None) or {}
+    return any(extra.values())
 
 
 def _charged(params: Mapping[str, Any], prompt_tokens: int, completion_tokens: int) -> int:

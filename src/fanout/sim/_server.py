@@ -552,6 +552,7 @@ class SimServer:
                     record.status = 499
                     return
                 if cut and generated >= cut_at:
+                    self._engine.cancel(seq)  # the connection is gone: so is its work
                     out.cut()
                     return
                 end = ends[min(generated, len(ends)) - 1]
