@@ -84,24 +84,28 @@ def commit_plan(opening: Opening) -> Plan:
     return opening.plan
 
 
-def sent_s(plan: Plan, group: list[Job]) -> float:
-    """How long a group already sent takes, by the estimate ``plan`` was made with: its
-    endpoint model and the answer length it assumed, costed as the planner costs a
-    group (a merged one's overheads, and its questions asked again)."""
+def sent_until(plan: Plan, in_flight: Iterable[tuple[float, list[Job]]]) -> float | None:
+    """When the groups already sent (each with when it started) are expected back, by
+    the estimate ``plan`` was made with: its endpoint model and the answer length it
+    assumed, each group costed as the planner costs one (a merged one's overheads, and
+    its questions asked again). None if there are none."""
     inputs = plan.inputs
     assumed = (
         sum(inputs.answer_tokens) / len(inputs.answer_tokens)
         if inputs.answer_tokens
         else PRIOR_ANSWER_TOKENS
     )
-    alone = dataclasses.replace(
-        inputs,
-        question_tokens=[question_tokens(job) for job in group],
-        answer_tokens=[expected_answer_tokens(job, assumed) for job in group],
-        budget=Budget(),
-        mergeable=[True] * len(group),
-    )
-    return estimate_groups([list(range(len(group)))], alone)[0]
+    ends = []
+    for at, group in in_flight:
+        alone = dataclasses.replace(
+            inputs,
+            question_tokens=[question_tokens(job) for job in group],
+            answer_tokens=[expected_answer_tokens(job, assumed) for job in group],
+            budget=Budget(),
+            mergeable=[True] * len(group),
+        )
+        ends.append(at + estimate_groups([list(range(len(group)))], alone)[0])
+    return max(ends, default=None)
 
 
 def _heard(answers: int, reports: int) -> str:
@@ -203,12 +207,10 @@ async def drive(
 
     def revise(plan: Plan, trigger: str, questions: int, *, first_batch: bool) -> None:
         endpoint = transport.endpoint
-        sent_until = max((at + sent_s(plan, group) for at, group in in_flight.values()),
-                         default=None)  # fmt: skip
         stats.revisions.append(PlanRevision(
             at_s=anyio.current_time() - started, trigger=trigger, questions=questions, plan=plan,
             observations=endpoint.estimate().observations, answer_tokens=endpoint.answer_tokens,
-            sent_until_s=sent_until,
+            sent_until_s=sent_until(plan, in_flight.values()),
         ))  # fmt: skip
         if (first_batch and not trigger.startswith("first wave")) or stats.plan is None:
             stats.plan = plan

@@ -194,7 +194,7 @@ class Transport:
             retry = tally.attempts > 1
             if retry:
                 stats.retries += 1
-            done_before = (self._done_prompt_tokens, self._done_completion_tokens)
+            done_before = self._done_tokens()
             stats.in_flight += 1
             stats.peak = max(stats.peak, stats.in_flight)
             self.in_flight += 1
@@ -331,23 +331,19 @@ class Transport:
             cached_prompt_tokens=cached,
         )
         self.limiter.settle(reserve, _charged(params, usage.prompt_tokens, usage.completion_tokens))
-        details_out = usage.completion_tokens_details
-        reasoned = bool(details_out and details_out.reasoning_tokens)
-        written = sum(len(choice.message.content or "") for choice in completion.choices)
-        first_tokens = first_token.tokens_of(usage.completion_tokens, written) if first_token else 0
-        if (
-            first_token
-            and not reasoned
-            and first_token.spread(usage.completion_tokens, first_tokens)
-        ):
-            self.endpoint.observe(
-                prompt_tokens=usage.prompt_tokens,
-                completion_tokens=first_tokens,
-                latency_s=first_token.at - sent,
-                others_prompt_tokens=first_token.done[0] - done_before[0],
-                others_completion_tokens=first_token.done[1] - done_before[1],
-                cached_prompt_tokens=cached,
-            )
+        reasoning = usage.completion_tokens_details
+        if first_token is not None and not (reasoning and reasoning.reasoning_tokens):
+            written = sum(len(choice.message.content or "") for choice in completion.choices)
+            first_tokens = first_token.tokens_of(usage.completion_tokens, written)
+            if first_token.spread(usage.completion_tokens, first_tokens):
+                self.endpoint.observe(
+                    prompt_tokens=usage.prompt_tokens,
+                    completion_tokens=first_tokens,
+                    latency_s=first_token.at - sent,
+                    others_prompt_tokens=first_token.done[0] - done_before[0],
+                    others_completion_tokens=first_token.done[1] - done_before[1],
+                    cached_prompt_tokens=cached,
+                )
         self.endpoint.observe(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,

@@ -542,10 +542,11 @@ class SimServer:
                     await asyncio.wait({got, gone}, return_when=asyncio.FIRST_COMPLETED)
                     if not got.done():
                         got.cancel()
-                generated, written = ready.popleft() if ready else (sent_tokens, loop.time())
-                delay = written + way_back - loop.time()
-                if delay > 0 and not gone.done():
-                    await asyncio.wait({gone}, timeout=delay)
+                if ready and not gone.done():
+                    generated, written = ready.popleft()
+                    delay = written + way_back - loop.time()
+                    if delay > 0:
+                        await asyncio.wait({gone}, timeout=delay)
                 if gone.done():
                     self._engine.cancel(seq)
                     record.disconnected = True
