@@ -13,8 +13,14 @@ the same simulator, so the measured key's request budget is untouched), as a sec
 process does: its speed model, and the room for requests the endpoint reported; and
 it is told the answers' expected length, as a caller who asks for one-word answers
 knows. (Until the room was remembered, the warm-up passed only its endpoint model.)
-Every run is told the rate limit (per wall minute). Each scenario's ``time_scale`` is chosen so one run
-lasts well under a second. Each policy runs twice, on fresh simulators, and its
+Every run is told the rate limit (per wall minute). Each scenario's ``time_scale`` is chosen
+so that the faster of split and merge should last at least ``FLOOR_S`` (0.3 s) of wall time,
+and the slower at most ``CEIL_S`` (8 s) where both cannot hold: a client spends a millisecond
+or two of CPU per request here, which no time scale shrinks, so a run compressed to a few
+tens of milliseconds measures that CPU, and the planner's own, not the policy. (Until
+2026-12-01 the scale was chosen so the *slower* policy lasted 0.4 s: the faster one
+then often ran 40 to 90 ms, scaled by up to 2000x, and auto paid its planning passes,
+~10 ms each, against it.) Each policy runs twice, on fresh simulators, and its
 better time counts: runs of a tenth of a second vary by tens of milliseconds here.
 
 With ``--cold`` the auto run is the first contact instead: a fresh ``Fanout``, no
@@ -58,7 +64,8 @@ ANSWERS = [1, 3, 10, 30, 100, 300, 800]
 RTTS_MS = [10, 50, 150, 500, 1000, 2000]
 RPMS = [3, 10, 30, 100, 1000, 10_000]
 SLOTS = [1, 4, 16, 64, 256]
-TARGET_WALL_S = 0.4
+FLOOR_S = 0.3  # the faster policy's expected wall time, at least (see the docstring)
+CEIL_S = 8.0  # the slower one's, at most, where both cannot hold
 CAP = 6  # questions per merged request, in every policy run
 COLD = "--cold" in sys.argv
 NAME = "policy_grid_cold" if COLD else "policy_grid"
@@ -92,13 +99,25 @@ class Outcome:
         return abs(self.auto_estimate_s - self.auto_s) / self.auto_s
 
 
-def _model_seconds(s: Scenario) -> float:
-    """A rough upper bound of the slowest policy's model time, to pick time_scale."""
-    decode = 0.016
-    merge = s.rtt_ms / 1000 + s.n * (s.answer + 8) * decode
-    serial = max(1, math.ceil(s.n / s.slots))
-    split = s.rtt_ms / 1000 + serial * s.answer * decode + max(0, s.n - s.rpm) * 60 / s.rpm
-    return max(merge, split)
+def _model_seconds(s: Scenario) -> tuple[float, float]:
+    """Rough model times of split and of merge (groups of ``CAP``), to pick time_scale:
+    the simulator's default speeds, its slowdown per running sequence, its slots, and
+    a per-minute limit whose minute's budget may go at once."""
+    decode = 0.015
+    groups = math.ceil(s.n / CAP)
+    merge_decode = math.ceil(groups / s.slots) * min(s.n, CAP) * (s.answer + 8) * decode
+    merge = s.rtt_ms / 1000 + merge_decode + max(0, groups - s.rpm) * 60 / s.rpm
+    waves = math.ceil(s.n / s.slots)
+    split_decode = waves * s.answer * decode * (1 + 0.027 * (min(s.n, s.slots) - 1))
+    split = s.rtt_ms / 1000 + split_decode + max(0, s.n - s.rpm) * 60 / s.rpm
+    return split, merge
+
+
+def time_scale(s: Scenario) -> float:
+    """The faster policy at least ``FLOOR_S`` of wall time, the slower at most ``CEIL_S``
+    where both cannot hold; never slower than real time, nor over 2000x."""
+    fast, slow = sorted(_model_seconds(s))
+    return min(2000.0, max(1.0, fast / FLOOR_S, slow / CEIL_S))
 
 
 async def _run(
@@ -151,7 +170,7 @@ REPEAT = 2  # each policy runs this many times (fresh simulators) and its best t
 
 
 async def run_scenario(s: Scenario) -> Outcome:
-    scale = min(2000.0, max(1.0, _model_seconds(s) / TARGET_WALL_S))
+    scale = time_scale(s)
     split, merge = (fanout.Policy(mode=m, max_group_size=CAP) for m in ("split", "merge"))
     split_s = min([(await _run(s, scale, split, warm=False))[0] for _ in range(REPEAT)])
     merge_s = min([(await _run(s, scale, merge, warm=False))[0] for _ in range(REPEAT)])
