@@ -65,9 +65,9 @@ class TestLongAnswers:
 
 class TestFirstWave:
     async def test_a_first_wave_goes_alone_and_nothing_is_sent_twice(self, sim: SimFactory) -> None:
-        """20 long answers, 100 rpm, room not yet reported: two questions go alone first
-        (one streamed), the other 18 are planned once its headers are in; each question
-        reaches the server once, and every answer is its own."""
+        """20 long answers, 100 rpm, room not yet reported: a question or two go alone
+        first (one streamed), the others are planned once its headers are in; each
+        question reaches the server once, and every answer is its own."""
         scale = 50
         questions = [f"Question {i} of the wave {{{{tokens=200}}}}" for i in range(20)]
         async with sim(time_scale=scale, rpm=100) as (server, client):
@@ -78,9 +78,10 @@ class TestFirstWave:
             streamed = sum(1 for r in server.stats.requests if r.stream)
         revisions = answers.report.revisions
         assert revisions[0].trigger.startswith("first wave")
-        assert revisions[0].questions == 2
-        assert revisions[0].plan.chosen.requests == 2
-        assert sum(r.questions for r in revisions[1:2]) == 18
+        wave = revisions[0].questions
+        assert wave in (1, 2)
+        assert revisions[0].plan.chosen.requests == wave
+        assert sum(r.questions for r in revisions[1:2]) == 20 - wave
         assert asked == 20  # each question once: nothing sent again
         assert streamed >= 1
         assert answers.texts == [answer_for(q, 200) for q in questions]
@@ -199,19 +200,23 @@ async def test_a_first_wave_that_fails_does_not_hold_the_rest(sim: SimFactory) -
     scale = 50
     questions = [f"Question {i} of the wave {{{{tokens=200}}}}" for i in range(20)]
     walls = {}
-    for faults in ({}, {1: "500", 2: "500"}):
+    wave = 0  # the first wave's size, seen in the run without faults
+    for faulty in (False, True):
+        faults = {i: "500" for i in range(1, wave + 1)} if faulty else {}
         async with sim(time_scale=scale, rpm=100, fault_schedule=faults) as (_, client):
             fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=100 * scale),
                                endpoint=cold_endpoint(scale), retry=fanout.Retry(max_attempts=1),
                                on_error="return")  # fmt: skip
             start = time.perf_counter()
             answers = await fo.ask_many(questions)
-            walls[bool(faults)] = time.perf_counter() - start
+            walls[faulty] = time.perf_counter() - start
         revisions = answers.report.revisions
         assert revisions[0].trigger.startswith("first wave")
-        assert revisions[0].questions == 2
+        assert wave in (0, revisions[0].questions)  # the same opening both times
+        wave = revisions[0].questions
+    assert wave >= 1
     failed = [a.index for a in answers if a.error is not None]
-    assert failed == [0, 1]  # the wave's questions, each with its error, none lost
+    assert failed == list(range(wave))  # the wave's questions, each with its error, none lost
     assert all(
         a.text == answer_for(q, 200) for a, q in zip(answers, questions, strict=True) if a.ok
     )

@@ -126,6 +126,34 @@ class TestPlans:
         split = next(c for c in plan.candidates if c.label == "split")
         assert split.est_limit_wait_s > 60
 
+    def test_room_not_yet_reported_is_spent_only_after_the_first_headers(self) -> None:
+        """Five 1-token answers at 60 rpm behind a 2 s round trip, the endpoint said to
+        take all five at once but not yet by its own headers (a remembered burst): the
+        limiter streams the first request and holds the others until its headers come
+        (or their slots of the even pacing, a second apart), so split is costed that
+        way; once the room is reported, all five go at once. Merge, one request, does
+        not wait, and wins while the room is unreported."""
+        slow = EndpointEstimate(
+            rtt_s=2.0, prefill_s_per_token=0.0002, decode_s_per_token=0.015,
+            prefill_wait_s_per_token=0.000006, decode_wait_s_per_token=0.00045,
+            observations=10,
+        )  # fmt: skip
+        reported = Budget(requests_now=5, rpm=60, room_known=True, burst_seen=5)
+        unreported = Budget(requests_now=5, rpm=60, room_known=False, burst_seen=5)
+        paced = Budget(requests_now=1, rpm=60, room_known=True)
+
+        def split_s(budget: Budget) -> float:
+            plan = make_plan(inputs(5, answer=1, endpoint=slow, budget=budget), Policy())
+            return next(c for c in plan.candidates if c.label == "split").est_wall_s
+
+        first_token = slow.request_s(20 + 15, 1)
+        assert split_s(unreported) > split_s(reported) + 0.9 * first_token
+        assert split_s(unreported) < split_s(paced)
+        chosen = make_plan(inputs(5, answer=1, endpoint=slow, budget=unreported), Policy())
+        assert chosen.chosen.label == "merge"
+        assert make_plan(inputs(5, answer=1, endpoint=slow, budget=reported), Policy()
+                         ).chosen.label == "split"  # fmt: skip
+
     def test_a_serializing_server_merges_short_answers(self) -> None:
         """On a one-slot server, one request beats five queued ones for one-word answers."""
         plan = make_plan(inputs(5, answer=1, endpoint=SERIAL, shared=2000), Policy())

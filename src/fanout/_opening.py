@@ -95,6 +95,7 @@ def _after(budget: Budget, requests: int, tokens: int) -> Budget:
         requests_now=max(0.0, budget.requests_now - requests),
         tokens_now=max(0.0, budget.tokens_now - tokens),
         paused_s=paused,
+        room_known=True,  # the rest is planned once the first of them has reported it
     )
 
 

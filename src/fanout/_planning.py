@@ -122,13 +122,21 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     prompt_total = sum(p for p, _ in requests) + round(reask_p)
     completion_total = sum(c for _, c in requests) + round(reask_c)
 
-    # When may each request leave, given the request and token budgets?
+    # When may each request leave, given the request and token budgets? Room the
+    # endpoint has not reported yet (a hypothesis, or a burst remembered from an
+    # earlier process) is not spent before it does: the limiter streams the first
+    # request and sends the others at the even pacing's slots until its headers come.
+    reported_at = math.inf
+    if budget.rpm and not budget.room_known and budget.requests_now > 1 and requests:
+        reported_at = ep.request_s(prefilled[0], 1)
     releases: list[float] = []
     tokens_used = 0.0
     for j, (p, c) in enumerate(requests):
         t = budget.paused_s
         if budget.rpm and j + 1 > budget.requests_now:
             t = max(t, budget.paused_s + (j + 1 - budget.requests_now) * 60.0 / budget.rpm)
+        elif budget.rpm and j > 0 and reported_at < math.inf:
+            t = max(t, budget.paused_s + min(reported_at, j * 60.0 / budget.rpm))
         tokens_used += p + c
         if budget.tpm and tokens_used > budget.tokens_now:
             t = max(t, budget.paused_s + (tokens_used - budget.tokens_now) * 60.0 / budget.tpm)
