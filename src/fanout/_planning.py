@@ -126,7 +126,7 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     # endpoint has not reported yet (a hypothesis, or a burst remembered from an
     # earlier process) is not spent before it does: the limiter streams the first
     # request and sends the others at the even pacing's slots until its headers come.
-    reported_at = math.inf
+    reported_at: float | None = None
     if budget.rpm and not budget.room_known and budget.requests_now > 1 and requests:
         reported_at = ep.request_s(prefilled[0], 1)
     releases: list[float] = []
@@ -135,7 +135,7 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
         t = budget.paused_s
         if budget.rpm and j + 1 > budget.requests_now:
             t = max(t, budget.paused_s + (j + 1 - budget.requests_now) * 60.0 / budget.rpm)
-        elif budget.rpm and j > 0 and reported_at < math.inf:
+        elif budget.rpm and j > 0 and reported_at is not None:
             t = max(t, budget.paused_s + min(reported_at, j * 60.0 / budget.rpm))
         tokens_used += p + c
         if budget.tpm and tokens_used > budget.tokens_now:
