@@ -103,11 +103,12 @@ def _model_seconds(s: Scenario) -> tuple[float, float]:
     """Rough model times of split and of merge (groups of ``CAP``), to pick time_scale:
     the simulator's default speeds, its slowdown per running sequence, its slots, and
     a per-minute limit whose minute's budget may go at once."""
-    decode = 0.015
+    decode = SimConfig().step_s
     groups = math.ceil(s.n / CAP)
     merge_decode = math.ceil(groups / s.slots) * min(s.n, CAP) * (s.answer + 8) * decode
     merge = s.rtt_ms / 1000 + merge_decode + max(0, groups - s.rpm) * 60 / s.rpm
     waves = math.ceil(s.n / s.slots)
+    # ~2.7 % per running sequence: SimConfig's step_per_seq_s / step_s, rounded.
     split_decode = waves * s.answer * decode * (1 + 0.027 * (min(s.n, s.slots) - 1))
     split = s.rtt_ms / 1000 + split_decode + max(0, s.n - s.rpm) * 60 / s.rpm
     return split, merge
