@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fanout._cli import main
-from fanout._demo import DemoRow, LiveTable, format_demo
+from fanout.cli.demo import DemoRow, LiveTable, format_demo
+from fanout.cli.main import main
 
 from .conftest import SimFactory
 

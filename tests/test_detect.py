@@ -14,7 +14,7 @@ import pytest
 
 import fanout
 from fanout import detect
-from fanout._detect import SPLIT_THRESHOLD
+from fanout.detection._detector import SPLIT_THRESHOLD
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"

@@ -16,7 +16,7 @@ from typing import Any
 from openai import AsyncOpenAI
 
 import fanout
-from fanout._detect_llm import _validate, detect_with_model
+from fanout.detection._llm import _validate, detect_with_model
 from fanout.sim._http import HTTPServer, Request, Responder
 
 PROMPT = "Is raw cookie dough safe to eat? What are the risks? Also, what's the capital of Peru?"

@@ -134,7 +134,7 @@ class TestFirstToken:
         chunk of several tokens counts as its share of the text."""
         from openai.types.chat.chat_completion_chunk import ChoiceDelta
 
-        from fanout._transport import _FirstToken, _other_delta
+        from fanout.engine.transport import _FirstToken, _other_delta
 
         buffered = _FirstToken(at=1.0, last=1.0 + 19 * 1e-5, done=(0, 0), chars=4)
         streamed = _FirstToken(at=1.0, last=1.0 + 19 * 1.5e-3, done=(0, 0), chars=4)

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import fanout
-from fanout._joboutput import repair_tail
 from fanout.jobs import run_jsonl
+from fanout.jobs._output import repair_tail
 from fanout.sim import answer_for
 
 from .conftest import SimFactory
@@ -283,9 +283,9 @@ class TestLock:
         caplog: pytest.LogCaptureFixture,
     ) -> None:
         """Where file locking is missing (Windows), the job still runs, with a warning."""
-        import fanout._joboutput
+        import fanout.jobs._output
 
-        monkeypatch.setattr(fanout._joboutput, "fcntl", None)
+        monkeypatch.setattr(fanout.jobs._output, "fcntl", None)
         src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
         _write_questions(src, 3)
         async with sim(time_scale=100, answer_tokens=3) as (_, client):

@@ -7,8 +7,8 @@ import anyio
 import pytest
 
 from fanout import Limits
-from fanout._limiter import current_ticket
 from fanout.limits import LocalLimiter, parse_duration
+from fanout.limits._local import current_ticket
 
 
 class FakeClock:

@@ -32,7 +32,7 @@ async def test_the_api_key_is_never_logged_reported_or_raised(
         fo = fanout.Fanout(client, model="m", retry=fanout.Retry(max_attempts=1))
         # A question that echoes the key back in an error message, as some servers do.
         answers = await fo.ask_many(["a?", "b?", f"what is {SECRET}?"], on_error="return")
-        fanout._logging.configure(logging.DEBUG)
+        fanout.core.logs.configure(logging.DEBUG)
         logging.getLogger("fanout").debug("key in a message: %s", SECRET, extra={"field": SECRET})
         await client.close()
     assert answers.report.failed == 2
@@ -46,8 +46,8 @@ async def test_the_api_key_is_never_logged_reported_or_raised(
 
 def test_redact_replaces_registered_secrets() -> None:
     """A registered key is replaced wherever it appears."""
-    fanout._logging.register_secret("abcdef123456")
-    assert fanout._logging.redact("token abcdef123456 here") == "token *** here"
+    fanout.core.logs.register_secret("abcdef123456")
+    assert fanout.core.logs.redact("token abcdef123456 here") == "token *** here"
 
 
 # --- keys fanout was never given, echoed by a server --------------------------------
@@ -141,7 +141,7 @@ class TestRedact:
     )
     def test_key_shaped_strings_are_masked(self, text: str, expected: str) -> None:
         """Keys, bearer tokens, Authorization headers and URL passwords: masked by shape."""
-        assert fanout._logging.redact(text) == expected
+        assert fanout.core.logs.redact(text) == expected
 
     @pytest.mark.parametrize(
         "text",
@@ -150,7 +150,7 @@ class TestRedact:
     )  # fmt: skip
     def test_ordinary_text_is_left_alone(self, text: str) -> None:
         """Words that merely resemble a key's surroundings are not masked."""
-        assert fanout._logging.redact(text) == text
+        assert fanout.core.logs.redact(text) == text
 
     def test_logs_are_redacted_with_no_key_registered(
         self, caplog: pytest.LogCaptureFixture

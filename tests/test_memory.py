@@ -16,8 +16,8 @@ from openai import AsyncOpenAI
 
 import fanout
 from fanout import Limits
-from fanout._endpoint import EndpointModel
-from fanout._memory import STALE_AFTER_S, EndpointMemory, endpoint_key
+from fanout.endpoint.memory import STALE_AFTER_S, EndpointMemory, endpoint_key
+from fanout.endpoint.model import EndpointModel
 
 from .conftest import SimFactory
 
@@ -274,7 +274,7 @@ class TestBadFiles:
             def broken_fsync(fd: int) -> None:
                 raise OSError(28, "No space left on device")
 
-            monkeypatch.setattr("fanout._memory.os.fsync", broken_fsync)
+            monkeypatch.setattr("fanout.endpoint.memory.os.fsync", broken_fsync)
             caplog.clear()
             fo = fanout.Fanout(client, model="sim-1", memory=tmp_path)
             await fo.ask_many(SHORT[:3], policy="split")
@@ -416,7 +416,7 @@ class TestCommandLine:
         capsys: pytest.CaptureFixture[str],
     ) -> None:  # fmt: skip
         """``fanout plan --base-url`` plans with what an earlier run learned, and says so."""
-        from fanout._cli import main
+        from fanout.cli.main import main
 
         monkeypatch.setenv("FANOUT_MEMORY", "1")
         monkeypatch.setenv("FANOUT_MEMORY_DIR", str(tmp_path))

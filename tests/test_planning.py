@@ -7,7 +7,7 @@ import random
 import pytest
 
 from fanout import Policy
-from fanout._planning import _partition
+from fanout.engine.planning import _partition
 from fanout.planning import Budget, EndpointEstimate, EndpointModel, PlanInputs, make_plan
 
 BATCHING = EndpointEstimate(

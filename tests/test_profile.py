@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import fanout
-from fanout._profile import RTT_PROBE
+from fanout.endpoint.profile import RTT_PROBE
 from fanout.profile import profile_endpoint
 from fanout.sim import SimConfig
 from fanout.sim._config import _RTT_PROBES

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import fanout
-from fanout._progress import (
+from fanout.core.progress import (
     _LineProgress,
     _LogProgress,
     _RichProgress,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from openai import AsyncOpenAI
 
 import fanout
-from fanout._limiter import LimitState, LocalLimiter
+from fanout.limits._local import LimitState, LocalLimiter
 from fanout.planning import Budget
 from fanout.sim import answer_for
 from fanout.testing import cold_endpoint

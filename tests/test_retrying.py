@@ -11,7 +11,7 @@ import pytest
 from tenacity import RetryCallState
 
 from fanout import Retry
-from fanout._retrying import (
+from fanout.engine.retrying import (
     _wait_server_or_backoff,
     is_quota_error,
     is_retryable,

@@ -120,7 +120,7 @@ class TestAskManySync:
     def test_the_async_client_it_builds_keeps_the_sync_clients_settings(self) -> None:
         """From an OpenAI client, ask_many_sync's AsyncOpenAI has the same key, base URL,
         organization, project, timeout, retries, default headers and query."""
-        from fanout._sync import async_client_for
+        from fanout.engine.sync import async_client_for
 
         sync_client = openai.OpenAI(
             api_key="sk-x", base_url="http://127.0.0.1:9/v1", organization="org-1",

@@ -24,10 +24,10 @@ from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
 from opentelemetry.trace import SpanKind, StatusCode
 
 import fanout
-from fanout import _telemetry as telemetry
-from fanout import _telemetry_requests
-from fanout._telemetry import CAPTURE_CONTENT_ENV
+from fanout import telemetry as telemetry
 from fanout.sim import answer_for
+from fanout.telemetry import CAPTURE_CONTENT_ENV
+from fanout.telemetry import requests as _telemetry_requests
 
 if TYPE_CHECKING:
     from .conftest import SimFactory
@@ -496,7 +496,7 @@ class TestCost:
 
         monkeypatch.setattr(_telemetry_requests.Attempt, "_start_attributes", forbidden)
         monkeypatch.setattr(_telemetry_requests.Attempt, "_end_attributes", forbidden)
-        monkeypatch.setattr("fanout._telemetry.CallRecord", forbidden)
+        monkeypatch.setattr("fanout.telemetry.CallRecord", forbidden)
         async with sim(time_scale=100, answer_tokens=2) as (_server, client):
             answers = await fanout.ask_many(["a?", "b?", "c?"], client=client, model="m",
                                             policy="merge", max_tokens=1)  # fmt: skip
@@ -556,7 +556,7 @@ class TestWithoutTheSdk:
 
             sys.meta_path.insert(0, Block())
         """, _CALLS, """
-            from fanout import _telemetry_calls
+            from fanout.telemetry import calls as _telemetry_calls
             assert _telemetry_calls.load() is None
             assert not [m for m in sys.modules if m.startswith("opentelemetry")]
             print("ok")

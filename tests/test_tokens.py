@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fanout import _tokens
+from fanout.endpoint import tokens as _tokens
 from fanout.planning import estimate_messages_tokens
 
 

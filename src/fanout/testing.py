@@ -40,7 +40,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._endpoint import EndpointModel
+from .endpoint.model import EndpointModel
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

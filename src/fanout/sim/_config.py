@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 __all__ = ["FAULT_KINDS", "SimConfig"]
 
 #: The round-trip probes ``fanout profile`` sends (kept equal to
-#: ``fanout._profile.RTT_PROBE`` by a test; the simulator imports nothing from the library).
+#: ``fanout.endpoint.profile.RTT_PROBE`` by a test; the simulator imports nothing from the library).
 _RTT_PROBES = ("Say one word (0).", "Say one word (1).", "Say one word (2).")
 
 #: Every fault the simulator can inject, by name.

@@ -1,0 +1,1 @@
+"""The ``fanout`` command (``main``) and its demo (``demo``). Nothing imports it."""

@@ -1,0 +1,438 @@
+"""Finding the independent questions inside one prompt.
+
+``detect(text)`` is rule-based and needs no model call. It looks for, in order:
+
+1. a list: parts starting with a marker — ``1.`` ``1)`` ``(1)`` ``Q1:`` ``1、`` ``（1）``
+   ``①`` ``i.`` ``a)`` ``一、`` ``问题一：`` ``第二题：`` ``問1：`` ``문제 1.`` or a bullet —
+   numbered in sequence from the first value, each at the start of a line or, for a
+   list written on one line, right after the end of a sentence or a colon. The last
+   such list whose items read as questions or requests is taken; the text before it
+   is the shared preamble (a document the questions are about, instructions, an
+   earlier list), the text after it a shared postamble;
+2. otherwise, two or more lines that each end with a question mark;
+3. otherwise, two or more question sentences in one paragraph.
+
+What is never split: text inside code (fenced, indented, or a comment after code),
+inline code, quotes and block quotes; a list whose items are options (``A. Paris``),
+things to consider, or steps of one task (announced by "steps", "in order", "步骤",
+...); a list under an instruction that spans its items (rank them, answer with the
+same word, one story in three parts, choose among them); a single question.
+
+Parts that lean on an earlier part (see ``_detect_refs``: pronouns, demonstratives,
+definite references to what an earlier part introduced, ellipsis, "based on your
+answer to 2") are grouped with it: a group is sent as one question, and no group is
+ever split apart.
+
+``confidence`` is a level of evidence, each level's precision measured on the labelled
+sets (docs/wrap.md): 0.95 a list with a marker at the start of each line, every item a
+question or request; 0.9 the same list written on one line; 0.85 bullets; 0.8 one
+question per line; 0.75 a list with some items that do not read as questions; 0.65
+question sentences in a paragraph; 0.07 less (0.88, 0.83, ...) when a pronoun was
+judged to point inside its own part or into the shared context rather than at an
+earlier part. Below ``SPLIT_THRESHOLD`` (0.6) nothing is split: question sentences
+with such a pronoun (0.58) are kept whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ._lang import language_of, script_of
+from ._markers import Item, find_items, mask, runs
+from ._refs import Links, dependencies, framing, words
+
+__all__ = ["SPLIT_THRESHOLD", "DetectedQuestion", "Detection", "detect"]
+
+SPLIT_THRESHOLD = 0.6
+"""A prompt is split only when the evidence for it is at least this strong (``wrap``'s
+default ``min_confidence`` is the same): on the labelled sets no split at or above it
+separated parts that belong together."""
+_LET_GO = 0.07
+"""What a pronoun judged to point inside its own part (or into the shared context)
+takes off the confidence."""
+
+
+@dataclass(frozen=True)
+class DetectedQuestion:
+    """One part of a prompt, as the user wrote it."""
+
+    marker: str
+    """The list marker as written (``"1."``, ``"（2）"``, ``"-"``), or ``""``."""
+    text: str
+    """The part without its marker (continuation lines included)."""
+
+    @property
+    def raw(self) -> str:
+        return f"{self.marker} {self.text}" if self.marker else self.text
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What ``detect`` found in a prompt."""
+
+    text: str
+    preamble: str
+    """Shared context or instructions every part needs (may be empty)."""
+    questions: list[DetectedQuestion]
+    groups: list[list[int]]
+    """Indices of ``questions`` that must stay together, in order; every index once."""
+    independent: bool
+    """True when there are two or more groups: the prompt can be fanned out."""
+    confidence: float
+    style: str
+    """How the parts were marked: ``numbered``, ``paren``, ``q-prefix``, ``cjk``,
+    ``circled``, ``roman``, ``letter``, ``bullet``, ``lines``, ``sentences``, or
+    ``single``."""
+    postamble: str = ""
+    """Shared text after the list (e.g. "Answer briefly.")."""
+    reasons: list[str] = field(default_factory=list)
+
+    def group_prompt(self, group: Sequence[int]) -> str:
+        """The text to send for one group: the shared context and its parts."""
+        parts = [self.questions[i].raw for i in group]
+        chunks = [self.preamble, "\n".join(parts), self.postamble]
+        return "\n\n".join(c for c in chunks if c.strip())
+
+    def heading(self, n: int) -> str:
+        """What goes before the answer of group ``n``: its marker, a number for
+        unmarked styles, or nothing for a group of several parts (they were asked
+        together with their markers, so the answer covers them)."""
+        group = self.groups[n]
+        if len(group) > 1:
+            return ""
+        marker = self.questions[group[0]].marker
+        if marker:
+            return marker
+        return f"{n + 1}." if self.style in ("lines", "sentences", "llm") else ""
+
+    def layout(self, answers: Sequence[str]) -> str:
+        """Answers (one per group) laid out in the user's own numbering."""
+        out = []
+        for n, answer in enumerate(answers):
+            head = self.heading(n)
+            out.append(f"{head} {answer.strip()}" if head else answer.strip())
+        if len(out) != len(self.groups):
+            raise ValueError(f"{len(self.groups)} groups but {len(out)} answers")
+        return "\n\n".join(out)
+
+
+# --- reading the parts ------------------------------------------------------------------
+_QUESTION_END = re.compile(r"[?？]\s*[)\]」』\"”]*\s*$")
+_QWORDS_EN = (
+    "what|why|how|who|whom|whose|when|where|which|is|are|was|were|do|does|did|can|could|should|"
+    "would|will|shall|may|might|have|has|had|explain|describe|list|name|give|define|compare|"
+    "contrast|summarize|summarise|translate|write|calculate|compute|find|tell|show|suggest|"
+    "recommend|outline|discuss|identify|provide|state|classify|convert|evaluate|estimate|create|"
+    "draft|generate|rewrite|propose|please|solve|prove|derive|analyze|analyse|predict|pick|choose|"
+    "recommend|use|make|plan|design|build|implement|sort|check|help|paraphrase|proofread|"
+    "invent|imagine|brainstorm|draw|compose|rank|rate|review|fix|debug|refactor|optimize|"
+    "simplify|improve|edit|format|extract|count|categorize|come up|think of|teach|introduce|"
+    "qué|que|por|cómo|como|cuál|cual|quién|cuándo|dónde|explica|describe|warum|wie|was|wer|wann|wo|"
+    "welche|erkläre|beschreibe|pourquoi|comment|quel|quelle|qui|quand|où|explique|décris|perché|"
+    "cosa|chi|quando|dove|spiega|"
+    "nenne|gib|übersetze|berechne|vergleiche|wähle|empfiehl|schlage|fasse|liste|zähle|finde|"
+    "erstelle|erzähle|definiere|schreibe|schreib|bitte|kannst|können|welcher|welches|wieso|weshalb|"
+    "woher|wohin|ist|sind|gibt|hat|kann|"
+    "nomme|nommez|donne|donnez|cite|citez|écris|écrivez|traduis|traduisez|calcule|calculez|"
+    "choisis|choisissez|propose|proposez|recommande|résume|résumez|expliquez|décrivez|définis|"
+    "énumère|trouve|peux|pouvez|qu|quels|quelles|combien|lequel|laquelle|"
+    "nombra|dime|dame|escribe|traduce|calcula|compara|elige|escoge|propón|recomienda|resume|"
+    "explica|define|enumera|encuentra|sugiere|puedes|cuáles|cuánto|cuántos|cuánta|cuántas|quiénes"
+)
+# A request also opens with an imperative that takes the speaker as its object:
+# explícame, recomiéndame; conseille-moi; gib mir, schlag mir ... vor.
+_QSTART = re.compile(
+    rf"^\W*(?:(?:{_QWORDS_EN})\b|[a-zñ]*[áéíóú][a-zñ]*(?:me|nos|lo|la|le)\b|"
+    r"[^\W\d_]+-(?:moi|nous)\b|[^\W\d_]+ (?:mir|uns)\b)",
+    re.IGNORECASE,
+)
+_QCJK = re.compile(
+    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|是否|请|請|解释|介绍|说明|列举|比较|翻译|计算|"
+    r"^(?:推荐|写|给|列出|总结|描述|分析|简述|举例|告诉|论述|简要|概括|说出|说说|讲讲|谈谈|举出|提供|设计|想|编)|"
+    r"ですか|ますか|でしょうか|なぜ|何|どう|どの|誰|いつ|どこ|教えて|説明して|ください|"
+    r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요"
+)
+_STEPS = re.compile(
+    r"\b(?:steps?|procedure|in (?:this|that|the following) order|in order|follow(?:ing)? these|"
+    r"do the following|instructions?|recipe|checklist|options?|choices?|choose|pick|select|"
+    r"which of the following|consider|criteria|requirements?|constraints?|rules?)\b|"
+    r"步骤|依次|按顺序|以下选项|选项|选择|下列哪|单选|多选|要求|条件|단계|순서대로|선택|보기|手順|順番|選択肢|選んで",
+    re.IGNORECASE,
+)
+_MANY_QUESTIONS = re.compile(
+    r"\b(?:questions|each of|separately|the following questions|answer (?:all|each|these|the following))\b|"
+    r"以下问题|下列问题|几个问题|以下の質問|次の質問|다음 질문|질문들|各问题|分别",
+    re.IGNORECASE,
+)
+_FOLLOW_UP = re.compile(
+    r"^\W*(?:why or why not|why not|if so|if not|how so|and why|or why|explain why|why\?|"
+    r"what about|how about|is that|are they|does it|can it|为什么呢|那呢|왜요|なぜですか)",
+    re.IGNORECASE,
+)
+# Two question sentences are often one question asked twice ("Is it safe? What are the
+# risks?"): split a pair only when the text says it holds several questions.
+_ANOTHER = re.compile(
+    r"\b(?:also|another question|separately|two questions|unrelated|on another note|one more thing|"
+    r"second question|and another|by the way|btw|übrigens|nebenbei|außerdem|noch eine frage|"
+    r"au fait|d'ailleurs|par ailleurs|autre question|por cierto|a propósito|además|otra pregunta)\b|"
+    r"另外|还有一个问题|另一个问题|两个问题|顺便|順便|또 다른 질문|그리고 또|그런데|참고로|그나저나|"
+    r"別の質問|それと|ところで|ちなみに",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[?？.。!！:：]\s*$")
+_AFTER_QUESTION = re.compile(r"(?<=[?？])\s+|(?<=[？])")
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_CONJ = re.compile(
+    r"^\W*(?:or|and|also|oder|und|ou|et|o|y|还是|或者|아니면|그리고|それとも)\b[,\s]*",
+    re.IGNORECASE,
+)
+
+
+def _is_questionlike(text: str) -> bool:
+    t = text.strip()
+    if not t:
+        return False
+    first_line = t.split("\n", 1)[0]
+    return bool(
+        _QUESTION_END.search(first_line)
+        or _QUESTION_END.search(t)
+        or _QSTART.search(t)
+        or _QCJK.search(first_line)
+    )
+
+
+def _single(text: str, confidence: float, reason: str) -> Detection:
+    return Detection(
+        text=text, preamble="", questions=[DetectedQuestion("", text.strip())], groups=[[0]],
+        independent=False, confidence=confidence, style="single", reasons=[reason],
+    )  # fmt: skip
+
+
+def _whole(
+    text: str, preamble: str, parts: list[DetectedQuestion], postamble: str, style: str,
+    reasons: list[str], confidence: float = 0.9,
+) -> Detection:  # fmt: skip
+    """Parts found under an instruction that spans them: one group, sent as it is."""
+    return Detection(
+        text=text, preamble=preamble, questions=parts, groups=[list(range(len(parts)))],
+        independent=False, confidence=confidence, style=style, postamble=postamble,
+        reasons=reasons,
+    )  # fmt: skip
+
+
+def _split(
+    text: str, preamble: str, parts: list[DetectedQuestion], masked_parts: list[str], *,
+    style: str, confidence: float, reason: str, postamble: str = "", links: Links | None = None,
+) -> Detection:  # fmt: skip
+    """A detection of several parts: grouped by their references, kept whole under an
+    instruction over all of them or when the evidence is below ``SPLIT_THRESHOLD``."""
+    lang = links.lang if links else "en" if script_of(text) else language_of(text)
+    frame = None if links else framing(preamble, postamble, lang)  # a list was checked already
+    if frame is not None:
+        return _whole(text, preamble, parts, postamble, style, [reason, f"kept whole: {frame}"])
+    if links is None:
+        links = dependencies(masked_parts, lang=lang)
+    if links.let_go:
+        confidence -= _LET_GO
+    confidence = round(confidence, 2)
+    reasons = [reason, *links.reasons, *links.let_go]
+    groups = links.groups
+    if len(groups) > 1 and confidence < SPLIT_THRESHOLD:
+        reasons.append(f"kept whole: confidence {confidence:.2f} is below {SPLIT_THRESHOLD}")
+        groups = [list(range(len(parts)))]
+    elif len(groups) > 1:
+        reasons.append(f"split into {len(groups)} groups that each stand alone")
+    else:
+        reasons.append("kept whole: every part leans on another")
+    return Detection(
+        text=text, preamble=preamble, questions=parts, groups=groups,
+        independent=len(groups) > 1, confidence=confidence, style=style,
+        postamble=postamble, reasons=reasons,
+    )  # fmt: skip
+
+
+def _from_list(text: str, masked: str, run: list[Item]) -> tuple[str, list[tuple[int, int]], str]:
+    """The preamble, each item's span (its text after the marker) and the postamble."""
+    lines = text.split("\n")
+    masked_lines = masked.split("\n")
+    offsets = [0]
+    for text_line in lines:
+        offsets.append(offsets[-1] + len(text_line) + 1)
+    preamble = text[: run[0].mstart].strip()
+    spans: list[tuple[int, int]] = []
+    for item in run[:-1]:
+        spans.append((item.start, 0))
+    for n, item in enumerate(run[:-1]):
+        spans[n] = (item.start, run[n + 1].mstart)
+    last = run[-1]
+    end = offsets[last.line + 1] - 1
+    line = last.line + 1
+    body_end = end
+    first_line = text[last.start : end]
+    while line < len(lines):
+        raw = lines[line]
+        # After the last item: indented lines and lines before a blank line continue
+        # it; the rest is shared postamble.
+        if not raw.strip():
+            nxt = line + 1
+            if nxt < len(lines) and lines[nxt].startswith((" ", "\t")) and lines[nxt].strip():
+                line += 1
+                continue
+            break
+        previous = lines[line - 1] if line - 1 > last.line else first_line
+        if (
+            masked_lines[line].strip()
+            and not raw.startswith((" ", "\t"))
+            and _ends_sentence(previous)
+        ):
+            break
+        body_end = offsets[line + 1] - 1
+        line += 1
+    spans.append((last.start, body_end))
+    postamble = text[body_end:].strip()
+    if last.inline:
+        # "1. What is X? 2. What is Y? Keep it short.": the tail is for every part.
+        m = re.search(r"[?？]", masked[last.start : body_end])
+        tail = masked[last.start + m.end() : body_end] if m else ""
+        if m and tail.strip() and not re.search(r"[?？]", tail) and "\n" not in tail.strip():
+            cut = last.start + m.end()
+            spans[-1] = (last.start, cut)
+            postamble = (text[cut:body_end].strip() + "\n\n" + postamble).strip()
+    return preamble, spans, postamble
+
+
+def _ends_sentence(line: str) -> bool:
+    return bool(_SENTENCE_END.search(line.strip()))
+
+
+def _sentences(paragraph: str) -> list[str]:
+    """Split a paragraph after question marks (and keep statements with what follows)."""
+    pieces = _AFTER_QUESTION.split(paragraph.strip())
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def detect(text: str) -> Detection:
+    """Find the independent questions in ``text`` (see the module docstring)."""
+    if not isinstance(text, str):
+        raise TypeError(f"detect() takes a str, not {type(text).__name__}")
+    if not text.strip():
+        return _single(text, 1.0, "empty")
+    masked = mask(text)
+
+    # 1. Lists.
+    lists = runs(find_items(masked))
+    lang = ""
+    for run in reversed(lists):
+        preamble, spans, postamble = _from_list(text, masked, run)
+        parts = [
+            DetectedQuestion(i.marker, text[a:b].strip())
+            for i, (a, b) in zip(run, spans, strict=True)
+        ]
+        masked_parts = [masked[a:b].strip() for a, b in spans]
+        style = run[0].kind
+        qlike = [_is_questionlike(p.text) for p in parts]
+        options = (style == "letter" and run[0].case == "upper" and not any(qlike)) or (
+            not any(qlike) and bool(_QUESTION_END.search(preamble))
+        )
+        if options:
+            continue  # options of one question: this list is not the questions
+        lang = lang or ("en" if script_of(text) else language_of(text))
+        frame = framing(preamble, postamble, lang)
+        if frame is not None:
+            return _whole(
+                text, preamble, parts, postamble, style,
+                [f"a {style} list of {len(parts)} items", f"kept whole: {frame}"],
+            )  # fmt: skip
+        links = dependencies(
+            masked_parts,
+            [i.value for i in run] if style != "bullet" else None,
+            shared_context=words(preamble) >= 8,
+            lang=lang,
+        )
+        heads = [qlike[g[0]] for g in links.groups]
+        share = sum(heads) / len(heads)
+        context = f"{preamble}\n{postamble}"
+        announced = bool(_MANY_QUESTIONS.search(context))
+        steps = bool(_STEPS.search(preamble)) and not announced
+        if steps and not all(_QUESTION_END.search(p.text) for p in parts):
+            reason = f"kept whole: a {style} list of steps or items of one task"
+            return _whole(text, preamble, parts, postamble, style, [reason], 0.8)
+        needed = 0.5 if announced else 0.75
+        if share < needed:
+            if (
+                preamble
+                and _QUESTION_END.search(preamble.split("\n")[-1]) is None
+                and not announced
+            ):
+                return _single(text, 0.75, "a list of things to consider in one task")
+            continue
+        inline = any(i.inline for i in run)
+        confidence = 0.75 if share < 1 else 0.85 if style == "bullet" else 0.9 if inline else 0.95
+        where = " on one line" if inline and len({i.line for i in run}) == 1 else ""
+        return _split(
+            text, preamble, parts, masked_parts, style=style, confidence=confidence,
+            reason=f"a {style} list of {len(parts)} questions{where}", postamble=postamble,
+            links=links,
+        )  # fmt: skip
+    if lists:
+        return _single(text, 0.7, "lists that are not questions")
+
+    # 2. One question per line.
+    # The same span of both (a masked tab inside an unclosed fence is not whitespace).
+    first, last_char = len(text) - len(text.lstrip()), len(text.rstrip())
+    lines = text[first:last_char].split("\n")
+    masked_lines = masked[first:last_char].split("\n")
+    question_lines = [
+        i for i, (line, m) in enumerate(zip(lines, masked_lines, strict=True))
+        if _QUESTION_END.search(m) and words(line) >= 3
+    ]  # fmt: skip
+    if len(question_lines) >= 2:
+        first = question_lines[0]
+        tail = [n for n in range(first, len(lines)) if lines[n].strip()]
+        if all(_QUESTION_END.search(masked_lines[n]) for n in tail) and len(tail) == len(
+            question_lines
+        ):
+            return _split(
+                text, "\n".join(lines[:first]).strip(),
+                [DetectedQuestion("", lines[n].strip()) for n in tail],
+                [masked_lines[n].strip() for n in tail],
+                style="lines", confidence=0.8,
+                reason=f"{len(tail)} lines that are each a question",
+            )  # fmt: skip
+
+    # 3. Several questions in one paragraph.
+    paragraphs = [p for p in _PARAGRAPH.split(text.strip()) if p.strip()]
+    last = paragraphs[-1]
+    if "\x00" not in mask(last):
+        sentences = _sentences(last)
+        merged: list[str] = []
+        statements: list[str] = []
+        lead: list[str] = []
+        for s in sentences:
+            if not _QUESTION_END.search(s):
+                statements.append(s)
+                continue
+            if not merged:
+                lead, statements = statements, []
+                merged.append(s)
+                continue
+            if (
+                _FOLLOW_UP.search(s)
+                or (_CONJ.search(s) and (words(s) < 5 or not _is_questionlike(_CONJ.sub("", s))))
+                or words(s) < 3
+            ):
+                merged[-1] = " ".join([merged[-1], *statements, s])
+            else:
+                merged.append(" ".join([*statements, s]))
+            statements = []
+        cue = _MANY_QUESTIONS.search(last) or _ANOTHER.search(last)
+        if (len(merged) >= 3 or (len(merged) == 2 and cue)) and not statements:
+            return _split(
+                text, "\n\n".join([*paragraphs[:-1], " ".join(lead)]).strip(),
+                [DetectedQuestion("", s) for s in merged], merged,
+                style="sentences", confidence=0.65,
+                reason=f"{len(merged)} question sentences in one paragraph",
+            )  # fmt: skip
+    return _single(text, 0.9, "one question")

@@ -1,0 +1,362 @@
+"""Reading one part: the references it holds and what it offers later parts.
+
+Latin-script parts are read word by word (``_read_latin``): a personal pronoun or
+possessive with nothing before it in its own part that it could point at (a "who", a
+name, a noun phrase before the clause it is in) and that is not a dummy is
+*unresolved*; so are a demonstrative standing alone ("Is that true?"), a verb with an
+object pronoun attached (tradúcelo, résume-le) and, in Spanish, a question with no
+subject (¿Dónde nació?). Definite and demonstrative noun phrases are collected with
+their noun, to be matched against what earlier parts introduced ("a city" ... "the
+city"). Chinese, Japanese and Korean parts are read with the patterns of
+``_detect_lang`` (``_read_cjk``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ._lang import Cjk, Latin
+
+__all__ = ["Read", "read_cjk", "read_latin", "stands_alone", "words"]
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_LATIN_WORD = re.compile(r"[A-Za-zÀ-ÿ0-9']+")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def words(text: str) -> int:
+    return len(_LATIN_WORD.findall(text)) + len(_CJK_CHAR.findall(text)) // 2
+
+
+# Nouns a demonstrative may point at without any earlier part ("this weekend").
+_TIME_NOUNS = _set(
+    "week weekend year month morning evening night time summer winter spring autumn moment "
+    "woche wochenende jahr monat morgen abend mal sommer winter zeit moment "
+    "semaine année an mois matin soir fois été hiver moment "
+    "semana fin año mes mañana tarde noche vez verano invierno momento"
+)
+_SUPERLATIVE = re.compile(
+    r"(?:est|ste|sten|ster|stes)$|^(?:most|best|worst|first|last|only|next|same|following|above|"
+    r"previous|meisten|beste|erste|letzte|premier|première|dernier|dernière|meilleur|meilleure|"
+    r"primer|primera|último|última|mejor|peor)$"
+)
+_FIRST_SECOND_ES = _set(
+    "yo tú usted me te mi mis tu tus nos nosotros puedo puedes debo debes quiero quieres tengo "
+    "tienes soy eres estoy estás hago haces necesito"
+)
+_FORMAL_DE = _set("Sie Ihr Ihre Ihren Ihrem Ihrer Ihres Ihnen")
+_INTERROGATIVE = _set(
+    "what which welche welcher welches welchen welchem quel quelle quels quelles qué cuál"
+)
+_WH_PERSON = _set("who whom whose wer wen wem wessen qui quién quiénes")
+_ES_NEUTER = _set("que mejor peor más menos mismo cual único")
+_DEMONSTRATIVE_WORDS = _set(
+    "this that these those das dies dieses jenes este esta ese esa estos estas esos esas"
+)
+# What follows a noun to name it then and there: "the word 'resilience'", "the number: 7".
+_NAMED = re.compile(r"\s*(?:['\"“«「‘\x00]|:)")
+_TOKEN = re.compile(r"[^\W\d_]+|\d+|[?？!！.。,，;；:：]")
+_PUNCT = frozenset("?？!！.。,，;；:：")
+_SENTENCE_END = frozenset("?？!！.。:：")
+
+
+@dataclass(slots=True)
+class _Tok:
+    text: str
+    low: str
+    initial: bool
+    hyphen: bool
+    punct: bool
+    start: int
+
+
+def _tokens(text: str) -> list[_Tok]:
+    out: list[_Tok] = []
+    initial = True
+    for m in _TOKEN.finditer(text):
+        w = m.group()
+        if w in _PUNCT:
+            out.append(_Tok(w, w, False, False, True, m.start()))
+            initial = initial or w in _SENTENCE_END
+            continue
+        hyphen = m.start() > 0 and text[m.start() - 1] == "-"
+        out.append(_Tok(w, w.lower(), initial, hyphen, False, m.start()))
+        initial = False
+    return out
+
+
+@dataclass
+class Read:
+    """What one part holds that matters for grouping."""
+
+    unresolved: list[tuple[str, str]] = field(default_factory=list)
+    """References with nothing in the part to point at: (word, kind)."""
+    let_go: list[str] = field(default_factory=list)
+    """References judged to point at something earlier in the same part."""
+    dummies: list[str] = field(default_factory=list)
+    """Pronouns that point at nothing ("is it safe to", "are there", "gibt es")."""
+    definite: list[tuple[str, str, bool]] = field(default_factory=list)
+    """Definite or demonstrative noun phrases: (phrase, noun stem, demonstrative)."""
+    generic: list[str] = field(default_factory=list)
+    introduced: set[str] = field(default_factory=set)
+    contents: list[str] = field(default_factory=list)
+    """Its content words (lowercase)."""
+    introduces: bool = False
+    person: bool = False
+    ellipsis: str = ""
+
+
+def _content(lang: Latin, tok: _Tok) -> bool:
+    return (
+        not tok.punct and tok.low not in lang.function and len(tok.low) >= 3 and tok.low.isalpha()
+    )
+
+
+def _has_antecedent(
+    lang: Latin, toks: list[_Tok], limit: int, kind: str, *, same_clause: bool, inversion: bool
+) -> bool:
+    if kind == "pl" and lang.code != "de":
+        return any(_plural(lang, toks, j) for j in range(limit))
+    for j in range(limit):
+        t = toks[j]
+        if t.punct:
+            continue
+        if t.low in lang.person_wh and not (same_clause and t.low in _WH_PERSON):
+            return True  # "Who is her enemy?": the one asked for is not who "her" is
+        if (
+            t.text[0].isupper() and not t.initial and t.text != "I" and t.low not in lang.pronouns
+            and not (lang.code == "de" and t.text in _FORMAL_DE)
+        ):  # fmt: skip
+            return True
+        if (
+            t.low in lang.determiners
+            and not (
+                same_clause and t.low in _INTERROGATIVE
+            )  # 'Quelle fut sa ...': asked, not owner
+            and j + 1 < limit
+            and _content(lang, toks[j + 1])
+        ):
+            return True
+        if kind == "p" or inversion:
+            continue
+        if j > 0 and toks[j - 1].low in lang.auxiliaries and _content(lang, t):
+            return True
+        if not same_clause and not t.initial and _content(lang, t) and len(t.low) >= 4:
+            return True
+    return False
+
+
+def _plural(lang: Latin, toks: list[_Tok], j: int) -> bool:
+    """Something plural for "they" or "these" to point at: a plural noun, or two joined."""
+    t = toks[j]
+    if t.low in ("and", "et", "y", "und"):
+        return 0 < j < len(toks) - 1 and not toks[j - 1].punct and not toks[j + 1].punct
+    if t.punct or t.low in lang.function or t.low in lang.pronouns or len(t.low) < 4:
+        return False
+    return t.low.endswith(("s", "x")) and not t.low.endswith("ss")
+
+
+def read_latin(lang: Latin, text: str, full: bool) -> Read:
+    """What a part holds; with ``full`` unset, only what later parts may point at."""
+    read = Read()
+    toks = _tokens(text)
+    dummies: list[tuple[int, int]] | None = None
+    boundary = -1
+    function, pronouns = lang.function, lang.pronouns
+    for k, t in enumerate(toks):
+        low = t.low
+        if t.punct or low in lang.boundaries:
+            boundary = k
+            continue
+        if low not in function and len(low) >= 3:
+            read.contents.append(low)
+        if low in lang.person_wh:
+            read.person = read.introduces = True
+        elif t.text[0].isupper() and not t.initial and t.text != "I":
+            read.person = True
+        if low in lang.introducing:
+            for n, tok in enumerate(toks[k + 1 : k + 3]):
+                if not _content(lang, tok):
+                    break
+                read.introduced.add(lang.stem(tok.low))
+                read.introduces = True
+                if low in _INTERROGATIVE or n == 1:
+                    break
+        if not full:
+            continue
+        # personal pronouns and possessives
+        kind = pronouns.get(low)
+        if kind is not None and not (lang.code == "de" and t.text in _FORMAL_DE and not t.initial):
+            if (
+                lang.code == "es"
+                and low == "lo"
+                and k + 1 < len(toks)
+                and toks[k + 1].low in _ES_NEUTER
+            ):
+                continue  # "lo mejor", "lo que": the neuter article
+            if dummies is None:
+                dummies = [(m.start(), m.end()) for m in lang.expletive.finditer(text)]
+            if any(a <= t.start < b for a, b in dummies):
+                read.dummies.append(t.text)
+                continue
+            possessive = low in lang.possessive
+            inversion = lang.code == "fr" and t.hyphen and kind in ("x", "pl")
+            same_clause = possessive or inversion
+            limit = k if same_clause else max(boundary, 0)
+            if _has_antecedent(
+                lang, toks, limit, kind, same_clause=same_clause, inversion=inversion
+            ):
+                read.let_go.append(t.text)
+            else:
+                read.unresolved.append((t.text, kind))
+            continue
+        if lang.code == "es" and not t.text[0].isupper() and _enclitic(low):
+            read.unresolved.append((t.text, "t"))
+            continue
+        if lang.code == "fr" and t.hyphen and low in ("le", "la", "les", "lui", "leur", "en", "y"):
+            read.unresolved.append((t.text, "t"))
+            continue
+        # determiner + noun
+        if low in lang.definite or low in lang.demonstrative:
+            noun = _noun_after(lang, toks, k)
+            if noun is None:
+                continue
+            n, tok = noun
+            if tok.low in lang.generic and n == k + 1:
+                after = toks[n + 1].low if n + 1 < len(toks) else ""
+                named = _NAMED.match(text, tok.start + len(tok.text)) is not None
+                if after not in lang.restrictive and not named:
+                    read.generic.append(f"{t.text} {tok.text}")
+                    continue
+            demonstrative = low in lang.demonstrative and tok.low not in _TIME_NOUNS
+            if lang.code == "en" and low == "that":
+                demonstrative = False  # also a relative pronoun: only a matching noun counts
+            read.definite.append((f"{t.text} {tok.text}", lang.stem(tok.low), demonstrative))
+    if not full:
+        return read
+    if any(t.low in _DEMONSTRATIVE_WORDS for t in toks):
+        for m in lang.demo_pronoun.finditer(text):
+            if dummies is None:
+                dummies = [(d.start(), d.end()) for d in lang.expletive.finditer(text)]
+            if any(a <= m.start() < b for a, b in dummies):
+                continue
+            k = next((i for i, t in enumerate(toks) if t.start >= m.end()), len(toks))
+            limit = max(
+                (i for i in range(k) if toks[i].punct or toks[i].low in lang.boundaries), default=0
+            )
+            kind = "pl" if m.group().strip().lower() in ("these", "those") else "t"
+            if _has_antecedent(lang, toks, limit, kind, same_clause=False, inversion=False):
+                read.let_go.append(m.group().strip())
+            else:
+                read.unresolved.append((m.group().strip(), kind))
+    ellipsis = lang.ellipsis.search(text)
+    if ellipsis is not None and words(text) < 7 and not stands_alone(text, ellipsis.end()):
+        read.ellipsis = ellipsis.group().strip()
+    if lang.code == "es" and not read.unresolved:
+        read.ellipsis = read.ellipsis or _spanish_zero_subject(lang, toks)
+    return read
+
+
+_FULL_QUESTION = re.compile(
+    r"^\W*(?!(?:what|how)\s+about\b)(?:what|why|how|who|whom|where|when|which|is|are|was|were|do|"
+    r"does|did|can|could|should|would|will|wie|was|warum|wer|wann|wo|welche\w*|ist|sind|kann|"
+    r"quel\w*|qu|pourquoi|comment|où|quand|combien|qué|cuál\w*|cómo|dónde|cuándo|quién\w*|"
+    r"por\s+qué|cuánt\w*)\b",
+    re.IGNORECASE,
+)
+_ANCHOR = re.compile(r"(?<![.?!¿¡]\s)(?<!^)\b[A-Z][\w-]*|\d|'[^']+'|\x00")
+
+
+def stands_alone(text: str, after: int) -> bool:
+    """After an opening "and" / "y" / "und": a whole question with something of its own
+    to be about (a name, a number, a quoted word), as in "And what does DNA stand for?",
+    unlike "And the population?" or "And what is the capital?"."""
+    rest = text[after:]
+    return (
+        words(rest) >= 3
+        and _FULL_QUESTION.search(rest) is not None
+        and any(m.group() != "I" for m in _ANCHOR.finditer(rest.strip()))
+    )
+
+
+def _enclitic(word: str) -> bool:
+    """tradúcelo, explícala, hacerlo: a verb with an object pronoun attached."""
+    if not word.endswith(("lo", "la", "los", "las", "le", "les")) or word == "sólo":
+        return False
+    if word.endswith(("ulo", "ula", "ulos", "ulas")):
+        return False
+    stem = re.sub(r"(?:lo|la|los|las|le|les)$", "", word)
+    return bool(
+        re.search(r"[áéíóú]", stem) or (len(stem) >= 4 and stem.endswith(("ar", "er", "ir")))
+    )
+
+
+def _spanish_zero_subject(lang: Latin, toks: list[_Tok]) -> str:
+    """¿Dónde nació?: a question about someone it never names (Spanish drops subjects)."""
+    if not toks or toks[-1].low not in ("?", "？"):
+        return ""
+    content = [t for t in toks if _content(lang, t)]
+    if any(t.low.isdigit() for t in toks):
+        return ""  # "¿Cuánto es 9 por 7?": the numbers are what it is about
+    for k, t in enumerate(toks):
+        if t.low in _FIRST_SECOND_ES or (t.text[0].isupper() and not t.initial):
+            return ""
+        if (
+            t.low in lang.determiners
+            and t.low not in _INTERROGATIVE
+            and k + 1 < len(toks)
+            and _content(lang, toks[k + 1])
+        ):
+            return ""
+    return "a question with no subject" if len(content) <= 2 else ""
+
+
+def _noun_after(lang: Latin, toks: list[_Tok], k: int) -> tuple[int, _Tok] | None:
+    for n in range(k + 1, min(k + 4, len(toks))):
+        tok = toks[n]
+        if tok.punct:
+            return None
+        if _SUPERLATIVE.search(tok.low):
+            return None
+        if lang.code == "de":
+            if tok.text[0].isupper():
+                return n, tok
+            continue
+        if _content(lang, tok) or tok.low in lang.generic:
+            return n, tok
+        return None
+    return None
+
+
+def read_cjk(lang: Cjk, text: str) -> Read:
+    read = Read()
+    for pattern, kind, antecedent in (
+        (lang.person, "p", lang.person_antecedent),
+        (lang.thing, "t", lang.thing_antecedent),
+    ):
+        for m in pattern.finditer(text):
+            cut = [b.start() for b in lang.boundary.finditer(text, 0, m.start())]
+            before = text[: cut[-1]] if cut else ""
+            if antecedent.search(before):
+                read.let_go.append(m.group().strip())
+            else:
+                read.unresolved.append((m.group().strip(), kind))
+    read.introduces = bool(lang.introducing.search(text))
+    read.person = bool(lang.person_antecedent.search(text))
+    stripped = text.strip()
+    if lang.ellipsis.search(stripped):
+        read.ellipsis = stripped
+    elif (
+        lang.zero_subject is not None
+        and not read.unresolved
+        and re.search(r"[?？]\s*$|か。?\s*$", stripped)
+        and not lang.zero_subject.search(stripped)
+        and not re.search(r"[A-Za-z0-9]{2,}", stripped)
+    ):
+        read.ellipsis = "a question with no subject"
+    return read

@@ -1,0 +1,276 @@
+"""Which parts lean on which, and when a list is one task.
+
+A part that holds a reference it cannot resolve by itself is grouped with the part it
+leans on:
+
+- an explicit one: "your answer to 2", "the above", "both", 第2题, 上面, 위의, 上記;
+- a personal pronoun or possessive ("he", "her", er, il, él, 他, 彼女, 그는) or a
+  demonstrative standing alone ("Is that true?", esto, それ, 그것) with nothing before
+  it in its own part that it could point at (a "who", a name, a noun phrase before the
+  clause it is in) and that is not a dummy ("is it safe to ...", "gibt es", "il faut");
+  a person is looked for back to the nearest part that names or asks for one;
+- a definite or demonstrative noun phrase naming what an earlier part introduced or
+  asked for ("Pick a city ... the city", "Which element ... the element", 这本书,
+  その都市, 그 영화), or naming an earlier answer ("the result", "that word");
+- an ellipsis: a part that opens with "and", "what about", und, et, y, 那, 그리고 and
+  is short, a bare "Why?", 上海呢？, 大阪は？, 부산은요?, and a question with no subject
+  at all where the language drops it (¿Dónde nació?, どこで生まれましたか？,
+  어디서 태어났나요?).
+
+With a shared context (a preamble of eight words or more), a pronoun may point into
+it; it then groups only when the part before introduced someone or something.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ._lang import CJK, LATIN, MATERIAL, Cjk, Latin, language_of, script_of
+from ._read import Read, read_cjk, read_latin, stands_alone, words
+
+__all__ = ["Links", "dependencies", "framing", "words"]
+
+
+# --- explicit references (any language) --------------------------------------------------
+_DEP_START = re.compile(
+    r"^\W*(?:(?:it|its|it's|that|this|these|those|they|them|their|then|and then|so|if so|if not|"
+    r"based on|using (?:that|this|it|the|your)|given (?:that|this|the above|your)|"
+    r"from (?:that|this|the above|your)|with (?:that|this|it)|for (?:that|this|it)|the above|above|"
+    r"the (?:result|answer|previous|same)|same|in that case|next,|after that|add|now)(?:\b|\s|[,，、])|"
+    r"那么|那|它|它们|上面|上述|根据|基于|这个|这|该|然后|如果是|再|"
+    r"그것|그걸|그럼|그러면|그리고 그|위의|위 |이를|이것|그 |앞의|"
+    r"それ(?!ぞれ)|上記|その|これ|では|じゃあ|じゃ|それでは|それなら|次に)",
+    re.IGNORECASE,
+)
+_DEP_ALL = re.compile(
+    r"\b(?:(?:the |your )?(?:previous|above|earlier|last) (?:answers|questions|results|ones)|"
+    r"(?:answers|results) above|all of the above|both of (?:them|these|those)|the two(?: above)?|"
+    r"(?:based on|from|using|given) the above|the above|compare (?:them|these|those|the two|both)|"
+    r"(?:of|for|to|about) (?:each|both)(?: of them)?|each of (?:them|these|those)|all of them)\b|"
+    r"以上|上面|上述|两者|各自|分别举|위의|위에서|둘 다|각각|上記|それぞれ|両方",
+    re.IGNORECASE,
+)
+# Words one of which a Latin-script part must hold for _DEP_ALL / _DEP_ANYWHERE to match.
+_ALL_KEYS = re.compile("previous|above|earlier|last|answers|results|all|both|two|compare|each")
+_NAMED_KEYS = re.compile(
+    "answer|response|above|before|based|question|previous|last|earlier|part|from"
+)
+_ALL_BEFORE = {
+    "en": re.compile(
+        r"^\W*which(?: one)?(?: of (?:them|these|those|the two|the three))?\s+(?:is|was|are|were|would|"
+        r"should|has|have|costs?|takes?|do|does)\b|\b(?:rank|sort|order|compare|contrast|combine|merge|"
+        r"connect|link|relate|match|classify|group)\s+(?:them|these|those|all|both|the (?:two|three|"
+        r"above|answers|results|items))\b",
+        re.IGNORECASE,
+    ),
+    "de": re.compile(
+        r"^\W*welche[rs]?(?: davon| von (?:beiden|ihnen))?\s+(?:ist|sind|war|hat|wäre)\b|\bbeide[ns]?\b|"
+        r"\bdie beiden\b|\bvergleiche sie\b",
+        re.IGNORECASE,
+    ),
+    "fr": re.compile(
+        r"^\W*(?:lequel|laquelle|lesquels|lesquelles)\b|\b(?:les deux|tous les deux|toutes les deux)\b|"
+        r"\bcompare[zs]?-les\b",
+        re.IGNORECASE,
+    ),
+    "es": re.compile(
+        r"^\W*cuál(?:es)?(?: de (?:ellos|ellas|los dos|las dos|ambos|ambas))?\s+(?:es|son|fue|tiene|"
+        r"sería)\b(?!\s+(?:el|la|los|las|un|una|tu|su|mi)\b)|\b(?:ambos|ambas|los dos|las dos)\b|"
+        r"\bcompár\w+",
+        re.IGNORECASE,
+    ),
+}
+# Words one of which a part must hold for its language's _ALL_BEFORE to match.
+_ALL_BEFORE_KEYS = {
+    "en": re.compile(
+        "which|rank|sort|order|compar|contrast|combin|merge|connect|link|relate|match|classif|group"
+    ),
+    "de": re.compile("welche|beide|vergleiche"),
+    "fr": re.compile("lequel|laquelle|lesquel|deux|compar"),
+    "es": re.compile("cuál|ambos|ambas|dos|compár"),
+}
+# "And the GDP of Germany?": a short part that opens with a conjunction leans on the one before.
+_ELLIPTIC = re.compile(
+    r"^\W*(?:and|or|also|what about|how about|und|et|y|还有|那|그리고|それと)\b", re.IGNORECASE
+)
+_BARE_WH = re.compile(
+    r"^\W*(?:why|how|when|where|who|what|warum|wieso|wie|wann|wo|wer|was|pourquoi|comment|quand|où|"
+    r"qui|quoi|por qué|cómo|cuándo|dónde|quién|qué)(?:\s+(?:not|so|nicht|pas|no))?\W*$",
+    re.IGNORECASE,
+)
+_TOO = re.compile(r"\b(?:too|as well)\W*$", re.IGNORECASE)
+_DEP_ANYWHERE = re.compile(
+    r"(?:your (?:answer|response) to (?:question |q|#|number |part )?(\d+))|"
+    r"(?:(?:question|part|item|step|q|#)\s*(\d+) (?:above|before))|"
+    r"(?:based on (?:question |q|#|part )(\d+))|(?:from (?:question |q|#|part )(\d+))|"
+    r"(?:(?:the|your) (?:previous|above|last|earlier) (?:answer|question|result|response|one|part))|"
+    r"(?:第(\d+)[题題])|(?:(\d+)번(?:에| 질문| 답))|上一题|上题|上一个问题|前の質問|上の質問|위 질문|앞의 답|"
+    r"\b(?:the above|mentioned above|from above|as above)\b|上面的|上述的|위에서|위의",
+    re.IGNORECASE,
+)
+
+
+class _Groups:
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        while self.parent[i] != i:
+            self.parent[i] = self.parent[self.parent[i]]
+            i = self.parent[i]
+        return i
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+    def groups(self) -> list[list[int]]:
+        out: dict[int, list[int]] = {}
+        for i in range(len(self.parent)):
+            out.setdefault(self.find(i), []).append(i)
+        return sorted(out.values(), key=lambda g: g[0])
+
+
+@dataclass
+class Links:
+    groups: list[list[int]]
+    reasons: list[str]
+    """Why parts were grouped ("part 2 leans on part 1: 'he'")."""
+    let_go: list[str]
+    """References judged to point inside their own part or into the shared context."""
+    lang: str
+    """The Latin-script language the parts were read in."""
+
+
+def dependencies(
+    parts: list[str],
+    values: list[int] | None = None,
+    *,
+    shared_context: bool = False,
+    lang: str = "",
+) -> Links:
+    """Group parts that refer to earlier parts (with the one they name, the one they
+    lean on, or all before them). ``parts`` should have quotes and code masked."""
+    g = _Groups(len(parts))
+    reasons: list[str] = []
+    let_go: list[str] = []
+    latin = lang if lang in LATIN else language_of(" ".join(parts))
+    codes = [script_of(p) or latin for p in parts]
+    lowered = [p.lower() for p in parts]
+    by_value = {v: i for i, v in enumerate(values)} if values else {}
+    reads: dict[tuple[int, bool], Read] = {}
+
+    def read(i: int, full: bool = False) -> Read:
+        """Part ``i`` read (once); ``full`` for its own references, else only what
+        later parts may point at."""
+        found = reads.get((i, True)) or reads.get((i, full))
+        if found is None:
+            code = codes[i]
+            if code in CJK:
+                found = reads[(i, True)] = read_cjk(CJK[code], parts[i])
+            else:
+                found = reads[(i, full)] = read_latin(LATIN[code], parts[i], full)
+        return found
+
+    def stems(j: int) -> set[str]:
+        return {LATIN[codes[j]].stem(w) for w in read(j).contents} if codes[j] in LATIN else set()
+
+    def link(i: int, j: int, why: str) -> None:
+        g.union(i, j)
+        reasons.append(f"part {i + 1} leans on part {j + 1}: {why}")
+
+    for i, part in enumerate(parts):
+        if i == 0:
+            continue
+        code = codes[i]
+        low = lowered[i]
+        all_before = _ALL_BEFORE.get(code)
+        cjk = CJK.get(code)
+        m_all = (
+            (_DEP_ALL.search(part) if cjk or _ALL_KEYS.search(low) else None)
+            or (
+                all_before.search(part)
+                if all_before and _ALL_BEFORE_KEYS[code].search(low)
+                else None
+            )
+            or (cjk.all_before.search(part.strip()) if cjk else None)
+        )
+        if m_all is not None:
+            for j in range(i):
+                g.union(i, j)
+            reasons.append(f"part {i + 1} refers to all before it: {m_all.group().strip()!r}")
+            continue
+        m = _DEP_ANYWHERE.search(part) if cjk or _NAMED_KEYS.search(low) else None
+        if m is not None:
+            named = next((int(x) for x in m.groups() if x), None)
+            target = None
+            if named is not None:
+                target = by_value.get(named, named - 1 if 0 < named <= i else None)
+            link(i, target if target is not None and 0 <= target < i else i - 1, repr(m.group()))
+            continue
+        m = _DEP_START.search(part) or _ELLIPTIC.search(part)
+        if m is not None and (
+            m.re is _DEP_START or (words(part) < 7 and not stands_alone(part, m.end()))
+        ):
+            link(i, i - 1, repr(m.group().strip()))
+            continue
+        here = read(i, full=True)
+        if _BARE_WH.search(part) or here.ellipsis or (code == "en" and _TOO.search(part)):
+            link(i, i - 1, f"an ellipsis ({here.ellipsis or part.strip()!r})")
+            continue
+        # definite noun phrases naming what an earlier part introduced
+        for phrase, stem, demonstrative in here.definite:
+            earlier = [j for j in range(i - 1, -1, -1) if stem in lowered[j]]
+            to = next((j for j in earlier if stem in read(j).introduced), None)
+            if to is None and demonstrative:
+                to = next((j for j in earlier if stem in stems(j)), None)
+                if to is None and not shared_context:
+                    to = i - 1
+            if to is not None:
+                link(i, to, repr(phrase))
+        if here.generic:
+            link(i, i - 1, repr(here.generic[0]))
+        if here.unresolved:
+            word, kind = here.unresolved[0]
+            if shared_context and not read(i - 1).introduces:
+                let_go.append(f"part {i + 1}: {word!r} may point into the shared context")
+            else:
+                j = i - 1
+                if kind == "p":
+                    while j > 0 and not read(j).person:
+                        j -= 1
+                for k in range(j, i):
+                    g.union(i, k)
+                reasons.append(f"part {i + 1} leans on part {j + 1}: {word!r}")
+        let_go += [f"part {i + 1}: {w!r} points inside the part" for w in here.let_go]
+        reasons += [f"part {i + 1}: {w!r} is a dummy pronoun" for w in here.dummies]
+    return Links(g.groups(), reasons, let_go, latin)
+
+
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_SENTENCE = re.compile(r"(?<=[.?!。？！])\s*")
+
+
+def framing(preamble: str, postamble: str, latin: str = "en") -> str | None:
+    """The instruction that makes a list one task (rank them, the same word, one story in
+    three parts, choose among them), or None."""
+    last = _PARAGRAPH.split(preamble.strip())[-1] if preamble.strip() else ""
+    if words(last) > 60:
+        last = " ".join(_SENTENCE.split(last)[-2:])
+    frame = f"{last}\n{postamble}".strip()
+    if not frame:
+        return None
+    script = script_of(frame)
+    lang: Latin | Cjk = CJK[script] if script is not None else LATIN.get(latin, LATIN["en"])
+    m = MATERIAL[lang.code].search(frame)
+    if m is not None:
+        return f"the items are text to work on ({m.group().strip()!r})"
+    m = lang.frame_whole.search(frame)
+    if m is not None:
+        return f"the instruction {m.group().strip()!r} applies to the whole list"
+    m = lang.frame_work.search(frame)
+    if m is not None and not lang.distributive.search(frame):
+        return f"the items make one work ({m.group().strip()!r})"
+    return None

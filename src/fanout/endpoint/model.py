@@ -1,0 +1,414 @@
+"""The endpoint model: what a ``Fanout`` learns of an endpoint's timing from its responses.
+
+A learner, fed one observation per response (its tokens, its latency, and the work that
+finished while it was in flight), fitted by least squares towards priors; the planner
+reads its :class:`~fanout.planning.EndpointEstimate`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..core.plans import EndpointEstimate
+
+__all__ = ["SNAPSHOT_VERSION", "EndpointModel"]
+
+_N_FEATURES = 5
+_REFIT_EVERY = 16  # responses between the fits recent_estimate() makes
+SNAPSHOT_VERSION = 1
+"""The layout of :meth:`EndpointModel.snapshot`; a snapshot of another is not restored."""
+_SNAPSHOT_FIELDS = ("prompt_tokens", "completion_tokens", "others_prompt_tokens",
+                    "others_completion_tokens", "latency_s")  # fmt: skip
+"""An observation of a snapshot, in order: the arguments of ``observe`` that replay it."""
+_S_COARSE = tuple(i / 10 for i in range(11))  # the slowdowns tried first, then refined
+_F_TEST = 4.0  # F statistic a fitted slowdown must reach to leave the prior (about p = 0.05)
+_PREFILL_PRIOR_TOKENS = 1000.0  # the prefill prior weighs like one request of this many tokens
+_NOISE_S = 0.01  # ... when the latencies scatter this much (seconds, rms) or more about the fit
+
+_MERGE_FAILURE_PRIOR = 0.02  # share of merged questions re-asked, before any merged reply
+_MERGE_PRIOR_QUESTIONS = 10.0  # ... weighing like this many merged questions
+_MERGE_MEMORY_QUESTIONS = 200.0  # the merged questions the failure rate remembers
+
+_Sums = tuple[list[list[float]], list[float], float, int]
+
+
+class EndpointModel:
+    """Learns an endpoint's timing from the responses a ``Fanout`` sees.
+
+    Each response gives one observation: its prompt and completion tokens, the
+    prompt and completion tokens of the other requests that finished during its
+    life, and its latency. The model (see :class:`EndpointEstimate`, and
+    ``_choose`` for the one slowdown that ties the wait terms to the speeds) is
+    fitted by least squares over the last ``window`` observations, with no
+    coefficient below zero, and pulled towards the priors, so no response is needed
+    to start and the priors only decide what the data cannot (a ridge). Merged
+    requests teach it how often a merged answer has to be asked again
+    (:meth:`observe_merged`).
+    """
+
+    def __init__(
+        self,
+        *,
+        rtt_s: float = 0.3,
+        prefill_s_per_token: float = 0.0002,
+        decode_s_per_token: float = 0.015,
+        slowdown_per_request: float = 0.03,
+        window: int = 256,
+        prior_weight: float = 0.001,
+        prefix_cache: bool = False,
+    ) -> None:
+        self._prior = (
+            rtt_s,
+            prefill_s_per_token,
+            decode_s_per_token,
+            prefill_s_per_token * slowdown_per_request,
+            decode_s_per_token * slowdown_per_request,
+        )
+        self._slowdown_prior = slowdown_per_request
+        self._obs: deque[tuple[float, float, float, float, float]] = deque(maxlen=window)
+        # Running sums of the normal equations, so a refit costs the same however
+        # many observations the window holds.
+        self._xtx = [[0.0] * _N_FEATURES for _ in range(_N_FEATURES)]
+        self._xty = [0.0] * _N_FEATURES
+        self._yy = 0.0
+        self._prior_weight = prior_weight
+        self._cached: EndpointEstimate | None = None
+        self._answer_tokens: float | None = None
+        self._prefix_cache = prefix_cache
+        self._seen = 0  # responses observed, ever
+        self._recent: tuple[EndpointEstimate, int] | None = None  # a fit, and _seen then
+        # Questions of merged requests whose answer did not come back whole, of all
+        # asked merged, starting from the prior's pseudo-counts.
+        self._merge_failed = _MERGE_FAILURE_PRIOR * _MERGE_PRIOR_QUESTIONS
+        self._merge_asked = _MERGE_PRIOR_QUESTIONS
+
+    @classmethod
+    def from_profile(cls, profile: Any) -> EndpointModel:
+        """Start from what ``Fanout.profile()`` measured instead of generic priors."""
+        return cls(
+            rtt_s=profile.rtt_s,
+            prefill_s_per_token=profile.prefill_s_per_token,
+            decode_s_per_token=profile.decode_s_per_token,
+            slowdown_per_request=min(1.0, profile.slowdown_per_request),
+            prefix_cache=bool(getattr(profile, "prefix_cache", False)),
+        )
+
+    # --- learning ---------------------------------------------------------------
+    def observe(
+        self,
+        *,
+        prompt_tokens: int,
+        completion_tokens: int,
+        latency_s: float,
+        others_prompt_tokens: int = 0,
+        others_completion_tokens: int = 0,
+        cached_prompt_tokens: int = 0,
+    ) -> None:
+        """One response: its tokens, its latency, and the tokens of the other
+        requests that finished while it was in flight. Prompt tokens the endpoint
+        took from its cache (``cached_prompt_tokens``, part of ``prompt_tokens``) cost
+        no prefill; ``others_prompt_tokens`` should leave them out too."""
+        if latency_s <= 0 or completion_tokens < 0:
+            return
+        if cached_prompt_tokens > 0:
+            if not self._prefix_cache:
+                self._prefix_cache = True
+                self._cached = None
+            prompt_tokens = max(0, prompt_tokens - cached_prompt_tokens)
+        obs = (float(prompt_tokens), float(completion_tokens), float(others_prompt_tokens),
+               float(others_completion_tokens), latency_s)  # fmt: skip
+        if len(self._obs) == self._obs.maxlen:
+            self._accumulate(self._obs[0], -1.0)
+        self._obs.append(obs)
+        self._accumulate(obs, 1.0)
+        self._cached = None
+        self._seen += 1
+
+    def _accumulate(self, obs: tuple[float, float, float, float, float], sign: float) -> None:
+        p, c, op, oc, latency = obs
+        row = (1.0, p, c, op, oc)
+        self._yy += sign * latency * latency
+        for i in range(_N_FEATURES):
+            self._xty[i] += sign * row[i] * latency
+            for j in range(_N_FEATURES):
+                self._xtx[i][j] += sign * row[i] * row[j]
+
+    def observe_answer(self, completion_tokens: float) -> None:
+        """Learn the typical answer length (an exponentially weighted mean)."""
+        if completion_tokens <= 0:
+            return
+        if self._answer_tokens is None:
+            self._answer_tokens = completion_tokens
+        else:
+            self._answer_tokens += 0.2 * (completion_tokens - self._answer_tokens)
+
+    def observe_merged(self, questions: int, answered: int) -> None:
+        """One merged request: of its ``questions``, ``answered`` came back whole (the
+        others are asked again alone; a merged request that failed answered none)."""
+        if questions <= 0:
+            return
+        self._merge_failed += questions - min(max(answered, 0), questions)
+        self._merge_asked += questions
+        if self._merge_asked > _MERGE_MEMORY_QUESTIONS:  # recent replies count most
+            shrink = _MERGE_MEMORY_QUESTIONS / self._merge_asked
+            self._merge_failed *= shrink
+            self._merge_asked *= shrink
+        self._cached = None
+
+    @property
+    def merge_failure_rate(self) -> float:
+        """The share of merged questions that are asked again (learned, from a prior)."""
+        return self._merge_failed / self._merge_asked
+
+    @property
+    def answer_tokens(self) -> float | None:
+        return self._answer_tokens
+
+    # --- estimating ---------------------------------------------------------------
+    def estimate(self) -> EndpointEstimate:
+        if self._cached is None:
+            self._cached = self._fit()
+            self._recent = (self._cached, self._seen)
+        return self._cached
+
+    def recent_estimate(self) -> EndpointEstimate:
+        """The last fit, refitted only every ``_REFIT_EVERY`` responses: for uses that
+        run per request (a deadline) and need no fit of the very latest response."""
+        recent = self._recent
+        if recent is None or self._seen - recent[1] >= _REFIT_EVERY:
+            return self.estimate()
+        return recent[0]
+
+    def _fit(self) -> EndpointEstimate:
+        prior = self._prior
+        n = len(self._obs)
+        if n == 0:
+            return self._to_estimate(prior, 0)
+        sums = (self._xtx, self._xty, self._yy, n)
+        theta = self._choose(sums)
+        if n >= 5:
+            # One robust pass: a request far off the fit (the first on a new
+            # connection, a hiccup) is left out and the rest refitted.
+            residuals = [lat - _predict(theta, obs) for obs in self._obs for lat in (obs[4],)]
+            med = statistics.median(abs(r) for r in residuals)
+            mean_latency = sum(obs[4] for obs in self._obs) / n
+            limit = max(4.45 * med, 0.1 * mean_latency)  # 3 x 1.4826 x the median deviation
+            outliers = [obs for obs, r in zip(self._obs, residuals, strict=True) if abs(r) > limit]
+            if outliers and len(outliers) <= n // 4:
+                xtx = [row[:] for row in self._xtx]
+                xty = self._xty[:]
+                yy = self._yy
+                for obs in outliers:
+                    row = (1.0, obs[0], obs[1], obs[2], obs[3])
+                    yy -= obs[4] * obs[4]
+                    for i in range(_N_FEATURES):
+                        xty[i] -= row[i] * obs[4]
+                        for j in range(_N_FEATURES):
+                            xtx[i][j] -= row[i] * row[j]
+                theta = self._choose((xtx, xty, yy, n - len(outliers)))
+        return self._to_estimate(theta, n)
+
+    def _choose(self, sums: _Sums) -> list[float]:
+        """Fit ``latency = rtt + prefill * (p + s * P) + decode * (c + s * C)``: one
+        slowdown ``s`` in [0, 1] scales the work of the requests that finished during a
+        request's life (0: they did not delay it, a batching server; 1: it waited for
+        all of it, a serializing one). A delay can be neither negative nor more than the
+        work itself, so the wait terms are tied to the speeds and bounded, and a fit
+        cannot buy a better match with a wait coefficient many times the work (on a
+        batching server a long request sees the short ones finish, so "waited" and
+        "long" are easily confused). ``s`` is searched on a grid (the rest is linear);
+        where the error barely depends on it, the prior decides."""
+        prior = self._slowdown_prior
+        # The prefill speed is often barely seen (prompts of one length, partly
+        # cached), and then a cold first request passes for a slow prefill: its prior
+        # weighs like one request of _PREFILL_PRIOR_TOKENS, in proportion to the noise
+        # of the latencies (a Bayesian ridge: clean data needs no prior).
+        _, sse = self._fit_at(sums, prior, 0.0)
+        noise = min(1.0, sse / max(sums[3], 1) / _NOISE_S**2)
+        prefill_weight = noise * _PREFILL_PRIOR_TOKENS**2
+        if sums[3] < 4:
+            speeds, _ = self._fit_at(sums, prior, prefill_weight)
+            return _with_slowdown(speeds, prior)
+        tried: dict[float, tuple[list[float], float]] = {}
+
+        def at(s: float) -> float:
+            if s not in tried:
+                tried[s] = self._fit_at(sums, s, prefill_weight)
+            return tried[s][1]
+
+        coarse = min(_S_COARSE, key=at)
+        lo, hi = max(0.0, coarse - 0.1), min(1.0, coarse + 0.1)
+        fine = [round(lo + i * (hi - lo) / 8, 4) for i in range(9)]
+        best = min(fine, key=at)
+        # The fitted s only if it explains the latencies significantly better than
+        # the prior's (an F test of the one parameter): noise, or too little variety
+        # in what finished during the requests' lives, says nothing about s.
+        n = sums[3]
+        if at(prior) - tried[best][1] <= _F_TEST * tried[best][1] / max(1, n - 4) + 1e-12:
+            best = prior
+        return _with_slowdown(tried[best][0], best)
+
+    def _fit_at(self, sums: _Sums, s: float, prefill_weight: float) -> tuple[list[float], float]:
+        """The speeds (rtt, prefill, decode) for the slowdown ``s``, and the squared
+        error: a linear fit on the features (1, p + s P, c + s C), whose normal
+        equations follow from the five running sums; ``prefill_weight``: the prefill
+        prior's."""
+        xtx, xty, yy, n = sums
+        # z = A x with x = (1, p, c, P, C): z0 = x0, z1 = x1 + s x3, z2 = x2 + s x4
+        cols = ((0, None), (1, 3), (2, 4))
+
+        def zz(a: int, b: int) -> float:
+            (i, k), (j, m) = cols[a], cols[b]
+            v = xtx[i][j]
+            if k is not None:
+                v += s * xtx[k][j]
+            if m is not None:
+                v += s * xtx[i][m]
+            if k is not None and m is not None:
+                v += s * s * xtx[k][m]
+            return v
+
+        ztz = [[zz(a, b) for b in range(3)] for a in range(3)]
+        zty = [xty[i] + (s * xty[k] if k is not None else 0.0) for i, k in cols]
+        prior = self._prior
+        lam = [self._prior_weight * max(1e-12, ztz[i][i] / max(n, 1)) for i in range(3)]
+        lam[1] = max(lam[1], prefill_weight)
+        # The decode speed weighs its prior in proportion to it, not to the latency it
+        # would explain: answers all of one length (one-token answers, say) cannot tell a
+        # slow decode from a long round trip, and the round trip should take the slack
+        # (an even split made 1-token answers look 170x slower to decode than they were).
+        lam[2] = max(lam[2], self._prior_weight * (yy / max(n, 1)) / max(prior[2], 1e-9) ** 2)
+        theta = _nnls(ztz, zty, lam, prior[:3])
+        sse = yy - 2 * sum(t * y for t, y in zip(theta, zty, strict=True))
+        sse += sum(theta[a] * ztz[a][b] * theta[b] for a in range(3) for b in range(3))
+        return theta, max(sse, 0.0)
+
+    def _to_estimate(self, theta: Sequence[float], n: int) -> EndpointEstimate:
+        rtt, prefill, decode, prefill_wait, decode_wait = theta
+        return EndpointEstimate(
+            rtt_s=max(rtt, 0.0),
+            prefill_s_per_token=max(prefill, 0.0),
+            decode_s_per_token=max(decode, 1e-6),
+            prefill_wait_s_per_token=max(prefill_wait, 0.0),
+            decode_wait_s_per_token=max(decode_wait, 0.0),
+            observations=n,
+            prefix_cache=self._prefix_cache,
+            merge_failure_rate=self.merge_failure_rate,
+        )
+
+    # --- remembering (fanout.endpoint.memory) -----------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """What this model learned, as plain data (JSON-ready): the observations in its
+        window, as ``observe`` took them, the typical answer length, whether the
+        endpoint caches prefixes, and how its merged replies fared. The priors are the constructor's, not part of it."""
+        return {
+            "version": SNAPSHOT_VERSION,
+            "fields": list(_SNAPSHOT_FIELDS),
+            "observations": [list(obs) for obs in self._obs],
+            "answer_tokens": self._answer_tokens,
+            "prefix_cache": self._prefix_cache,
+            "merge_outcomes": [self._merge_failed, self._merge_asked],
+        }
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        """Learn what a :meth:`snapshot` holds, as if its responses were seen again:
+        each observation is replayed through ``observe``, the answer length through
+        ``observe_answer`` (if none was seen yet). Raises ``ValueError``, having
+        changed nothing, for a snapshot of another layout or with bad values."""
+        if snapshot.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(
+                f"snapshot version {snapshot.get('version')!r}, not {SNAPSHOT_VERSION}"
+            )
+        if snapshot.get("fields") != list(_SNAPSHOT_FIELDS):
+            raise ValueError(f"observation fields {snapshot.get('fields')!r}")
+        rows = snapshot.get("observations")
+        answer = snapshot.get("answer_tokens")
+        if not isinstance(rows, list) or not isinstance(snapshot.get("prefix_cache"), bool):
+            raise ValueError("observations or prefix_cache missing")
+        if answer is not None and (not _finite(answer) or answer <= 0):
+            raise ValueError(f"answer_tokens {answer!r}")
+        replay = []
+        for row in rows:
+            if not (isinstance(row, list) and len(row) == len(_SNAPSHOT_FIELDS)
+                    and all(_finite(v) and v >= 0 for v in row)):  # fmt: skip
+                raise ValueError(f"observation {row!r}")
+            replay.append(row)
+        merged = snapshot.get("merge_outcomes")  # absent in the first snapshots
+        if merged is not None and not (
+            isinstance(merged, list) and len(merged) == 2 and all(_finite(v) for v in merged)
+            and 0 <= merged[0] <= merged[1] and merged[1] > 0
+        ):  # fmt: skip
+            raise ValueError(f"merge_outcomes {merged!r}")
+        if merged is not None:
+            self._merge_failed, self._merge_asked = float(merged[0]), float(merged[1])
+            self._cached = None
+        if snapshot["prefix_cache"] and not self._prefix_cache:
+            self._prefix_cache = True
+            self._cached = None
+        for p, c, op, oc, latency in replay:
+            self.observe(prompt_tokens=int(p), completion_tokens=int(c), latency_s=float(latency),
+                         others_prompt_tokens=int(op), others_completion_tokens=int(oc))  # fmt: skip
+        if answer is not None and self._answer_tokens is None:
+            self.observe_answer(float(answer))
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _with_slowdown(speeds: Sequence[float], s: float) -> list[float]:
+    rtt, prefill, decode = speeds
+    return [rtt, prefill, decode, prefill * s, decode * s]
+
+
+def _nnls(
+    a: list[list[float]], b: list[float], lam: list[float], prior: Sequence[float]
+) -> list[float]:
+    """Ridge towards ``prior`` (weights ``lam``) with no coefficient below zero: a
+    coefficient that wants to be negative is set to zero and the rest refitted (a
+    small active-set least squares)."""
+    k = len(b)
+    theta = [0.0] * k
+    active = list(range(k))
+    while active:
+        m = [[a[i][j] + (lam[i] if i == j else 0.0) for j in active] for i in active]
+        v = [b[i] + lam[i] * prior[i] for i in active]
+        solution = _solve(m, v)
+        if solution is None:
+            return list(prior)
+        worst = min(range(len(active)), key=lambda j: solution[j])
+        if solution[worst] >= 0:
+            for j, i in enumerate(active):
+                theta[i] = solution[j]
+            return theta
+        theta[active[worst]] = 0.0
+        del active[worst]
+    return theta
+
+
+def _predict(theta: Sequence[float], obs: tuple[float, float, float, float, float]) -> float:
+    p, c, op, oc, _ = obs
+    return theta[0] + theta[1] * p + theta[2] * c + theta[3] * op + theta[4] * oc
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
+    """Gaussian elimination with partial pivoting (4 unknowns; no numpy needed)."""
+    n = len(b)
+    m = [[*row, b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        if abs(m[pivot][col]) < 1e-18:
+            return None
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(col + 1, n):
+            f = m[r][col] / m[col][col]
+            for c in range(col, n + 1):
+                m[r][c] -= f * m[col][c]
+    x = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
+    return x

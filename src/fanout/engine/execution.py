@@ -1,0 +1,240 @@
+"""Execution: a group of jobs becomes answers.
+
+A group of one is a split request: the question alone, its answer as the endpoint
+wrote it. A larger group is a merged request: the questions under unforgeable tags
+in one prompt (``_merging``), the reply parsed back by those tags, its usage shared
+out, and every question whose answer did not come back whole asked again on its own.
+Each request goes through the :class:`~fanout.engine.transport.Transport`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import openai
+
+from .. import telemetry as telemetry
+from ..core.exceptions import QuestionError, QuotaExceededError
+from ..core.logs import redact
+from ..core.models import Answer, Usage
+from ..core.redact import scrub_exception
+from .call import CallOptions, CallStats, Tally
+from .intake import Job
+from .merging import MergedRequest, apportion, build_merged, parse_merged
+from .planning import MERGE_ANSWER_OVERHEAD
+from .retrying import is_quota_error
+from .transport import QuotaGoneError, Transport
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletion
+
+__all__ = ["ask_merged", "ask_one", "question_error"]
+
+log = logging.getLogger("fanout")
+
+Finish = Callable[[Job, Answer], Awaitable[None]]
+
+
+def question_error(
+    exc: Exception, job: Job, attempts: int, *, base_url: str | None = None
+) -> QuestionError:
+    """The error a question's answer carries, with the SDK's exception as its cause.
+
+    ``base_url``: the endpoint's address, named when it could not be reached."""
+    q = job.question
+    if isinstance(exc, QuestionError):
+        return exc
+    if isinstance(exc, QuotaGoneError):
+        err: QuestionError = QuotaExceededError(
+            f"question {job.index}: not sent: the API key has no quota left (an earlier "
+            "request got insufficient_quota)",
+            index=job.index, question=q.text, attempts=attempts,
+        )  # fmt: skip
+    elif is_quota_error(exc):
+        err = QuotaExceededError(
+            f"question {job.index}: the API key has no quota left (insufficient_quota); "
+            "not retried",
+            index=job.index, question=q.text, attempts=attempts,
+        )  # fmt: skip
+    else:
+        what = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, openai.APITimeoutError) and base_url:
+            what = f"no answer from {base_url} in time: {what}"
+        elif isinstance(exc, openai.APIConnectionError) and base_url:
+            what = f"could not reach {base_url}: {what}"
+        err = QuestionError(
+            redact(f"question {job.index} failed after {attempts} attempt(s): {what}"),
+            index=job.index, question=q.text, attempts=attempts,
+        )  # fmt: skip
+    scrub_exception(exc)  # the SDK's exception may hold an echoed key
+    err.__cause__ = exc
+    return err
+
+
+async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: CallStats) -> Answer:
+    """Ask ``job``'s question alone."""
+    start = time.monotonic()
+    tally = Tally()
+    job.tallies.append(tally)  # seen by the timeout path while the request is out
+    q = job.question
+    try:
+        completion = await transport.send(job.params, opts, stats, tally)
+    except Exception as exc:
+        error = question_error(exc, job, tally.attempts, base_url=str(transport.client.base_url))
+        log.debug("question %d failed after %d attempts: %r", job.index, tally.attempts, exc)
+        return Answer(
+            index=job.index, question=q.text, id=q.id, usage=tally.usage,
+            attempts=tally.attempts, latency_s=time.monotonic() - start,
+            request_ids=tally.request_ids, error=error,
+        )  # fmt: skip
+    choice = completion.choices[0] if completion.choices else None
+    if completion.usage is not None:
+        transport.endpoint.observe_answer(completion.usage.completion_tokens)
+    choices = [c.message.content or "" for c in completion.choices]  # n > 1: all of them
+    return Answer(
+        index=job.index,
+        question=q.text,
+        id=q.id,
+        text=choices[0] if choices else "",
+        choices=choices,
+        mode="split",
+        finish_reason=choice.finish_reason if choice is not None else None,
+        usage=tally.usage,
+        attempts=tally.attempts,
+        latency_s=time.monotonic() - start,
+        request_ids=tally.request_ids,
+    )
+
+
+def merged_params(
+    request: MergedRequest, opts: CallOptions, k: int, context: tuple[Any, ...] = ()
+) -> dict[str, Any]:
+    """The ``create()`` parameters of a merged request for ``k`` questions."""
+    messages: list[Any] = []
+    if opts.system:
+        messages.append({"role": "system", "content": opts.system})
+    messages.extend(dict(m) for m in context)
+    messages.append({"role": "user", "content": request.user_message})
+    params: dict[str, Any] = {"model": opts.model, **opts.create_kwargs, "messages": messages}
+    for name in ("max_tokens", "max_completion_tokens"):
+        if isinstance(params.get(name), int):
+            # The cap was per answer: the merged reply may hold k of them.
+            params[name] = params[name] * k + MERGE_ANSWER_OVERHEAD * k
+    if request.response_format is not None:
+        params["response_format"] = request.response_format
+    return params
+
+
+def _refuses_response_format(exc: BaseException) -> bool:
+    """A 400/422 that is about ``response_format`` (structured outputs unsupported)."""
+    if not isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)):
+        return False
+    text = f"{exc.param or ''} {exc.message}".lower()
+    return "response_format" in text or "json_schema" in text
+
+
+async def _send_merged(
+    transport: Transport,
+    group: list[Job],
+    opts: CallOptions,
+    stats: CallStats,
+    tally: Tally,
+) -> tuple[MergedRequest, ChatCompletion | None]:
+    """Send the group's merged request; falls back from JSON to tagged text once if
+    the endpoint refuses ``response_format``. None: the request failed."""
+    policy = opts.policy
+    fmt = policy.merge_format if policy.merge_format != "auto" else (
+        "json" if transport.json_ok else "text"
+    )  # fmt: skip
+    texts = [job.question.text for job in group]
+    request = build_merged(texts, fmt)
+    while True:
+        try:
+            params = merged_params(request, opts, len(group), group[0].question.context)
+            with telemetry.merged_request(len(group)):
+                return request, await transport.send(params, opts, stats, tally)
+        except Exception as exc:
+            if (
+                request.format == "json"
+                and policy.merge_format == "auto"
+                and _refuses_response_format(exc)
+            ):
+                log.info("endpoint refuses response_format; merging with tagged text from now on")
+                transport.json_ok = False
+                request = build_merged(texts, "text")
+                continue
+            log.debug(
+                "merged request for %d questions failed (%r); asking each alone", len(group), exc
+            )
+            return request, None
+
+
+async def ask_merged(
+    transport: Transport,
+    group: list[Job],
+    opts: CallOptions,
+    stats: CallStats,
+    finish: Finish,
+) -> None:
+    """Ask a group in one request; re-ask on their own the questions whose answer
+    did not come back whole. Every question of the group is finished."""
+    start = time.monotonic()
+    tally = Tally()
+    for job in group:
+        job.tallies.append(tally)  # one request for the group: each job counts it
+    request, completion = await _send_merged(transport, group, opts, stats, tally)
+
+    found: dict[str, str] = {}
+    prompt_shares = [0] * len(group)
+    cached_shares = [0] * len(group)
+    completion_shares = [0] * len(group)
+    if completion is not None:
+        choice = completion.choices[0] if completion.choices else None
+        content = choice.message.content if choice is not None else None
+        truncated = choice is not None and choice.finish_reason == "length"
+        found = parse_merged(content, request, truncated=truncated)
+        prompt_shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
+        cached_shares = apportion(tally.usage.cached_prompt_tokens, [1] * len(group))
+        completion_shares = apportion(
+            tally.usage.completion_tokens, [len(found.get(tag, "")) for tag in request.tags]
+        )
+    latency = time.monotonic() - start
+    # What the planner expects of merging here: how many answers come back whole.
+    transport.endpoint.observe_merged(len(group), sum(tag in found for tag in request.tags))
+    reask: list[tuple[Job, Usage]] = []
+    for i, (job, tag) in enumerate(zip(group, request.tags, strict=True)):
+        share = Usage(prompt_tokens=prompt_shares[i], completion_tokens=completion_shares[i],
+                      cached_prompt_tokens=cached_shares[i])  # fmt: skip
+        text = found.get(tag)
+        if text is None:
+            reask.append((job, share))
+            continue
+        # The planner adds the merge's own tokens per answer; learn the answer's.
+        transport.endpoint.observe_answer(max(1, completion_shares[i] - MERGE_ANSWER_OVERHEAD))
+        q = job.question
+        await finish(job, Answer(
+            index=job.index, question=q.text, id=q.id, text=text, choices=[text], mode="merged",
+            finish_reason="stop", usage=share, attempts=tally.attempts, latency_s=latency,
+            request_ids=list(tally.request_ids),
+        ))  # fmt: skip
+    if not reask:
+        return
+    stats.reasked.extend(job.index for job, _ in reask)
+
+    async def again(job: Job, share: Usage) -> None:
+        answer = await ask_one(transport, job, opts, stats)
+        await finish(job, answer.model_copy(update={
+            "usage": answer.usage + share,
+            "attempts": answer.attempts + tally.attempts,
+            "request_ids": [*tally.request_ids, *answer.request_ids],
+            "latency_s": time.monotonic() - start,
+        }))  # fmt: skip
+
+    with telemetry.reasking(len(reask), len(group), opts.model):
+        async with anyio.create_task_group() as tg:
+            for job, share in reask:
+                tg.start_soon(again, job, share)

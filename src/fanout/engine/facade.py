@@ -1,0 +1,321 @@
+"""The façade: ``Fanout``, ``ask_many`` and ``plan``.
+
+A ``Fanout`` holds what its calls share (the client, the limits and the transport
+that enforces them, what it learned of the endpoint, the defaults) and hands each
+call to the rooms that do the work: intake → planning → dispatch → execution →
+transport → results (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import openai
+
+from .. import telemetry as telemetry
+from ..core.config import Limits, Policy, Retry
+from ..core.exceptions import ConfigError
+from ..core.logs import register_secret
+from ..core.models import Answer, Answers, Question
+from ..core.plans import Plan
+from ..endpoint.memory import EndpointMemory, MemorySetting
+from ..endpoint.model import EndpointModel
+from ..limits._local import RateLimiter
+from .call import (
+    CallOptions,
+    CallStats,
+    OnAnswer,
+    OnError,
+    check_create_kwargs,
+    check_on_error,
+    resolve_options,
+)
+from .dispatch import commit_plan, drive, open_plan
+from .intake import Job, QuestionLike, check_container, params_for, to_question
+from .results import aborted, assemble
+from .transport import Transport
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["Fanout", "ask_many", "plan"]
+
+
+class Fanout:
+    """Fans questions out over one ``AsyncOpenAI`` client, sharing limits across calls.
+
+    ::
+
+        fo = fanout.Fanout(client, model="gpt-4o-mini", limits=fanout.Limits(rpm=500))
+        answers = await fo.ask_many(["What is X?", "Explain Y."])
+
+    Every call on one ``Fanout`` shares its concurrency cap and its rate limits,
+    however many tasks use it at once. The user's client is never changed: fanout
+    works on ``client.with_options(max_retries=0)`` (a copy sharing its connection
+    pool), because fanout's retry layer is the only one.
+
+    What it learns of the endpoint is saved for the next ``Fanout`` of the same base
+    URL and model, in this process or another (``memory``: see docs/policy.md).
+    """
+
+    def __init__(
+        self,
+        client: AsyncOpenAI,
+        *,
+        model: str | None = None,
+        system: str | None = None,
+        limits: Limits | None = None,
+        retry: Retry | None = None,
+        policy: Policy | str = "auto",
+        on_error: OnError = "raise",
+        limiter: RateLimiter | None = None,
+        endpoint: EndpointModel | None = None,
+        memory: MemorySetting = None,
+        **create_kwargs: Any,
+    ) -> None:
+        _check_client(client)
+        if limits is not None and not isinstance(limits, Limits):
+            raise ConfigError(f"limits must be a fanout.Limits, not {type(limits).__name__}")
+        if retry is not None and not isinstance(retry, Retry):
+            raise ConfigError(f"retry must be a fanout.Retry, not {type(retry).__name__}")
+        check_on_error(on_error)
+        check_create_kwargs(create_kwargs)
+        self.client = client
+        register_secret(getattr(client, "api_key", None))
+        self.limits = limits or Limits()
+        self.retry = retry or Retry()
+        self.model = model
+        self.system = system
+        self.policy = Policy.coerce(policy)
+        self.on_error: OnError = on_error
+        self.create_kwargs = dict(create_kwargs)
+        self._transport = Transport(client, self.limits, limiter=limiter, endpoint=endpoint)
+        self._memory = EndpointMemory(memory, str(client.base_url))
+
+    def __repr__(self) -> str:
+        return f"<Fanout model={self.model!r} limits={self.limits!r}>"
+
+    @property
+    def limiter(self) -> RateLimiter:
+        return self._transport.limiter
+
+    @property
+    def endpoint(self) -> EndpointModel:
+        """What this ``Fanout`` has learned about the endpoint's timing."""
+        return self._transport.endpoint
+
+    @endpoint.setter
+    def endpoint(self, model: EndpointModel) -> None:
+        self._transport.endpoint = model
+
+    @property
+    def peak_in_flight(self) -> int:
+        """Most requests in flight at once on this ``Fanout``, across all calls."""
+        return self._transport.peak_in_flight
+
+    def plan(
+        self,
+        questions: Iterable[QuestionLike],
+        *,
+        model: str | None = None,
+        system: str | None = None,
+        policy: Policy | str | None = None,
+        **create_kwargs: Any,
+    ) -> Plan:
+        """What would ``ask_many`` do with these questions, and why? Sends nothing."""
+        check_container(questions)
+        opts = self._options(model=model or self.model or "dry-run", system=system, policy=policy,
+                             create_kwargs=create_kwargs)  # fmt: skip
+        self._memory.recall_now(self._transport, model or self.model)
+        jobs = []
+        for i, item in enumerate(questions):
+            q = to_question(item, i)
+            jobs.append(Job(index=i, question=q, params=params_for(q, opts), key=str(i)))
+        opening = open_plan(self._transport, jobs, opts)
+        plan = commit_plan(opening)
+        if opening.wave:  # the call would first send a wave: say so, plan them all
+            plan = dataclasses.replace(plan, reason=(
+                f"A call would start with a {opening.plan.reason} Until the wave tells: "
+                f"{plan.reason}"
+            ))  # fmt: skip
+        return plan
+
+    async def ask_many(
+        self,
+        questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
+        *,
+        model: str | None = None,
+        system: str | None = None,
+        retry: Retry | None = None,
+        policy: Policy | str | None = None,
+        on_error: OnError | None = None,
+        timeout: float | None = None,
+        progress: bool = False,
+        on_answer: OnAnswer | None = None,
+        dedupe: bool = True,
+        **create_kwargs: Any,
+    ) -> Answers:
+        """Answer every question; the answers come back in input order.
+
+        Raises :class:`PartialFailureError` (carrying every answer) if any
+        question failed, unless ``on_error="return"``. ``timeout`` bounds the
+        whole call: questions not answered by then fail with
+        :class:`QuestionTimeoutError`, and the finished answers are kept (an
+        iterator not read to its end by then: see ``Report.input_exhausted``).
+        If the input iterator or ``on_answer`` raises, the call stops and raises
+        :class:`CallAbortedError` with the answers finished so far.
+        """
+        opts = self._options(model=model, system=system, retry=retry, policy=policy,
+                             on_error=on_error, timeout=timeout, progress=progress,
+                             on_answer=on_answer, dedupe=dedupe, create_kwargs=create_kwargs)  # fmt: skip
+        check_container(questions)
+        known: list[Question] | None = None
+        if isinstance(questions, (list, tuple)):
+            known = [to_question(item, i) for i, item in enumerate(questions)]
+            questions = known
+        results: dict[int, Answer] = {}
+
+        async def collect(answer: Answer) -> None:
+            results[answer.index] = answer
+
+        start = time.monotonic()
+        stats = CallStats()
+        with telemetry.call_span("ask_many", opts.model, opts.policy.mode) as call:
+            async with self._memory.around(self._transport, opts.model):
+                await drive(self._transport, questions, opts, stats, call.observe(collect),
+                            keep_finished=True)  # fmt: skip
+            return assemble(results, known, stats, time.monotonic() - start, opts)
+
+    async def as_completed(
+        self,
+        questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
+        **overrides: Any,
+    ) -> AsyncIterator[Answer]:
+        """Yield answers as they finish (each carries its ``.index``).
+
+        Failed questions are yielded too, with ``.error`` set. Memory stays
+        bounded by the in-flight window whatever the size of the input.
+        Takes the same keyword arguments as :meth:`ask_many`. If the input
+        iterator or ``on_answer`` raises, the answers finished before are
+        yielded, then :class:`CallAbortedError` is raised.
+        """
+        check_container(questions)
+        named = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
+                 "on_answer", "dedupe")  # fmt: skip
+        opts = self._options(**{k: overrides.pop(k) for k in named if k in overrides},
+                             create_kwargs=overrides)  # fmt: skip
+        send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
+        stats = CallStats()
+
+        async def produce() -> None:
+            async with send:
+                with telemetry.call_span("as_completed", opts.model, opts.policy.mode) as call:
+                    async with self._memory.around(self._transport, opts.model):
+                        await drive(self._transport, questions, opts, stats,
+                                    call.observe(send.send), keep_finished=False)  # fmt: skip
+
+        start = time.monotonic()
+        task = asyncio.get_running_loop().create_task(produce())
+        drained = False
+        try:
+            async for answer in receive:
+                yield answer
+            drained = True
+            await task  # re-raise a failure of the producer
+            if stats.aborted is not None:
+                raise aborted({}, stats, time.monotonic() - start, opts, yielded=True)
+        finally:
+            if not drained:
+                # The consumer left early (break, an exception, aclose): stop the
+                # requests before closing the stream they deliver to, and let the
+                # consumer's own exception be the one that propagates.
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            receive.close()
+
+    def _options(self, *, create_kwargs: dict[str, Any], **overrides: Any) -> CallOptions:
+        defaults = CallOptions(
+            model=self.model or "", system=self.system, retry=self.retry, policy=self.policy,
+            on_error=self.on_error, timeout=None, progress=False, on_answer=None, dedupe=True,
+            create_kwargs=self.create_kwargs,
+        )  # fmt: skip
+        named = {"model": None, "system": None, "retry": None, "policy": None, "on_error": None,
+                 "timeout": None, "progress": False, "on_answer": None, "dedupe": True}  # fmt: skip
+        return resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
+
+
+def _check_client(client: object) -> None:
+    if isinstance(client, openai.OpenAI):
+        raise ConfigError(
+            f"fanout needs an async client (openai.AsyncOpenAI), not a synchronous "
+            f"openai.{type(client).__name__}, whose requests would block the event loop: make "
+            "an AsyncOpenAI with the same arguments, or call fanout.ask_many_sync(...), "
+            "which takes either, from synchronous code"
+        )
+    if not hasattr(client, "with_options") or not hasattr(client, "chat"):
+        raise ConfigError(f"client must be an openai.AsyncOpenAI, not {type(client).__name__}")
+
+
+async def ask_many(
+    questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
+    *,
+    client: AsyncOpenAI,
+    model: str | None = None,
+    system: str | None = None,
+    limits: Limits | None = None,
+    retry: Retry | None = None,
+    policy: Policy | str = "auto",
+    on_error: OnError = "raise",
+    timeout: float | None = None,
+    progress: bool = False,
+    on_answer: OnAnswer | None = None,
+    dedupe: bool = True,
+    memory: MemorySetting = None,
+    **create_kwargs: Any,
+) -> Answers:
+    """Answer many independent questions concurrently; see :meth:`Fanout.ask_many`.
+
+    ::
+
+        answers = await fanout.ask_many(["What is X?", "Explain Y."],
+                                        client=AsyncOpenAI(), model="gpt-4o-mini")
+        answers.texts
+
+    Each call is a new ``Fanout``: what the last one learned of the endpoint comes
+    from its memory (``memory``: see :class:`Fanout`).
+    """
+    fo = Fanout(client, model=model, system=system, limits=limits, retry=retry, policy=policy,
+                on_error=on_error, memory=memory)  # fmt: skip
+    return await fo.ask_many(
+        questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
+        **create_kwargs,
+    )  # fmt: skip
+
+
+def plan(
+    questions: Iterable[QuestionLike],
+    *,
+    model: str = "dry-run",
+    system: str | None = None,
+    policy: Policy | str = "auto",
+    limits: Limits | None = None,
+    fanout: Fanout | None = None,
+    **create_kwargs: Any,
+) -> Plan:
+    """A dry run: the plan ``ask_many`` would follow for these questions, with every
+    candidate's estimated time and tokens and the reason for the choice. Sends
+    nothing. Pass ``fanout=`` to plan with what an existing ``Fanout`` has learned
+    about its endpoint; otherwise the priors and ``limits`` are used."""
+    if fanout is None:
+        from openai import AsyncOpenAI
+
+        fanout = Fanout(AsyncOpenAI(api_key="dry-run", base_url="http://127.0.0.1:9/v1"),
+                        model=model, limits=limits, memory=False)  # fmt: skip
+    return fanout.plan(questions, model=model, system=system, policy=policy, **create_kwargs)

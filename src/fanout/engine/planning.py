@@ -1,0 +1,370 @@
+"""The cost model: choose split, merge or groups in between, and say why.
+
+A *plan* partitions the questions into requests: a group of one is a split call,
+a group of several a merged call. For each candidate group size the planner
+estimates the wall time and the tokens, from
+
+* the questions: prompt tokens of each, and of the shared prefix (system prompt);
+* the answers: expected tokens per answer (a hint, else learned, else a prior);
+* the endpoint, learned online from every response (:class:`EndpointModel`):
+  round trip, prefill time per prompt token, decode time per output token, and how
+  much each request already in flight slows a new one (about 0 on a
+  continuous-batching server, about 1 on one that serializes);
+* the limits: requests and tokens that may go now, the per-minute rates after
+  that, and the concurrency cap.
+
+Everything here is pure computation: no I/O, no clocks.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import logging
+import math
+
+from ..core.config import Policy
+from ..core.plans import Budget, Candidate, Plan, PlanInputs
+from ..endpoint.model import EndpointModel
+from ..endpoint.tokens import estimate_text_tokens
+from .call import CallOptions
+from .intake import Job
+
+__all__ = [
+    "MERGE_ANSWER_OVERHEAD",
+    "MERGE_PROMPT_OVERHEAD",
+    "MERGE_PROMPT_PER_QUESTION",
+    "PRIOR_ANSWER_TOKENS",
+    "estimate_groups",
+    "expected_answer_tokens",
+    "make_plan",
+    "plan_jobs",
+    "question_tokens",
+]
+
+log = logging.getLogger("fanout")
+
+# create() parameters that change what one reply holds: with them, never merge.
+_UNMERGEABLE_PARAMS = frozenset(
+    {
+        "response_format",
+        "tools",
+        "functions",
+        "tool_choice",
+        "n",
+        "logprobs",
+        "top_logprobs",
+        "stop",
+    }
+)
+
+# Tokens a merged request adds: the instructions once, and a tag (and JSON
+# punctuation) per question in the prompt and per answer in the reply.
+MERGE_PROMPT_OVERHEAD = 60
+MERGE_PROMPT_PER_QUESTION = 6
+MERGE_ANSWER_OVERHEAD = 8
+PRIOR_ANSWER_TOKENS = 200
+
+
+def _group_sizes_to_try(n: int, cap: int) -> list[int]:
+    sizes = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 50, 64, 100, 128, 256, n}
+    return sorted(s for s in sizes if 1 <= s <= min(n, cap))
+
+
+def _partition(indices: list[int], size: int) -> list[list[int]]:
+    """Contiguous groups of near-equal size, at most ``size`` each."""
+    if not indices:
+        return []
+    m = math.ceil(len(indices) / size)
+    base, extra = divmod(len(indices), m)
+    groups, start = [], 0
+    for g in range(m):
+        length = base + (1 if g < extra else 0)
+        groups.append(indices[start : start + length])
+        start += length
+    return groups
+
+
+def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, int, float]:
+    """(wall seconds, prompt tokens, completion tokens, time spent waiting on limits)."""
+    ep = inputs.endpoint
+    budget = inputs.budget
+    requests: list[tuple[int, int]] = []
+    prefilled: list[int] = []  # prompt tokens each request has to process
+    # A merged request's questions whose answer does not come back whole are asked
+    # again alone once it has finished: the time of that second round, weighed by
+    # the chance it is needed, and its expected tokens.
+    reask_s: list[float] = []
+    reask_p = reask_c = 0.0
+    fail = min(1.0, max(0.0, ep.merge_failure_rate))
+    for group in groups:
+        merged = len(group) > 1
+        p = inputs.shared_prompt_tokens + sum(inputs.question_tokens[i] for i in group)
+        c = sum(inputs.answer_tokens[i] for i in group)
+        extra = 0.0
+        if merged:
+            p += MERGE_PROMPT_OVERHEAD + MERGE_PROMPT_PER_QUESTION * len(group)
+            c += MERGE_ANSWER_OVERHEAD * len(group)
+            if fail > 0:
+                k = len(group)
+                alone_p = inputs.shared_prompt_tokens + (p - inputs.shared_prompt_tokens) / k
+                alone_c = sum(inputs.answer_tokens[i] for i in group) / k
+                again = max(1.0, fail * k)  # questions asked again, if any is
+                work_p = max(1.0, alone_p - inputs.cached_prompt_tokens)
+                extra = (1 - (1 - fail) ** k) * ep.request_s(
+                    work_p, alone_c, (again - 1) * work_p, (again - 1) * alone_c
+                )
+                reask_p += fail * k * alone_p
+                reask_c += fail * k * alone_c
+        requests.append((p, c))
+        prefilled.append(max(1, p - inputs.cached_prompt_tokens))
+        reask_s.append(extra)
+    prompt_total = sum(p for p, _ in requests) + round(reask_p)
+    completion_total = sum(c for _, c in requests) + round(reask_c)
+
+    # When may each request leave, given the request and token budgets? Room the
+    # endpoint has not reported yet (a hypothesis, or a burst remembered from an
+    # earlier process) is not spent before it does: the limiter streams the first
+    # request and sends the others at the even pacing's slots until its headers come.
+    reported_at: float | None = None
+    if budget.rpm and not budget.room_known and budget.requests_now > 1 and requests:
+        reported_at = ep.request_s(prefilled[0], 1)
+    releases: list[float] = []
+    tokens_used = 0.0
+    for j, (p, c) in enumerate(requests):
+        t = budget.paused_s
+        if budget.rpm and j + 1 > budget.requests_now:
+            t = max(t, budget.paused_s + (j + 1 - budget.requests_now) * 60.0 / budget.rpm)
+        elif budget.rpm and j > 0 and reported_at is not None:
+            t = max(t, budget.paused_s + min(reported_at, j * 60.0 / budget.rpm))
+        tokens_used += p + c
+        if budget.tpm and tokens_used > budget.tokens_now:
+            t = max(t, budget.paused_s + (tokens_used - budget.tokens_now) * 60.0 / budget.tpm)
+        releases.append(t)
+    # Run them through the concurrency cap: request j starts when released and a
+    # slot is free. The requests in flight when it starts, and those released
+    # before it would finish alone, overlap it; for the wall time (the slowest
+    # request) count their work as finishing first.
+    timed = [(q, c) for q, (_, c) in zip(prefilled, requests, strict=True)]
+    prefix_p = [0.0]
+    prefix_c = [0.0]
+    for p, c in timed:
+        prefix_p.append(prefix_p[-1] + p)
+        prefix_c.append(prefix_c[-1] + c)
+    active: list[tuple[float, int, int]] = []  # (finish, p, c) of requests in flight
+    active_p = active_c = 0.0
+    wall = 0.0
+    waited = 0.0
+    cap = inputs.max_concurrency
+    for j, ((p, c), release) in enumerate(zip(timed, releases, strict=True)):
+        start = release
+
+        def retire(until: float) -> None:
+            nonlocal active_p, active_c
+            while active and active[0][0] <= until:
+                _, done_p, done_c = heapq.heappop(active)
+                active_p -= done_p
+                active_c -= done_c
+
+        retire(start)
+        if len(active) >= cap:
+            first, done_p, done_c = heapq.heappop(active)
+            active_p -= done_p
+            active_c -= done_c
+            start = max(start, first)
+            retire(start)
+        alone = ep.request_s(p, c)
+        end = bisect.bisect_left(releases, start + alone, lo=j + 1)
+        end = min(end, j + 1 + max(0, cap - 1 - len(active)))
+        others_p = active_p + prefix_p[end] - prefix_p[j + 1]
+        others_c = active_c + prefix_c[end] - prefix_c[j + 1]
+        finish = start + ep.request_s(p, c, others_p, others_c)
+        heapq.heappush(active, (finish, p, c))
+        active_p += p
+        active_c += c
+        wall = max(wall, finish + reask_s[j])
+        waited += release
+    return wall, prompt_total, completion_total, waited
+
+
+_CAP_NOTE_RATIO = 1.5  # the cap is worth a note when it makes the plan this much slower
+
+
+def _candidate(size: int, mergeable: list[int], alone: list[list[int]], inputs: PlanInputs
+               ) -> tuple[Candidate, list[list[int]]]:  # fmt: skip
+    groups = _partition(mergeable, size) + alone
+    groups.sort(key=lambda g: g[0])
+    wall, p, c, waited = estimate_groups(groups, inputs)
+    if size == 1 or len(mergeable) <= 1:
+        label = "split"
+    elif size >= len(mergeable):
+        label = "merge"
+    else:
+        label = f"groups of {size}"
+    candidate = Candidate(
+        label=label,
+        group_size=size,
+        requests=len(groups),
+        est_wall_s=wall,
+        est_prompt_tokens=p,
+        est_completion_tokens=c,
+        est_limit_wait_s=waited,
+    )
+    return candidate, groups
+
+
+def make_plan(inputs: PlanInputs, policy: Policy) -> Plan:
+    """Choose a plan for ``inputs`` under ``policy`` (pure; no I/O)."""
+    n = len(inputs.question_tokens)
+    mergeable = [i for i in range(n) if inputs.mergeable[i]]
+    alone = [[i] for i in range(n) if not inputs.mergeable[i]]
+    most = max(1, len(mergeable))
+    cap = min(policy.max_group_size or most, most)
+    if policy.mode == "split":
+        sizes = [1]
+    elif policy.mode == "merge":
+        sizes = [cap]
+    else:
+        sizes = _group_sizes_to_try(most, cap)
+    candidates = [_candidate(size, mergeable, alone, inputs) for size in sizes]
+
+    fastest = min(c.est_wall_s for c, _ in candidates)
+    within = [(c, g) for c, g in candidates if c.est_wall_s <= fastest * (1 + policy.slack) + 1e-9]
+    if policy.mode != "auto":
+        chosen, groups = candidates[0]
+    elif policy.objective == "latency":
+        # The fastest; among near-ties, the cheapest; then the fewest requests.
+        chosen, groups = min(
+            within, key=lambda cg: (cg[0].est_tokens, cg[0].requests, cg[0].est_wall_s)
+        )
+    else:
+        chosen, groups = min(within, key=lambda cg: (cg[0].est_tokens, cg[0].est_wall_s))
+    uncapped = None
+    if policy.mode != "split" and cap < most and chosen.group_size == cap:
+        # The cap binds: would larger groups be much faster? Then the report says so.
+        above = [s for s in _group_sizes_to_try(most, most) if s > cap]
+        best = min((_candidate(s, mergeable, alone, inputs)[0] for s in above),
+                   key=lambda c: c.est_wall_s)  # fmt: skip
+        if chosen.est_wall_s > _CAP_NOTE_RATIO * best.est_wall_s:
+            uncapped = best
+    reason = _reason(chosen, [c for c, _ in candidates], inputs, policy)
+    if uncapped is not None:
+        reason += (
+            f" Merged requests are capped at {cap} questions for answer quality "
+            f"(Policy.max_group_size); {uncapped.label} would take an estimated "
+            f"{uncapped.est_wall_s:.2f}s instead of {chosen.est_wall_s:.2f}s "
+            "(Policy(max_group_size=None) lifts the cap)."
+        )
+    return Plan(
+        groups=groups,
+        chosen=chosen,
+        candidates=[c for c, _ in candidates],
+        reason=reason,
+        mode=policy.mode,
+        objective=policy.objective,
+        inputs=inputs,
+        uncapped=uncapped,
+    )
+
+
+def _reason(
+    chosen: Candidate, candidates: list[Candidate], inputs: PlanInputs, policy: Policy
+) -> str:
+    what = f"{chosen.label} ({chosen.requests} request{'s' if chosen.requests != 1 else ''})"
+    if policy.mode != "auto":
+        return f"{what}: policy mode {policy.mode!r} was asked for."
+    others = [c for c in candidates if c is not chosen]
+    if not others:
+        return f"{what}: the only possible plan for {len(inputs.question_tokens)} question(s)."
+    split = next((c for c in candidates if c.group_size == 1), None)
+    merge = max(candidates, key=lambda c: c.group_size)
+    ep = inputs.endpoint
+    serial = ep.slowdown_per_request >= 0.5
+    if chosen.group_size == 1:
+        why = (
+            "the endpoint decodes concurrent requests in parallel"
+            if not serial
+            else "the answers are long enough that parallel requests still finish first"
+        )
+        if inputs.cached_prompt_tokens:
+            why += f", and it has the shared prompt ({inputs.cached_prompt_tokens} tokens) cached"
+        return (
+            f"{what}: estimated {chosen.est_wall_s:.2f}s against {merge.est_wall_s:.2f}s for "
+            f"{merge.label}, because {why} (slowdown per request in flight "
+            f"{ep.slowdown_per_request:.2f})."
+        )
+    causes = []
+    if split is not None and split.est_limit_wait_s > 0.25 * split.est_wall_s * split.requests:
+        causes.append("the rate limits would hold split requests back")
+    if serial:
+        causes.append("the endpoint does not run requests in parallel")
+    if split is not None and chosen.est_tokens < split.est_tokens:
+        causes.append(
+            f"it needs {split.est_tokens - chosen.est_tokens} fewer tokens (the shared prompt is paid once)"
+        )
+    if split is not None and chosen.est_wall_s < split.est_wall_s and not causes:
+        causes.append("round trips dominate such short answers")
+    because = "; ".join(causes) or "it is the best trade-off of time and tokens"
+    versus = (
+        f" against {split.est_wall_s:.2f}s and {split.est_tokens} tokens for split"
+        if split is not None
+        else ""
+    )
+    return (
+        f"{what}: estimated {chosen.est_wall_s:.2f}s and {chosen.est_tokens} tokens{versus}; "
+        f"objective {policy.objective}: {because}."
+    )
+
+
+def expected_answer_tokens(job: Job, assumed: float) -> int:
+    """How long a question's answer is expected to be: its own hint, else ``assumed``
+    (the policy's, or the learned length, or the prior), at most its ``max_tokens``."""
+    expected = job.question.expected_tokens or assumed
+    cap = job.params.get("max_completion_tokens", job.params.get("max_tokens"))
+    if isinstance(cap, int) and cap > 0:
+        expected = min(expected, cap)
+    return max(1, int(expected))
+
+
+def question_tokens(job: Job) -> int:
+    """The prompt tokens a question adds to a request (its text and message framing)."""
+    return 3 + estimate_text_tokens(job.question.text)
+
+
+def plan_jobs(
+    jobs: list[Job],
+    opts: CallOptions,
+    *,
+    endpoint: EndpointModel,
+    budget: Budget,
+    max_concurrency: int,
+    shared_prompt_cached: bool,
+) -> Plan:
+    """Plan a batch of distinct jobs, from what is known of them, of the endpoint
+    and of the limits' room. ``shared_prompt_cached``: the call's system prompt
+    was sent before (an endpoint that caches prefixes need not prefill it)."""
+    policy = opts.policy
+    call_mergeable = not (_UNMERGEABLE_PARAMS & opts.create_kwargs.keys())
+    assumed = policy.expected_tokens or endpoint.answer_tokens or PRIOR_ANSWER_TOKENS
+    answer_tokens = [expected_answer_tokens(job, assumed) for job in jobs]
+    shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
+    estimate = endpoint.estimate()
+    cached = shared if estimate.prefix_cache and opts.system and shared_prompt_cached else 0
+    inputs = PlanInputs(
+        question_tokens=[question_tokens(job) for job in jobs],
+        shared_prompt_tokens=shared,
+        answer_tokens=answer_tokens,
+        endpoint=estimate,
+        budget=budget,
+        max_concurrency=max_concurrency,
+        mergeable=[
+            call_mergeable
+            and job.question.mergeable
+            and job.question.context == jobs[0].question.context
+            for job in jobs
+        ],
+        cached_prompt_tokens=cached,
+    )
+    plan = make_plan(inputs, policy)
+    log.debug("plan for %d questions: %s", len(jobs), plan.reason)
+    return plan

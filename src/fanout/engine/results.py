@@ -1,0 +1,158 @@
+"""Results: answers put in input order, the report of a call, and the failure that
+carries them all.
+
+Nothing here sends anything: it turns what the other rooms produced into what the
+caller gets back, making sure every input position has exactly one answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..core.exceptions import (
+    CallAbortedError,
+    PartialFailureError,
+    QuestionError,
+    QuestionTimeoutError,
+)
+from ..core.models import Answer, Answers, Question, Report, Usage
+from .call import CallOptions, CallStats
+
+__all__ = ["aborted", "assemble", "build_report", "shared_copy", "timed_out"]
+
+
+def shared_copy(answer: Answer, index: int, question: Question) -> Answer:
+    """A duplicate question's copy of an answer: its own index, no usage of its own."""
+    error = answer.error
+    if isinstance(error, QuestionError):
+        copy = type(error)(str(error), index=index, question=question.text, attempts=error.attempts)
+        copy.__cause__ = error.__cause__
+        error = copy
+    return answer.model_copy(
+        update={
+            "index": index,
+            "question": question.text,
+            "id": question.id,
+            "usage": Usage(),
+            "attempts": 0,
+            "shared_with": answer.index,
+            "error": error,
+        }
+    )
+
+
+def timed_out(index: int, question: Question, attempts: int = 0) -> Answer:
+    """The answer of a question the call's ``timeout`` ended before it was answered;
+    ``attempts``: the requests already made for it."""
+    made = f" ({attempts} attempt(s) made)" if attempts else ""
+    err = QuestionTimeoutError(
+        f"question {index} was not answered before the call's timeout{made}",
+        index=index, question=question.text, attempts=attempts,
+    )  # fmt: skip
+    return Answer(index=index, question=question.text, id=question.id, attempts=attempts, error=err)
+
+
+def build_report(
+    answers: Sequence[Answer], stats: CallStats, wall: float, opts: CallOptions
+) -> Report:
+    usage = Usage()
+    for a in answers:
+        usage = usage + a.usage
+    failed = sum(1 for a in answers if a.error is not None)
+    return Report(
+        questions=len(answers),
+        answered=len(answers) - failed,
+        failed=failed,
+        wall_s=wall,
+        requests=stats.requests,
+        retries=stats.retries,
+        rate_limited=stats.rate_limited,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_prompt_tokens=usage.cached_prompt_tokens,
+        peak_concurrency=stats.peak,
+        limit_wait_s=stats.limit_wait_s,
+        deduplicated=stats.deduplicated,
+        policy=opts.policy.mode,
+        plan=stats.plan,
+        revisions=list(stats.revisions),
+        reasked=sorted(stats.reasked),
+        questions_read=stats.read,
+        input_exhausted=stats.exhausted,
+    )
+
+
+def assemble(
+    results: dict[int, Answer],
+    known: Sequence[Question] | None,
+    stats: CallStats,
+    wall: float,
+    opts: CallOptions,
+) -> Answers:
+    """Every input position's answer, in order, with the call's report; raises
+    :class:`PartialFailureError` (carrying them all) if any failed, or an iterator
+    was not read to its end, and the call said ``on_error="raise"``; raises
+    :class:`CallAbortedError` if the call was aborted.
+
+    ``known`` is the input when it was a list: a position the call's timeout ended
+    before it was even read still gets its error answer."""
+    if stats.aborted is not None:
+        raise aborted(results, stats, wall, opts)
+    total = len(known) if known is not None else (max(results) + 1 if results else 0)
+    for i in range(total):
+        if i not in results:  # never started before the timeout
+            results[i] = timed_out(i, known[i] if known is not None else Question(text="?"))
+    ordered = [results[i] for i in range(total)]
+    answers = Answers(ordered, build_report(ordered, stats, wall, opts))
+    if opts.on_error != "raise":
+        return answers
+    failed = answers.report.failed
+    unread = ""
+    if known is None and not stats.exhausted:
+        unread = (
+            f"the call's timeout ended before the input was read to its end "
+            f"({stats.read} questions read; the rest have no answer)"
+        )
+    if failed:
+        first = next(a for a in ordered if a.error is not None)
+        # Each error names its own question.
+        raise PartialFailureError(
+            f"{failed} of {total} questions failed; first: {first.error}"
+            + (f"; and {unread}" if unread else ""),
+            answers=answers,
+        ) from first.error
+    if unread:
+        raise PartialFailureError(unread[0].upper() + unread[1:], answers=answers)
+    return answers
+
+
+def aborted(
+    results: Mapping[int, Answer],
+    stats: CallStats,
+    wall: float,
+    opts: CallOptions,
+    *,
+    yielded: bool = False,
+) -> CallAbortedError:
+    """The error of a call that code of the caller's stopped (``stats.aborted``),
+    carrying the answers finished before it, ordered by index, and that code's
+    exception as its cause. ``yielded``: the answers went to the caller as they
+    finished (``as_completed``), so none are kept."""
+    finished = [results[i] for i in sorted(results)]
+    answers = Answers(finished, build_report(finished, stats, wall, opts))
+    cause = stats.aborted
+    what = {"the input": "reading the input raised", "on_answer": "on_answer raised"}.get(
+        stats.aborted_by, "fanout failed unexpectedly with"
+    )
+    kept = (
+        "every answer finished before it was yielded"
+        if yielded
+        else f"the {len(finished)} answer(s) finished before it are in .answers"
+    )
+    err = CallAbortedError(
+        f"the call stopped: {what} {type(cause).__name__}: {cause}; {kept}; the requests "
+        "in flight were cancelled",
+        answers=answers,
+    )
+    err.__cause__ = cause
+    return err

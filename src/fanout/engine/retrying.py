@@ -1,0 +1,209 @@
+"""The one retry layer: which failures are worth another attempt, and how long to wait.
+
+Built on tenacity. The SDK's own retries are switched off
+(``client.with_options(max_retries=0)``) so attempts are never multiplied.
+
+How long to wait depends on what the endpoint is doing, which a :class:`RetryBudget`
+(one per ``Fanout``, fed every attempt's outcome) tells:
+
+* **sporadic failures** — a stray 500 or reset while the endpoint otherwise answers:
+  retry at once, after a few milliseconds of jitter (waiting would only add latency);
+* **clustered failures** — most recent attempts failing (an overload, a storm of
+  503s): exponential backoff with full jitter;
+* **a retry budget** — prompt retries may be at most ``Retry.budget`` (40 %) of the
+  recent attempts; past that, retries back off exponentially too, so a sick
+  endpoint is not hammered (the gRPC / Envoy / Finagle idea; nothing is dropped);
+* the server's own ``retry-after`` always wins, and a 429 waits on the limiter's
+  shared cool-down instead.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
+
+import openai
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+)
+from tenacity.wait import wait_base
+
+if TYPE_CHECKING:
+    from tenacity.stop import stop_base
+
+    from ..core.config import Retry
+
+__all__ = [
+    "AttemptTimeoutError",
+    "IncompleteResponseError",
+    "RetryBudget",
+    "build_retrying",
+    "is_quota_error",
+    "is_retryable",
+    "server_retry_after",
+]
+
+_RETRY_STATUS = frozenset({408, 409, 429})
+
+
+def is_quota_error(exc: BaseException) -> bool:
+    """429 ``insufficient_quota``: the key has no money left; retrying cannot help."""
+    if not isinstance(exc, openai.RateLimitError):
+        return False
+    if exc.code == "insufficient_quota":
+        return True
+    body = exc.body
+    if isinstance(body, Mapping):
+        return body.get("code") == "insufficient_quota" or body.get("type") == "insufficient_quota"
+    return False
+
+
+class AttemptTimeoutError(TimeoutError):
+    """An attempt ran past its deadline (``Retry.attempt_timeout``) and was abandoned."""
+
+
+class IncompleteResponseError(Exception):
+    """A streamed response ended before its answer did (the connection was cut)."""
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """408, 409, 429 (rate limit), 5xx, connection errors, timeouts, unreadable bodies."""
+    if isinstance(exc, (AttemptTimeoutError, IncompleteResponseError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        should = exc.response.headers.get("x-should-retry")
+        if should == "false":
+            return False
+        if is_quota_error(exc):
+            return False
+        if should == "true":
+            return True
+        return exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+    if isinstance(exc, openai.APIResponseValidationError):
+        return True
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    # A 200 whose body is not the JSON it claims to be (cut short, garbled).
+    return isinstance(exc, json.JSONDecodeError)
+
+
+def server_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks us to wait: ``retry-after-ms``, then ``retry-after``
+    (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+_PROMPT_RETRY_JITTER_S = 0.05
+_BUDGET_WINDOW = 100  # attempts remembered
+_CLUSTER_SHARE = 0.5  # more than this share of recent attempts failing: a cluster
+_MIN_PROMPT_RETRIES = 10  # prompt retries always allowed in the window, whatever the ratio
+
+
+class RetryBudget:
+    """What recent attempts say about the endpoint: how many failed, and how many of
+    them were retries (see the module docstring). Shared by every call of a ``Fanout``."""
+
+    def __init__(self, ratio: float = 0.4) -> None:
+        self.ratio = ratio
+        self._outcomes: deque[tuple[bool, bool]] = deque(maxlen=_BUDGET_WINDOW)  # (failed, retry)
+
+    def record(self, *, failed: bool, retry: bool) -> None:
+        self._outcomes.append((failed, retry))
+
+    @property
+    def failure_share(self) -> float:
+        if not self._outcomes:
+            return 0.0
+        return sum(f for f, _ in self._outcomes) / len(self._outcomes)
+
+    def clustered(self) -> bool:
+        """Most recent attempts failed: the endpoint is sick, not unlucky."""
+        return len(self._outcomes) >= 5 and self.failure_share > _CLUSTER_SHARE
+
+    def allows_prompt_retry(self) -> bool:
+        """Within the budget (none at all with a ratio of 0)."""
+        if self.ratio <= 0:
+            return False
+        retries = sum(r for _, r in self._outcomes)
+        return retries < max(_MIN_PROMPT_RETRIES, self.ratio * len(self._outcomes))
+
+
+class _wait_server_or_backoff(wait_base):
+    """What the server asked (capped); else at once while failures are sporadic and the
+    budget allows; else exponential backoff with full jitter.
+
+    A rate-limited attempt waits nothing here: the limiter's shared cool-down
+    already holds it (and every other request) back.
+    """
+
+    def __init__(
+        self, retry: Retry, rng: Callable[[], float], budget: RetryBudget | None = None
+    ) -> None:
+        self._retry = retry
+        self._rng = rng
+        self._budget = budget
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        exc = outcome.exception() if outcome is not None else None
+        if isinstance(exc, openai.RateLimitError):
+            return 0.0
+        if isinstance(exc, openai.APIStatusError):
+            asked = server_retry_after(exc.response.headers)
+            if asked is not None:
+                return min(asked, self._retry.max_wait)
+        budget = self._budget
+        if budget is not None and not budget.clustered() and budget.allows_prompt_retry():
+            return float(self._rng() * _PROMPT_RETRY_JITTER_S)
+        ceiling = min(
+            self._retry.max_wait,
+            self._retry.initial_wait * 2.0 ** max(0, retry_state.attempt_number - 1),
+        )
+        return float(self._rng() * ceiling)
+
+
+def build_retrying(
+    retry: Retry,
+    *,
+    sleep: Callable[[float], Awaitable[None]],
+    rng: Callable[[], float] = random.random,
+    budget: RetryBudget | None = None,
+) -> AsyncRetrying:
+    """A tenacity controller for one question. With a ``budget``, a sporadic failure is
+    retried at once (see the module docstring); without, always with backoff."""
+    stop: stop_base = stop_after_attempt(retry.max_attempts)
+    if retry.max_elapsed is not None:
+        stop = stop | stop_after_delay(retry.max_elapsed)
+    return AsyncRetrying(
+        stop=stop,
+        wait=_wait_server_or_backoff(retry, rng, budget),
+        retry=retry_if_exception(is_retryable),
+        sleep=sleep,
+        reraise=True,
+    )

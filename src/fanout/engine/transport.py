@@ -1,0 +1,500 @@
+"""Transport: one request to the endpoint, under the limits, retried by the one retry layer.
+
+Every request of a ``Fanout`` goes through its :class:`Transport`: it takes a place
+under the concurrency cap and the rate limits, sends on the user's client copied
+with ``max_retries=0`` (fanout's retry layer is the only one), reads the rate-limit
+headers, settles the token estimate with the reported usage, backs everyone off
+after a 429, and teaches the endpoint model from each response. What it learns of
+the endpoint (its timing, whether it takes ``response_format``, which shared prompts
+it has seen) lives here, shared by every call on the ``Fanout``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import openai
+
+from .. import telemetry as telemetry
+from ..core.config import Limits, Retry
+from ..core.exceptions import FanoutError
+from ..core.models import Usage
+from ..core.redact import register_secret
+from ..endpoint.model import EndpointModel
+from ..endpoint.tokens import estimate_messages_tokens
+from ..limits._local import LocalLimiter, RateLimiter, current_ticket
+from ..limits._redis import RedisUnavailableError
+from .call import CallOptions, CallStats, Tally
+from .retrying import (
+    AttemptTimeoutError,
+    IncompleteResponseError,
+    RetryBudget,
+    build_retrying,
+    is_quota_error,
+    server_retry_after,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, AsyncStream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+__all__ = ["QuotaGoneError", "Transport", "make_limiter", "stream_for_headers"]
+
+stream_for_headers: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "fanout_stream_for_headers", default=False
+)
+"""Set in a task whose requests should be streamed so that their headers (the limits'
+room) arrive with the first token: a call's first wave, which the rest waits on."""
+
+log = logging.getLogger("fanout")
+
+_DEFAULT_COOL_DOWN_S = 1.0
+_PRIOR_ANSWER_CAP = 1000  # tokens an answer may run to, before any was seen
+# A request with these is not rebuilt from streamed chunks (tool calls, several
+# choices, log probabilities): if it is the first request, it is sent whole.
+_NOT_STREAMED = frozenset({"tools", "functions", "n", "logprobs", "top_logprobs", "audio"})
+
+
+class QuotaGoneError(FanoutError):
+    """Not sent: an earlier request of this ``Fanout`` got ``insufficient_quota``, and
+    quota is account-wide."""
+
+
+def make_limiter(limits: Limits) -> RateLimiter:
+    if limits.backend is None:
+        return LocalLimiter(limits)
+    from ..limits._redis import RedisLimiter
+
+    return RedisLimiter(limits, limits.backend, namespace=limits.namespace)
+
+
+class Transport:
+    """Sends requests for one ``Fanout``; see the module docstring."""
+
+    def __init__(
+        self,
+        client: AsyncOpenAI,
+        limits: Limits,
+        *,
+        limiter: RateLimiter | None = None,
+        endpoint: EndpointModel | None = None,
+    ) -> None:
+        self.client = client.with_options(max_retries=0)
+        self.limits = limits
+        self.limiter: RateLimiter = limiter or make_limiter(limits)
+        self._limiter_checked = False
+        self._own_limiter = limiter is None  # a limiter the user passed is theirs to check
+        self._slots = anyio.CapacityLimiter(limits.max_concurrency)
+        self.endpoint = endpoint or EndpointModel()
+        self.json_ok = True
+        """Until the endpoint refuses ``response_format``."""
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        # Tokens of the requests answered so far: the work that finished during a
+        # request's life is the difference, which teaches the endpoint model how
+        # much requests delay each other.
+        self._done_prompt_tokens = 0
+        self._done_completion_tokens = 0
+        self._sent_shared: OrderedDict[int, None] = OrderedDict()  # see remember_shared
+        self.budget = RetryBudget()
+        self._stream_first = True  # stream the first request (see _exchange)
+        self.quota_error: BaseException | None = None
+        """The ``insufficient_quota`` an earlier request got: nothing more is sent."""
+        self.header_listeners: set[Callable[[], None]] = set()
+        """Called when a response's headers arrive (before its body, if streamed)."""
+
+    async def check_limiter(self) -> None:
+        """Before the first request: a shared backend must be reachable (or, if the
+        user allows it, local limits take over)."""
+        if self._limiter_checked:
+            return
+        # The SDK imports its resources on first use (about 0.15 s here): done now, not
+        # between a request's slot in the rate schedule and its leaving.
+        _ = self.client.chat.completions.with_raw_response
+        check = getattr(self.limiter, "check", None)
+        if check is not None and self._own_limiter and self.limits.backend is not None:
+            try:
+                await check()
+            except RedisUnavailableError:
+                if not self.limits.fallback_local:
+                    raise
+                log.warning("redis unreachable: falling back to limits local to this process")
+                self.limiter = LocalLimiter(self.limits)
+        self._limiter_checked = True
+
+    def has_sent_shared(self, system: str | None) -> bool:
+        """Was ``system`` the start of a request answered before?"""
+        return bool(system) and hash(system) in self._sent_shared
+
+    async def send(
+        self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
+    ) -> ChatCompletion:
+        """One request, retried by the one retry layer; raises the last failure."""
+        self.budget.ratio = opts.retry.budget
+        retrying = build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget)
+        async for attempt in retrying:
+            with attempt:
+                return await self._attempt(params, opts, stats, tally)
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    def _rate_limited(self, exc: openai.APIStatusError, reserve: int, retry: Retry) -> None:
+        """A 429: release the tokens reserved, and (unless the quota is gone) make
+        every request of this ``Fanout`` wait as long as the server asked."""
+        self.limiter.settle(reserve, None)
+        if is_quota_error(exc):
+            self.quota_error = exc
+            return
+        asked = server_retry_after(exc.response.headers)
+        wait = _DEFAULT_COOL_DOWN_S if asked is None else asked
+        self.limiter.cool_down(min(wait, retry.max_wait))
+
+    def _check_quota(self) -> None:
+        if self.quota_error is not None:
+            raise QuotaGoneError(
+                "not sent: an earlier request got insufficient_quota (the API key has no "
+                "quota left, for every request)"
+            ) from self.quota_error
+
+    def deadline(self, params: dict[str, Any], prompt_tokens: int, retry: Retry) -> float | None:
+        """Seconds one attempt of this request may run (see ``Retry.attempt_timeout``)."""
+        timeout = retry.attempt_timeout
+        if timeout is None:
+            return None
+        if timeout != "auto":
+            return float(timeout)
+        cap = params.get("max_completion_tokens", params.get("max_tokens"))
+        if not isinstance(cap, int) or cap <= 0:
+            seen = self.endpoint.answer_tokens
+            cap = int(4 * seen) if seen else _PRIOR_ANSWER_CAP
+        expected = self.endpoint.recent_estimate().request_s(prompt_tokens, cap)
+        return max(retry.min_attempt_timeout, retry.attempt_timeout_factor * expected)
+
+    async def _attempt(
+        self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
+    ) -> ChatCompletion:
+        self._check_quota()
+        max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
+        n = params.get("n") or 1
+        prompt = estimate_messages_tokens(params["messages"], opts.model)
+        reserve = prompt + int(max_out) * int(n)
+        deadline = self.deadline(params, prompt, opts.retry)
+        async with self._slots:
+            waited = await self.limiter.acquire(reserve)
+            stats.limit_wait_s += waited
+            self._check_quota()  # it may have gone while this one waited
+            tally.attempts += 1  # counted when sent: a request never sent is no attempt
+            stats.requests += 1
+            retry = tally.attempts > 1
+            if retry:
+                stats.retries += 1
+            done_before = self._done_tokens()
+            stats.in_flight += 1
+            stats.peak = max(stats.peak, stats.in_flight)
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            sent = time.monotonic()
+            log.debug("request sent", extra={"attempt": tally.attempts, "in_flight": self.in_flight,
+                                             "model": params.get("model")})  # fmt: skip
+            try:
+                completion: ChatCompletion | None = None
+                first_token: _FirstToken | None = None
+                with telemetry.attempt_span(self.client, params, tally.attempts, waited) as span:
+                    with anyio.move_on_after(deadline):
+                        completion, first_token = await self._exchange(params, tally)
+                    if completion is None:
+                        raise AttemptTimeoutError(
+                            f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
+                        )
+                    span.done(completion)
+            except openai.APIStatusError as exc:
+                self.budget.record(failed=True, retry=retry)
+                self.limiter.observe(exc.response.headers)
+                log.info("request failed", extra={"status": exc.status_code, "attempt": tally.attempts,
+                                                  "code": exc.code, "request_id": exc.request_id})  # fmt: skip
+                if exc.request_id:
+                    tally.request_ids.append(exc.request_id)
+                if isinstance(exc, openai.RateLimitError):
+                    stats.rate_limited += 1
+                    self._rate_limited(exc, reserve, opts.retry)
+                raise
+            except Exception:
+                self.budget.record(failed=True, retry=retry)
+                raise
+            finally:
+                stats.in_flight -= 1
+                self.in_flight -= 1
+                attempt_done = getattr(self.limiter, "attempt_done", None)
+                if attempt_done is not None:
+                    attempt_done()
+        self.budget.record(failed=False, retry=retry)
+        self._learn(completion, params, reserve, sent, done_before, tally, first_token)
+        return completion
+
+    async def _exchange(
+        self, params: dict[str, Any], tally: Tally
+    ) -> tuple[ChatCompletion, _FirstToken | None]:
+        """Send, read the headers, and return the completion, and when its first token
+        came if it was streamed. The first request to an endpoint whose limits are
+        unknown is streamed: its headers, which the other requests wait for, then come
+        with its first token instead of its last."""
+        completions = self.client.chat.completions
+        ticket = current_ticket.get()
+        wanted = (ticket is not None and ticket.probe) or stream_for_headers.get()
+        streamed = wanted and not (_NOT_STREAMED & params.keys())
+        raw: Any = None
+        if streamed and self._stream_first:
+            try:
+                raw = await completions.with_raw_response.create(
+                    **params, stream=True, stream_options={"include_usage": True}
+                )
+            except openai.BadRequestError as exc:
+                if "stream" not in str(exc.message).lower():
+                    raise
+                self._stream_first = False  # an endpoint that will not stream so: send it whole
+        if raw is None:
+            streamed = False
+            raw = await completions.with_raw_response.create(**params)
+        # A key from a callable is known only once the SDK has called it.
+        register_secret(getattr(self.client, "api_key", None))
+        self.limiter.observe(raw.headers)
+        for listener in list(self.header_listeners):
+            listener()
+        request_id = raw.headers.get("x-request-id")
+        if request_id:
+            tally.request_ids.append(request_id)
+        if not streamed:
+            completion: ChatCompletion = raw.parse()
+            return completion, None
+        if "text/event-stream" not in raw.headers.get("content-type", "text/event-stream"):
+            # An endpoint that ignores stream=True and answers whole.
+            from openai.types.chat import ChatCompletion
+
+            body = await raw.http_response.aread()
+            return ChatCompletion.model_validate_json(body), None
+        stream: AsyncStream[ChatCompletionChunk] = raw.parse()
+        chunks = []
+        first: _FirstToken | None = None
+        hidden = False  # something came before the first content (reasoning, a tool call)
+        try:
+            async with stream:
+                async for chunk in stream:
+                    chunks.append(chunk)
+                    text = "".join(c.delta.content or "" for c in chunk.choices)
+                    if not text:
+                        hidden = hidden or (first is None and any(_other_delta(c.delta)
+                                                                  for c in chunk.choices))  # fmt: skip
+                        continue
+                    now = time.monotonic()
+                    if first is None and not hidden:
+                        first = _FirstToken(now, now, self._done_tokens(), len(text))
+                    if first is not None:
+                        first.last = now
+        except openai.APIError:
+            raise
+        except Exception as exc:  # the connection broke mid-stream (httpx's errors)
+            raise IncompleteResponseError(f"the stream broke off: {exc}") from exc
+        return _assemble(chunks), first
+
+    def _done_tokens(self) -> tuple[int, int]:
+        return self._done_prompt_tokens, self._done_completion_tokens
+
+    def _learn(
+        self,
+        completion: ChatCompletion,
+        params: dict[str, Any],
+        reserve: int,
+        sent: float,
+        done_before: tuple[int, int],
+        tally: Tally,
+        first_token: _FirstToken | None = None,
+    ) -> None:
+        """Settle the limits with the reported usage and teach the endpoint model: the
+        response, and for a streamed one also its first chunk, as a request that wrote
+        that chunk's tokens (with the response, it tells the decode speed from the
+        round trip even when every answer is as long as the next). Not when reasoning
+        or a tool call came before the first text: the tokens before it are unseen."""
+        usage = completion.usage
+        if usage is None:
+            return
+        details = usage.prompt_tokens_details
+        cached = min(usage.prompt_tokens, (details.cached_tokens or 0) if details else 0)
+        tally.usage = tally.usage + Usage(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cached_prompt_tokens=cached,
+        )
+        self.limiter.settle(reserve, _charged(params, usage.prompt_tokens, usage.completion_tokens))
+        reasoning = usage.completion_tokens_details
+        if first_token is not None and not (reasoning and reasoning.reasoning_tokens):
+            written = sum(len(choice.message.content or "") for choice in completion.choices)
+            first_tokens = first_token.tokens_of(usage.completion_tokens, written)
+            if first_token.spread(usage.completion_tokens, first_tokens):
+                self.endpoint.observe(
+                    prompt_tokens=usage.prompt_tokens,
+                    completion_tokens=first_tokens,
+                    latency_s=first_token.at - sent,
+                    others_prompt_tokens=first_token.done[0] - done_before[0],
+                    others_completion_tokens=first_token.done[1] - done_before[1],
+                    cached_prompt_tokens=cached,
+                )
+        self.endpoint.observe(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            latency_s=time.monotonic() - sent,
+            others_prompt_tokens=self._done_prompt_tokens - done_before[0],
+            others_completion_tokens=self._done_completion_tokens - done_before[1],
+            cached_prompt_tokens=cached,
+        )
+        self._done_prompt_tokens += usage.prompt_tokens - cached
+        self._done_completion_tokens += usage.completion_tokens
+        self.remember_shared(params["messages"])
+
+    def remember_shared(self, messages: Sequence[Any]) -> None:
+        """Note the system prompt a request began with: an endpoint that caches
+        prefixes has it now (the planner then leaves its prefill out)."""
+        first = messages[0] if messages else None
+        if isinstance(first, Mapping) and first.get("role") == "system":
+            key = hash(str(first.get("content")))
+            self._sent_shared[key] = None
+            self._sent_shared.move_to_end(key)
+            while len(self._sent_shared) > 64:
+                self._sent_shared.popitem(last=False)
+
+    async def stream_chunks(
+        self,
+        params: dict[str, Any],
+        retry: Retry,
+        *,
+        on_send: Callable[[], object] | None = None,
+    ) -> AsyncIterator[ChatCompletionChunk]:
+        """Stream one request under the limits, retried until the stream opens (once
+        chunks flow, a failure is the caller's to handle). ``on_send`` is called as
+        each attempt leaves, after the limits let it go."""
+        params = {**params, "stream": True, "stream_options": {"include_usage": True}}
+        max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
+        reserve = estimate_messages_tokens(params["messages"], params.get("model")) + int(max_out)
+        async with self._slots:
+            retrying = build_retrying(retry, sleep=anyio.sleep)
+            stream: AsyncStream[ChatCompletionChunk] | None = None
+            async for attempt in retrying:
+                with attempt:
+                    self._check_quota()
+                    waited = await self.limiter.acquire(reserve)
+                    if on_send is not None:
+                        on_send()
+                    try:
+                        with telemetry.attempt_span(self.client, params,
+                                                    attempt.retry_state.attempt_number, waited,
+                                                    stream=True) as span:  # fmt: skip
+                            stream = span.watch(await self.client.chat.completions.create(**params))
+                    except openai.APIStatusError as exc:
+                        self.limiter.observe(exc.response.headers)
+                        if isinstance(exc, openai.RateLimitError):
+                            self._rate_limited(exc, reserve, retry)
+                        raise
+                    finally:
+                        attempt_done = getattr(self.limiter, "attempt_done", None)
+                        if attempt_done is not None:
+                            attempt_done()
+            assert stream is not None
+            self.limiter.observe(stream.response.headers)
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            try:
+                async for chunk in stream:
+                    if chunk.usage is not None:
+                        charged = _charged(params, chunk.usage.prompt_tokens,
+                                           chunk.usage.completion_tokens)  # fmt: skip
+                        self.limiter.settle(reserve, charged)
+                    yield chunk
+            finally:
+                self.in_flight -= 1
+                await stream.close()
+
+
+_MIN_DECODE_S = 2.5e-4  # a stream faster than 4,000 tokens/s came whole, buffered
+
+
+@dataclass
+class _FirstToken:
+    """When a streamed response's first token came (and its last), and the tokens
+    the transport had had answered by the first."""
+
+    at: float
+    last: float
+    done: tuple[int, int]
+    chars: int
+    """Characters of text in the first chunk (some servers send several tokens at once)."""
+
+    def tokens_of(self, tokens: int, chars: int) -> int:
+        """The first chunk's share of a response of ``tokens`` tokens and ``chars``
+        characters of text."""
+        return max(1, round(tokens * self.chars / chars)) if chars > 0 else 1
+
+    def spread(self, tokens: int, first_tokens: int) -> bool:
+        """Did the ``tokens`` after the first chunk's come one after another, not all at
+        once (a proxy that buffers the stream makes its first token as late as its last)?"""
+        rest = tokens - first_tokens
+        return rest > 0 and self.last - self.at >= rest * _MIN_DECODE_S
+
+
+def _other_delta(delta: Any) -> bool:
+    """Does a chunk carry something other than answer text: a tool call, or reasoning
+    (``reasoning_content`` and the like, outside the SDK's fields)?"""
+    if delta.tool_calls or delta.function_call:
+        return True
+    extra = getattr(delta, "model_extra", None) or {}
+    return any(extra.values())
+
+
+def _charged(params: Mapping[str, Any], prompt_tokens: int, completion_tokens: int) -> int:
+    """The tokens a hosted API counts against its limit for this request: the prompt,
+    and ``max_tokens`` (times ``n``) when given, whatever was written — the limit is
+    charged when the request comes in; else what was written."""
+    cap = params.get("max_completion_tokens", params.get("max_tokens"))
+    if isinstance(cap, int) and cap > 0:
+        return prompt_tokens + max(completion_tokens, cap * int(params.get("n") or 1))
+    return prompt_tokens + completion_tokens
+
+
+def _assemble(chunks: list[ChatCompletionChunk]) -> ChatCompletion:
+    """The completion a streamed request of one text choice adds up to."""
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat.chat_completion import Choice
+
+    parts: list[str] = []
+    finish: str | None = None
+    usage = None
+    for chunk in chunks:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            if choice.delta.content:
+                parts.append(choice.delta.content)
+            if choice.finish_reason is not None:
+                finish = choice.finish_reason
+    if finish is None or not chunks:
+        raise IncompleteResponseError("the stream ended before the answer did")
+    first = chunks[0]
+    return ChatCompletion(
+        id=first.id,
+        object="chat.completion",
+        created=first.created,
+        model=first.model,
+        system_fingerprint=first.system_fingerprint,
+        choices=[
+            Choice(
+                index=0,
+                finish_reason=finish,  # type: ignore[arg-type]
+                message=ChatCompletionMessage(role="assistant", content="".join(parts)),
+            )
+        ],
+        usage=usage,
+    )

@@ -1,0 +1,210 @@
+"""The output file of a JSONL job: opened once, locked for the job's life, its torn
+tail cut, its records read back, new records appended.
+
+Locking: ``fcntl.flock(LOCK_EX | LOCK_NB)`` on the open file, held until the job
+ends (the kernel drops it when the process dies, SIGKILL included), so a second job
+on the same output stops at once with :class:`~fanout.JobError` instead of asking
+and billing the same ids again. Where ``fcntl`` is missing (Windows) or the file
+system refuses locks, the job runs unlocked and a warning says so.
+
+A torn line is one the process was killed while writing: each record goes out in
+one ``write`` ending with its newline, so only a last line *without* a newline can
+be torn. It is cut off if it is not JSON, and kept (its newline added) if it is.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType, TracebackType
+
+from ..core.exceptions import JobError
+from ..core.logs import get_logger
+
+__all__ = ["BOM", "Done", "JobOutput", "id_key", "repair_tail"]
+
+log: logging.Logger = get_logger("fanout.jobs")
+
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some editors put at the start of a file."""
+
+
+def _load_fcntl() -> ModuleType | None:
+    try:
+        return importlib.import_module("fcntl")
+    except ImportError:  # pragma: no cover - Windows
+        return None
+
+
+fcntl = _load_fcntl()
+
+
+def id_key(value: object) -> str:
+    """An id as its JSON text: 1 and "1" are different ids, and the output echoes
+    the id with its input type."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """What the output says about one id: its last record. One per id of the output
+    is held in memory while a job runs (about 100 bytes each)."""
+
+    ok: bool
+    """The last record is an answer (``error`` is null)."""
+    fingerprint: bytes | None
+    """The fingerprint of the request it answered, as bytes (None in records written
+    before fingerprints existed, or with one that is not hexadecimal)."""
+
+
+def _fingerprint_bytes(value: object) -> bytes | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        return None
+
+
+class JobOutput:
+    """The output file of a running job. Use :meth:`open`; close (or leave the
+    ``with`` block) to release the lock."""
+
+    def __init__(self, path: Path, fd: int, *, repaired: bool) -> None:
+        self.path = path
+        self._fd = fd
+        self.repaired = repaired
+        """A torn last line was cut off when the file was opened."""
+
+    @classmethod
+    def open(cls, path: Path, *, overwrite: bool) -> JobOutput:
+        """Open (creating it) and lock ``path``; empty it if ``overwrite``, else cut
+        a torn last line. Raises :class:`JobError` with a one-line reason."""
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise JobError(f"cannot write the answers to {path}: {exc.strerror}") from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise JobError(f"cannot write the answers to {path}: not a regular file")
+            _lock(fd, path)
+            if overwrite:
+                os.ftruncate(fd, 0)
+            repaired = _repair_tail(fd)
+        except OSError as exc:
+            os.close(fd)
+            raise JobError(f"cannot prepare {path} for the answers: {exc.strerror}") from exc
+        except BaseException:
+            os.close(fd)
+            raise
+        if repaired:
+            log.warning("cut a torn last line off %s before resuming", path)
+        return cls(path, fd, repaired=repaired)
+
+    def read_done(self) -> dict[str, Done]:
+        """The last record of every id in the file. Lines that are not records
+        (not JSON, no id) are ignored."""
+        done: dict[str, Done] = {}
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        with open(self._fd, "rb", closefd=False) as f:
+            for lineno, raw in enumerate(f, 1):
+                try:
+                    record = json.loads(raw.removeprefix(BOM) if lineno == 1 else raw)
+                except ValueError:  # UnicodeDecodeError included
+                    continue
+                if isinstance(record, dict) and "id" in record:
+                    done[id_key(record["id"])] = Done(
+                        ok=record.get("error") is None,
+                        fingerprint=_fingerprint_bytes(record.get("fingerprint")),
+                    )
+        return done
+
+    def append(self, data: bytes) -> None:
+        """Append ``data`` (whole records) in one ``write`` where the OS allows."""
+        view = memoryview(data)
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:
+            raise JobError(
+                f"cannot write to {self.path}: {exc.strerror}; the answers written so far "
+                "are kept: run the job again to resume"
+            ) from exc
+
+    def close(self) -> None:
+        """Close the file, which releases the lock."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> JobOutput:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _lock(fd: int, path: Path) -> None:
+    if fcntl is None:
+        log.warning("cannot lock %s on this platform (no fcntl): make sure no other job "
+                    "writes to it at the same time", path)  # fmt: skip
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError as exc:
+        raise JobError(
+            f"{path} is being written by another run (it is locked): wait for that run "
+            "to end, or write the answers to another file"
+        ) from exc
+    except OSError as exc:
+        log.warning("cannot lock %s (%s): make sure no other job writes to it at the "
+                    "same time", path, exc.strerror)  # fmt: skip
+
+
+def _repair_tail(fd: int) -> bool:
+    """Cut a torn last line (no newline, not JSON) off the file; True if cut. A last
+    line without its newline that is JSON is kept, and its newline added."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return False
+    os.lseek(fd, size - 1, os.SEEK_SET)
+    if os.read(fd, 1) == b"\n":
+        return False  # every line is whole
+    pos, tail = size, b""
+    while pos > 0 and b"\n" not in tail:
+        step = min(1 << 16, pos)
+        pos -= step
+        os.lseek(fd, pos, os.SEEK_SET)
+        tail = os.read(fd, step) + tail
+    newline = tail.rfind(b"\n")
+    start = pos + newline + 1
+    last = tail[newline + 1 :]
+    try:
+        json.loads(last.removeprefix(BOM) if start == 0 else last)
+    except ValueError:
+        os.ftruncate(fd, start)
+        return True
+    os.write(fd, b"\n")  # a whole record that lost only its newline
+    return False
+
+
+def repair_tail(path: Path) -> bool:
+    """Cut a torn last line off ``path`` (see the module docstring); True if cut."""
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    try:
+        return _repair_tail(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,527 @@
+"""Proactive rate limiting: requests per minute, tokens per minute, and shared cool-downs.
+
+The engine talks to a :class:`RateLimiter` only, so another backend (limits
+shared through redis, say) can stand in for :class:`LocalLimiter`.
+
+How :class:`LocalLimiter` paces, so that no policing window is ever overrun, whatever
+its length (a per-minute limit is often policed per second or per few seconds):
+
+* **Even pacing.** Requests (and tokens) go at their own slots of a GCRA schedule
+  (one "theoretical arrival time"), spaced a little wider than the rate (2 %, for the
+  jitter between our clock and the server's). Evenly spaced sends fit any window
+  longer than one slot: no window ever holds more than its share.
+* **Bursts only where the server says there is room.** Each response's
+  ``x-ratelimit-remaining-*`` says how much more the endpoint would take right then;
+  that, less what was sent after the request it answers, may go at once. A request
+  sent on that credit still takes its slot in the schedule (the slot is borrowed
+  from the future), so the long-run rate never exceeds the limit.
+* **Unknown limits are learned without hitting them.** With no limits configured,
+  the first request goes alone (the transport streams it, so its headers arrive with
+  the first token); the others wait for its headers, which say the limits, the room
+  and the reset, and then go as they allow. An endpoint without such headers is not
+  paced at all. With limits configured, the first request is streamed as well (the
+  others keep to the schedule meanwhile): the room it reports comes sooner.
+* **A 429 pauses everyone** for as long as the server asks (``retry-after``), and
+  what the server said it had room for is forgotten.
+
+``aiolimiter`` (a leaky bucket) was used here before; it cannot borrow a future slot
+for a send the server has room for, so the schedule is our own: a few lines of GCRA.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import random
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import anyio
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping
+
+    from ..core.config import Limits
+from ..core.plans import Budget
+
+__all__ = [
+    "LimitState",
+    "LocalLimiter",
+    "RateLimiter",
+    "Ticket",
+    "current_ticket",
+    "parse_duration",
+]
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
+_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_SLACK = 0.02
+"""Slots are this much wider than the rate: room for jitter between client and server."""
+_RESET_MARGIN_S = 0.05
+"""Added to a reported reset, counted from when the request was sent."""
+_PROBE_WAIT_S = 30.0
+"""Longest the others wait for the first request's headers before going anyway."""
+
+
+def reset_margin(reset_s: float, elapsed_s: float) -> float:
+    """Added to a reset reported ``elapsed_s`` after its request was sent, counted from
+    the send. The endpoint counted it from when it took the request, which may be well
+    after the send (a new connection, a busy client or server: a burst of nine requests
+    reached the simulator 0.1 s after they left), and is no later than the headers'
+    arrival: the reset is counted from there, up to 1 s on (a long answer's headers
+    come with its last token), and never with less margin than the clock jitter's."""
+    return max(_RESET_MARGIN_S, _SLACK * reset_s, min(1.0, elapsed_s))
+
+
+def parse_duration(value: str) -> float | None:
+    """Seconds in a Go-style duration (``1s``, ``6m0s``, ``12ms``, ``1m30.5s``), or None."""
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        return float(value)  # a bare number of seconds
+    except ValueError:
+        pass
+    pos = 0
+    total = 0.0
+    for match in _DURATION_PART.finditer(value):
+        if match.start() != pos:
+            return None
+        total += float(match.group(1)) * _UNIT[match.group(2)]
+        pos = match.end()
+    return total if pos == len(value) else None
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """What ``acquire`` let go: its place in the order of sends, and whether it is the
+    first request to an endpoint whose limits are unknown (the probe)."""
+
+    seq: int
+    tokens: int
+    probe: bool = False
+    at: float = 0.0
+    """When it was let go (the limiter's clock)."""
+
+
+current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar(
+    "fanout_ticket", default=None
+)
+"""The ticket of the request this task is sending (set by ``LocalLimiter.acquire``),
+so that the response's headers are matched to it."""
+
+
+@dataclass(frozen=True)
+class LimitState:
+    """A snapshot of a limiter, for reports and debugging."""
+
+    rpm: float | None
+    tpm: float | None
+    rpm_learned: bool
+    tpm_learned: bool
+    window_s: float
+    """The burst allowed beyond the schedule, in seconds of the rate: 0 for
+    ``LocalLimiter``, which bursts only where the endpoint reports room."""
+    paused_for_s: float
+
+
+class RateLimiter(Protocol):
+    """What the engine needs from a rate limiter."""
+
+    async def acquire(self, tokens: int) -> float:
+        """Wait until a request of ``tokens`` estimated tokens may go; return the seconds waited."""
+        ...
+
+    def settle(self, reserved: int, used: int | None) -> None:
+        """Correct a reservation with the tokens actually used (None: the request was refused)."""
+        ...
+
+    def observe(self, headers: Mapping[str, str]) -> None:
+        """Learn from a response's ``x-ratelimit-*`` headers."""
+        ...
+
+    def cool_down(self, seconds: float) -> None:
+        """Pause every request on this limiter for ``seconds`` (after a 429)."""
+        ...
+
+    def state(self) -> LimitState: ...
+
+    def budget(self) -> Budget:
+        """Requests and tokens that may go now, and the rates after that (for the planner)."""
+        ...
+
+
+class _Schedule:
+    """A GCRA schedule: each unit goes at its own slot, ``interval`` seconds apart."""
+
+    def __init__(self, per_minute: float) -> None:
+        self.per_minute = per_minute
+        self.interval = 60.0 / per_minute * (1 + _SLACK)
+        self.tat = -math.inf  # the theoretical arrival time of the next unit
+
+    def rescale(self, per_minute: float) -> None:
+        self.per_minute = per_minute
+        self.interval = 60.0 / per_minute * (1 + _SLACK)
+
+    def wait(self, now: float) -> float:
+        return max(0.0, self.tat - now)
+
+    def take(self, units: float, now: float) -> None:
+        self.tat = max(self.tat, now) + units * self.interval
+
+    def give(self, units: float, now: float) -> None:
+        """Give back slots taken (a reservation larger than the use, or refused)."""
+        if self.tat > now:
+            self.tat = max(now, self.tat - units * self.interval)
+
+
+class _Credit:
+    """The room responses reported: what the endpoint said it would still take, less
+    what was in flight then (it may not have counted that yet); and, from their reset
+    headers, when it will be back to its full capacity ("the time until the rate limit
+    resets to its initial state"). What was sent after a report is taken off it.
+
+    Every report is a lower bound on the room: the newest one for now, and each
+    reset for from its moment on (a later report may show the window full again with
+    a later reset, while the earlier reset still frees what was sent before it)."""
+
+    __slots__ = ("base", "capacity", "mark", "resets", "seq")
+
+    def __init__(self) -> None:
+        self.seq = -1  # the request whose response reported it (newer requests win)
+        self.base = 0.0
+        self.mark = 0.0  # units sent when it was reported
+        self.capacity = 0.0  # the most the endpoint ever said it had room for, plus one
+        self.resets: list[tuple[float, float, float]] = []  # (at, full room, units sent)
+
+    def update(
+        self, seq: int, remaining: float, reset_at: float, others_in_flight: float, sent: float
+    ) -> None:
+        self.capacity = max(self.capacity, remaining + 1)
+        if seq <= self.seq:
+            return
+        self.seq = seq
+        self.base = remaining - others_in_flight
+        self.mark = sent
+        if math.isfinite(reset_at):
+            self.resets.append((reset_at, max(self.base, self.capacity - others_in_flight), sent))
+            del self.resets[:-8]
+
+    def available(self, sent: float, now: float) -> float:
+        if self.seq < 0:
+            return 0.0
+        room = self.base - (sent - self.mark)
+        for at, full, mark in self.resets:
+            if now >= at:
+                room = max(room, full - (sent - mark))
+        return room
+
+    def until_room(self, amount: float, sent: float, now: float) -> float:
+        """Seconds until ``amount`` fits the reported room (inf: not before a new report)."""
+        if self.available(sent, now) >= amount:
+            return 0.0
+        waits = [at - now for at, full, mark in self.resets
+                 if at > now and full - (sent - mark) >= amount]  # fmt: skip
+        return min(waits, default=math.inf)
+
+    def forget(self, last_seq: int, sent: float) -> None:
+        """Nothing is available until a request sent after now reports room."""
+        self.seq = last_seq
+        self.base = 0.0
+        self.mark = sent
+        self.resets.clear()
+
+
+class LocalLimiter:
+    """Limits for one process (see the module docstring)."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        rng: Callable[[], float] = random.random,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+    ) -> None:
+        self._limits = limits
+        self._clock = clock
+        self._rng = rng
+        self._sleep = sleep
+        self._requests: _Schedule | None = None
+        self._tokens: _Schedule | None = None
+        self._rpm_learned = False
+        self._tpm_learned = False
+        self._reported: dict[str, float] = {}  # the limits the endpoint's headers gave
+        self._pause_until = 0.0
+        self._jitter_s = 0.0
+        self._sent = 0  # sends so far; a send's seq is the count before it
+        self._sent_tokens = 0.0
+        self._open: dict[int, float] = {}  # seq -> tokens, of requests not done yet
+        self._tokens_before: dict[int, float] = {}  # seq -> tokens sent before it
+        self._req_credit = _Credit()
+        self._tok_credit = _Credit()
+        self._silent = False  # a response came without x-ratelimit-remaining-requests
+        self._burst_seen = 0.0  # the room for requests an earlier process was told of
+        self._changed: anyio.Event | None = None
+        # Nothing configured: the first request goes alone and its headers say the rest.
+        self._probe = "waiting" if limits.rpm is None and limits.tpm is None else "done"
+        if limits.rpm is not None:
+            self._requests = _Schedule(limits.rpm * limits.headroom)
+        if limits.tpm is not None:
+            self._tokens = _Schedule(limits.tpm * limits.headroom)
+
+    # --- waiting --------------------------------------------------------------------
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    async def _wait(self, seconds: float) -> None:
+        """Sleep up to ``seconds``, waking early when a response changes what is known."""
+        if self._sleep is not None:
+            await self._sleep(seconds)
+            return
+        if self._changed is None:
+            self._changed = anyio.Event()
+        with anyio.move_on_after(seconds):
+            await self._changed.wait()
+
+    def _room(self, tokens: int) -> float:
+        """0 if a request of ``tokens`` may go now, else the seconds to wait at most:
+        until its slot in the schedule, or until the reported room is back."""
+        now = self._clock()
+        waits = [0.0]
+        if self._requests is not None:
+            room = self._req_credit.until_room(1, self._sent, now)
+            if room > 0:
+                waits.append(min(room, self._requests.wait(now)))
+        if self._tokens is not None:
+            room = self._tok_credit.until_room(tokens, self._sent_tokens, now)
+            if room > 0:
+                waits.append(min(room, self._tokens.wait(now)))
+        return max(waits)
+
+    async def acquire(self, tokens: int) -> float:
+        start = self._clock()
+        await self._wait_pause()
+        probe = False
+        while True:
+            if self._probe == "waiting":
+                self._probe = "out"
+                probe = True
+                break
+            if self._probe == "out":
+                await self._wait(_PROBE_WAIT_S)
+                if self._probe == "out" and self._clock() - start >= _PROBE_WAIT_S:
+                    self._probe = "done"  # the first request says nothing for too long
+                continue
+            wait = self._room(tokens)
+            if wait <= 0:
+                break
+            await self._wait(wait)
+        now = self._clock()
+        seq = self._sent
+        # Limits configured, but the room not reported yet: the first request is streamed
+        # too (without holding the others), so its headers, and the burst they may
+        # allow, come with its first token instead of its last.
+        probe = probe or (seq == 0 and self._requests is not None and self._req_credit.seq < 0)
+        self._open[seq] = tokens
+        if len(self._open) > 4096:  # a user of this limiter that never says attempt_done
+            del self._open[next(iter(self._open))]
+        self._tokens_before[seq] = self._sent_tokens
+        if len(self._tokens_before) > 4096:  # only recent requests report room
+            del self._tokens_before[next(iter(self._tokens_before))]
+        self._sent += 1
+        self._sent_tokens += tokens
+        if self._requests is not None:
+            self._requests.take(1, now)
+        if self._tokens is not None:
+            self._tokens.take(tokens, now)
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=now))
+        await self._wait_pause()  # a cool-down may have begun meanwhile
+        return self._clock() - start
+
+    async def _wait_pause(self) -> None:
+        while (left := self._pause_until - self._clock()) > 0:
+            # Wake at the end of the pause plus a random share of the spread, so
+            # the waiters come back one by one rather than all at once.
+            seconds = left + self._rng() * self._jitter_s
+            if self._sleep is not None:
+                await self._sleep(seconds)
+            else:
+                await anyio.sleep(seconds)
+
+    def attempt_done(self) -> None:
+        """The current request finished (answered or not): if it was the first request
+        to an endpoint of unknown limits, the others need not wait for it any longer."""
+        ticket = current_ticket.get()
+        if ticket is None:
+            return
+        self._open.pop(ticket.seq, None)
+        if ticket.probe and self._probe == "out":
+            self._probe = "done"
+            self._notify()
+
+    # --- learning -------------------------------------------------------------------
+    def settle(self, reserved: int, used: int | None) -> None:
+        if self._tokens is None:
+            return
+        now = self._clock()
+        if used is None:
+            self._tokens.give(reserved, now)
+        elif used < reserved:
+            self._tokens.give(reserved - used, now)
+        elif used > reserved:
+            self._tokens.take(used - reserved, now)
+
+    def cool_down(self, seconds: float) -> None:
+        seconds = max(0.0, seconds)
+        until = self._clock() + seconds
+        if until > self._pause_until:
+            self._pause_until = until
+            self._jitter_s = min(1.0, 0.25 * seconds) if seconds > 0 else 0.0
+        # The endpoint said no: whatever room it reported before is gone.
+        self._req_credit.forget(self._sent - 1, self._sent)
+        self._tok_credit.forget(self._sent - 1, self._sent_tokens)
+
+    def observe(self, headers: Mapping[str, str]) -> None:
+        get = headers.get
+        limit_req = _number(get("x-ratelimit-limit-requests"))
+        limit_tok = _number(get("x-ratelimit-limit-tokens"))
+        headroom = self._limits.headroom
+        if limit_req:
+            self._reported["rpm"] = limit_req
+        if limit_tok:
+            self._reported["tpm"] = limit_tok
+        if self._limits.rpm is None and limit_req:
+            if self._requests is None:
+                self._requests = _Schedule(limit_req * headroom)
+                self._requests.take(self._sent, self._clock())  # what already went counts
+            elif self._requests.per_minute != limit_req * headroom:
+                self._requests.rescale(limit_req * headroom)
+            self._rpm_learned = True
+        if self._limits.tpm is None and limit_tok:
+            if self._tokens is None:
+                self._tokens = _Schedule(limit_tok * headroom)
+                self._tokens.take(self._sent_tokens, self._clock())
+            elif self._tokens.per_minute != limit_tok * headroom:
+                self._tokens.rescale(limit_tok * headroom)
+            self._tpm_learned = True
+        ticket = current_ticket.get()
+        remaining_req = _number(get("x-ratelimit-remaining-requests"))
+        remaining_tok = _number(get("x-ratelimit-remaining-tokens"))
+        if ticket is not None and remaining_req is None:
+            self._silent = True  # an endpoint that does not report its room: pacing it is
+        if ticket is not None and ticket.seq == 0:
+            # The very first request may reach the endpoint well after it was let go
+            # (a new connection, the client's first-call set-up): the schedule counts
+            # its slot from the latest it can have arrived, its answer (at most 1 s on).
+            lag = min(1.0, self._clock() - ticket.at)
+            for schedule in (self._requests, self._tokens):
+                if schedule is not None:
+                    schedule.tat += lag
+        # The endpoint computed its reset when the request came in: after it was sent,
+        # and before its headers came back (see reset_margin).
+        reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
+        reset_tok = parse_duration(get("x-ratelimit-reset-tokens") or "")
+        if ticket is not None:
+            now = ticket.at
+            elapsed = self._clock() - ticket.at
+            if reset_req is not None:
+                reset_req += reset_margin(reset_req, elapsed)
+            if reset_tok is not None:
+                reset_tok += reset_margin(reset_tok, elapsed)
+            # Not counted in what the endpoint reported, perhaps: what was sent after
+            # this request, and what was sent before it and is still on its way.
+            earlier = [(q, t) for q, t in self._open.items() if q < ticket.seq]
+            if remaining_req is not None:
+                others = (self._sent - ticket.seq - 1) + len(earlier)
+                self._req_credit.update(
+                    ticket.seq, remaining_req * headroom,
+                    now + reset_req if reset_req is not None else math.inf, others, self._sent,
+                )  # fmt: skip
+            if remaining_tok is not None:
+                after = self._sent_tokens - self._tokens_before.get(ticket.seq, 0.0) - ticket.tokens
+                others_tok = max(0.0, after) + sum(t for _, t in earlier)
+                self._tok_credit.update(
+                    ticket.seq, remaining_tok * headroom,
+                    now + reset_tok if reset_tok is not None else math.inf, others_tok,
+                    self._sent_tokens,
+                )  # fmt: skip
+        if self._probe == "out" and ticket is not None and ticket.probe:
+            self._probe = "done"
+        self._notify()
+
+    def reported_limits(self) -> dict[str, float]:
+        """The limits the endpoint's headers reported (``rpm``, ``tpm``), whatever was
+        configured, and the most requests it reported room for at once
+        (``burst_requests``): what the next process may start from (``seed_limits``)."""
+        reported = dict(self._reported)
+        if self._burst() > 0:
+            reported["burst_requests"] = self._burst()
+        return reported
+
+    def _burst(self) -> float:
+        """The most requests the endpoint reported room for at once, here or before."""
+        return max(self._req_credit.capacity, self._burst_seen)
+
+    def seed_limits(
+        self, *, rpm: float | None, tpm: float | None, burst_requests: float | None = None
+    ) -> None:
+        """Start from limits an earlier process was told, before any header says them
+        here: a configured limit wins, and each response's headers correct them. The
+        first request still goes alone (its headers say the room there is now); the
+        planner expects the room for ``burst_requests`` it found then (see
+        ``Budget.burst_seen``)."""
+        if burst_requests is not None and burst_requests > 0:
+            self._burst_seen = float(burst_requests)
+        headroom = self._limits.headroom
+        if rpm is not None and rpm > 0 and self._limits.rpm is None and self._requests is None:
+            self._requests = _Schedule(rpm * headroom)
+            self._rpm_learned = True
+        if tpm is not None and tpm > 0 and self._limits.tpm is None and self._tokens is None:
+            self._tokens = _Schedule(tpm * headroom)
+            self._tpm_learned = True
+
+    # --- reporting ------------------------------------------------------------------
+    def budget(self) -> Budget:
+        now = self._clock()
+        requests_now = math.inf
+        if self._requests is not None:
+            credit = self._req_credit.available(self._sent, now)
+            requests_now = max(0.0, credit) + (1.0 if self._requests.wait(now) <= 0 else 0.0)
+        tokens_now = math.inf
+        if self._tokens is not None:
+            tokens_now = max(0.0, self._tok_credit.available(self._sent_tokens, now))
+            if self._tokens.wait(now) <= 0:
+                tokens_now = max(tokens_now, self._tokens.per_minute / 60.0)
+        return Budget(
+            requests_now=requests_now,
+            tokens_now=tokens_now,
+            rpm=self._requests.per_minute if self._requests is not None else None,
+            tpm=self._tokens.per_minute if self._tokens is not None else None,
+            paused_s=max(0.0, self._pause_until - now),
+            room_known=self._requests is None or self._req_credit.seq >= 0 or self._silent,
+            burst_seen=self._burst(),
+        )
+
+    def state(self) -> LimitState:
+        return LimitState(
+            rpm=self._requests.per_minute if self._requests is not None else None,
+            tpm=self._tokens.per_minute if self._tokens is not None else None,
+            rpm_learned=self._rpm_learned,
+            tpm_learned=self._tpm_learned,
+            window_s=0.0,
+            paused_for_s=max(0.0, self._pause_until - self._clock()),
+        )
+
+
+def _number(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None

@@ -1,0 +1,370 @@
+"""Limits shared by every process (and host) that uses the same redis.
+
+``Limits(rpm=..., tpm=..., backend="redis://host:6379/0")`` puts the request and
+token schedules in redis, so N processes together stay within one API key's limits.
+They pace as :class:`~fanout.limits.LocalLimiter` does, with the state shared:
+
+* each schedule is a GCRA (one "theoretical arrival time" per key), its slots 2 %
+  wider than the rate, updated by one atomic Lua script per acquisition that
+  *reserves* the next slot and returns how long to wait for it, so waiters of every
+  process queue in order instead of polling; evenly spaced sends overrun no
+  policing window, whatever its length;
+* the room the endpoint reports (``x-ratelimit-remaining-requests``, less what any
+  process sent after the request it answers) lets requests go before their slot,
+  which they still take: bursts happen only where the server said there is room;
+  and from the reset it reports (``x-ratelimit-reset-requests``: when its window is
+  empty again) its full capacity is free again, as in the local limiter;
+* a 429's cool-down is a key every process reads before sending, and it forgets
+  the reported room.
+
+Rates must be configured: a shared budget cannot be learned by one process from
+its own responses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from ..core.config import Limits
+from ..core.exceptions import ConfigError, FanoutError
+from ..core.plans import Budget
+from ._local import _SLACK, LimitState, Ticket, current_ticket, parse_duration, reset_margin
+
+__all__ = ["RedisLimiter", "RedisUnavailableError"]
+
+# KEYS: schedule, send counter, credit hash, in-flight set, resets list. ARGV:
+# interval_ms per unit, cost units, 1 for the request schedule (counts the send, may use
+# the reported room), 0 for tokens. Returns {wait ms (string), seq}: the reserved slot
+# comes after ``wait`` ms, or sooner if the reported room covers it (now, or when a
+# reported reset has emptied the endpoint's window).
+_RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local interval = tonumber(ARGV[1])
+local cost = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local wait = tat - now
+if wait < 0 then wait = 0 end
+local seq = -1
+if ARGV[3] == '1' then
+  seq = redis.call('INCR', KEYS[2]) - 1
+  redis.call('PEXPIRE', KEYS[2], 3600000)
+  redis.call('ZADD', KEYS[4], seq, seq)
+  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -4097)
+  redis.call('PEXPIRE', KEYS[4], 3600000)
+  local cseq = tonumber(redis.call('HGET', KEYS[3], 'seq') or '-1')
+  local base = tonumber(redis.call('HGET', KEYS[3], 'base') or '0')
+  local mark = tonumber(redis.call('HGET', KEYS[3], 'mark') or '0')
+  if cseq >= 0 and base - (seq - mark) >= 1 then
+    wait = 0
+  elseif cseq >= 0 then
+    for _, r in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do
+      local at, full, rmark = string.match(r, '([^|]+)|([^|]+)|([^|]+)')
+      if tonumber(full) - (seq - tonumber(rmark)) >= 1 and tonumber(at) - now < wait then
+        wait = tonumber(at) - now
+      end
+    end
+    if wait < 0 then wait = 0 end
+  end
+end
+if tat < now then tat = now end
+local new_tat = tat + cost * interval
+redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 60000)
+return {string.format('%.3f', wait), seq}
+"""
+
+# KEYS[1]: schedule. ARGV: interval_ms, delta units (negative gives back).
+_ADJUST = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local new_tat = tat + tonumber(ARGV[2]) * tonumber(ARGV[1])
+if new_tat < now then new_tat = now end
+redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 60000)
+return 1
+"""
+
+# KEYS: credit hash, send counter, in-flight set, resets list. ARGV: seq, remaining,
+# ms until the endpoint's window is empty again ("" if not reported). The room a
+# response reported, less what was sent after its request and what was sent before it
+# and is still on its way (neither counted by the endpoint yet, perhaps); what is sent
+# after the report is taken off at reservation. A newer request's report replaces an
+# older one; seq -1 forgets the room (after a 429) until a request sent later reports.
+# Each report's reset is kept too (the last 8), as in the local limiter: from then on
+# the endpoint's full capacity (the most it ever said it had room for, plus one), less
+# those same others, is free again.
+_CREDIT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local cseq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '-1')
+local seq = tonumber(ARGV[1])
+local sent = tonumber(redis.call('GET', KEYS[2]) or '0')
+if seq < 0 then
+  redis.call('HSET', KEYS[1], 'seq', sent - 1, 'base', 0, 'mark', sent)
+  redis.call('DEL', KEYS[4])
+else
+  local remaining = tonumber(ARGV[2])
+  local cap = tonumber(redis.call('HGET', KEYS[1], 'cap') or '0')
+  if remaining + 1 > cap then
+    cap = remaining + 1
+    redis.call('HSET', KEYS[1], 'cap', cap)
+  end
+  if seq > cseq then
+    local others = (sent - seq - 1) + redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. seq)
+    local base = remaining - others
+    redis.call('HSET', KEYS[1], 'seq', seq, 'base', base, 'mark', sent)
+    if ARGV[3] ~= '' then
+      local full = math.max(base, cap - others)
+      local at = now + tonumber(ARGV[3])
+      redis.call('RPUSH', KEYS[4], string.format('%.3f|%.3f|%d', at, full, sent))
+      redis.call('LTRIM', KEYS[4], -8, -1)
+      redis.call('PEXPIRE', KEYS[4], 3600000)
+    end
+  end
+end
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return 1
+"""
+
+# KEYS[1]: in-flight set. ARGV[1]: the seq of a request that is done.
+_DONE = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1
+"""
+
+# KEYS[1]: pause key. ARGV: pause ms. Extends, never shortens. Returns ms left.
+_PAUSE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local untl = now + tonumber(ARGV[1])
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+if cur > untl then untl = cur end
+redis.call('SET', KEYS[1], string.format('%.3f', untl), 'PX', math.ceil(untl - now) + 1000)
+return string.format('%.3f', untl - now)
+"""
+
+# KEYS[1]: pause key. Returns ms left of the shared pause (0 if none).
+_PAUSE_LEFT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+local left = cur - now
+if left < 0 then left = 0 end
+return string.format('%.3f', left)
+"""
+
+
+class RedisUnavailableError(FanoutError):
+    """The redis holding the shared limits cannot be reached."""
+
+
+class RedisLimiter:
+    """A :class:`fanout.limits.RateLimiter` whose budgets live in redis (see the module docstring)."""
+
+    def __init__(self, limits: Limits, url: str, *, namespace: str = "default") -> None:
+        try:
+            import redis.asyncio as redis_asyncio
+        except ImportError as exc:  # pragma: no cover - depends on the extra
+            raise ConfigError(
+                "shared limits need the redis package: pip install redis "
+                "(in a checkout of fanout: pip install -e '.[redis]')"
+            ) from exc
+        if limits.rpm is None and limits.tpm is None:
+            raise ConfigError(
+                "a redis backend shares configured limits: give Limits(rpm=..., tpm=...)"
+            )
+        self._limits = limits
+        self._url = url
+        self._redis: Any = redis_asyncio.from_url(url, socket_connect_timeout=5, socket_timeout=10)
+        self._prefix = f"fanout:{namespace}"
+        self._rpm = limits.rpm * limits.headroom if limits.rpm else None
+        self._tpm = limits.tpm * limits.headroom if limits.tpm else None
+        self._req_interval = 60_000.0 / self._rpm * (1 + _SLACK) if self._rpm else 0.0
+        self._tok_interval = 60_000.0 / self._tpm * (1 + _SLACK) if self._tpm else 0.0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._scripts: dict[str, Any] = {}
+        self._paused_until = 0.0  # local view of the shared pause, for reports
+        self._first_seen = False
+        self._first_answered: anyio.Event | None = None
+
+    def __repr__(self) -> str:
+        host = self._url.split("@")[-1]  # never show a password
+        return f"<RedisLimiter {host} rpm={self._rpm} tpm={self._tpm}>"
+
+    async def _call(self, name: str, script: str, keys: list[str], args: list[Any]) -> Any:
+        if name not in self._scripts:
+            self._scripts[name] = self._redis.register_script(script)
+        from redis import exceptions as redis_errors
+
+        try:
+            result = await self._scripts[name](keys=keys, args=args)
+        except (OSError, redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
+            raise RedisUnavailableError(f"cannot reach redis for the shared limits: {exc}") from exc
+        except redis_errors.RedisError as exc:
+            raise RedisUnavailableError(f"redis error in the shared limits: {exc}") from exc
+        if isinstance(result, list):
+            return [r.decode() if isinstance(r, bytes) else r for r in result]
+        return float(result.decode() if isinstance(result, bytes) else result)
+
+    async def check(self) -> None:
+        """Fail now, with a clear error, if redis cannot be reached."""
+        await self._call("pause_left", _PAUSE_LEFT, [f"{self._prefix}:pause"], [])
+
+    # --- the RateLimiter interface -------------------------------------------------------
+    async def acquire(self, tokens: int) -> float:
+        start = time.monotonic()
+        await self._wait_pause()
+        if self._rpm and not self._first_seen:
+            # This process's first request goes first; the others reserve their slots
+            # once it is answered (at most 1 s on), when the schedule has been moved
+            # by how late it may have reached the endpoint (see observe): slots
+            # reserved before would keep their places and fill the window it arrived in.
+            if self._first_answered is None:
+                self._first_answered = anyio.Event()
+            else:
+                with anyio.move_on_after(1.0):
+                    await self._first_answered.wait()
+        seq = -1
+        if self._rpm:
+            wait, seq_text = await self._call(
+                "reserve", _RESERVE, self._keys("requests"), [self._req_interval, 1, 1]
+            )
+            seq = int(seq_text)
+            if float(wait) > 0:
+                await asyncio.sleep(float(wait) / 1000)
+        if self._tpm and tokens > 0:
+            wait, _ = await self._call(
+                "reserve", _RESERVE, self._keys("tokens"), [self._tok_interval, tokens, 0]
+            )
+            if float(wait) > 0:
+                await asyncio.sleep(float(wait) / 1000)
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, at=time.monotonic()))
+        await self._wait_pause()
+        return time.monotonic() - start
+
+    def _keys(self, kind: str) -> list[str]:
+        p = self._prefix
+        return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight", f"{p}:resets"]
+
+    def attempt_done(self) -> None:
+        """The current request finished: it is no longer in flight."""
+        ticket = current_ticket.get()
+        if ticket is not None and ticket.seq >= 0:
+            self._spawn(self._call("done", _DONE, [f"{self._prefix}:inflight"], [ticket.seq]))
+        if self._first_answered is not None:
+            self._first_answered.set()  # answered or failed: the others need not wait
+
+    async def _wait_pause(self) -> None:
+        while True:
+            left = await self._call("pause_left", _PAUSE_LEFT, [f"{self._prefix}:pause"], [])
+            if left <= 0:
+                return
+            self._paused_until = time.monotonic() + left / 1000
+            await asyncio.sleep(left / 1000)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def settle(self, reserved: int, used: int | None) -> None:
+        if not self._tpm:
+            return
+        delta = -reserved if used is None else used - reserved
+        if delta:
+            self._spawn(
+                self._call(
+                    "adjust", _ADJUST, [f"{self._prefix}:tokens"], [self._tok_interval, delta]
+                )
+            )
+
+    def observe(self, headers: Mapping[str, str]) -> None:
+        ticket = current_ticket.get()
+        if ticket is not None and self._rpm and not self._first_seen:
+            # This process's first request may reach the endpoint well after it was let
+            # go (a new connection, the client's first-call set-up): the shared schedule
+            # counts its slot from the latest it can have arrived, its answer.
+            self._first_seen = True
+            lag = min(1.0, time.monotonic() - ticket.at)
+            self._spawn(self._call("adjust", _ADJUST, [f"{self._prefix}:requests"],
+                                   [self._req_interval, lag * 1000 / self._req_interval]))  # fmt: skip
+            if self._first_answered is not None:
+                self._first_answered.set()
+        remaining = headers.get("x-ratelimit-remaining-requests")
+        if remaining is None or ticket is None or ticket.seq < 0 or not self._rpm:
+            return
+        try:
+            left = float(remaining) * self._limits.headroom
+        except ValueError:
+            return
+        # The reset, counted from the send with the local limiter's margin, as time left
+        # from now: redis keeps it in its own clock.
+        reset = parse_duration(headers.get("x-ratelimit-reset-requests") or "")
+        until = ""
+        if reset is not None:
+            elapsed = time.monotonic() - ticket.at
+            until = f"{(reset + reset_margin(reset, elapsed) - elapsed) * 1000:.3f}"
+        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [ticket.seq, left, until]))
+
+    def cool_down(self, seconds: float) -> None:
+        if seconds <= 0:
+            return
+        self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+        self._spawn(self._call("pause", _PAUSE, [f"{self._prefix}:pause"], [seconds * 1000]))
+        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [-1, 0, ""]))
+
+    def _credit_keys(self) -> list[str]:
+        p = self._prefix
+        return [f"{p}:credit", f"{p}:sent", f"{p}:inflight", f"{p}:resets"]
+
+    def state(self) -> LimitState:
+        return LimitState(
+            rpm=self._rpm,
+            tpm=self._tpm,
+            rpm_learned=False,
+            tpm_learned=False,
+            window_s=0.0,
+            paused_for_s=max(0.0, self._paused_until - time.monotonic()),
+        )
+
+    def budget(self) -> Budget:
+        # Other processes share the schedule: assume one slot is free now.
+        return Budget(
+            requests_now=1.0 if self._rpm else math.inf,
+            tokens_now=self._tpm / 60.0 if self._tpm else math.inf,
+            rpm=self._rpm,
+            tpm=self._tpm,
+            paused_s=max(0.0, self._paused_until - time.monotonic()),
+        )
+
+    # --- the endpoint memory (fanout.endpoint.memory), kept beside the limits it shares -----------
+    async def load_memory(self, name: str) -> bytes | None:
+        """The endpoint memory document ``name``, as the last process saved it, or None."""
+        from redis import exceptions as redis_errors
+
+        try:
+            data: bytes | None = await self._redis.get(f"{self._prefix}:memory:{name}")
+        except (OSError, redis_errors.RedisError) as exc:
+            raise RedisUnavailableError(f"cannot read the endpoint memory: {exc}") from exc
+        return data
+
+    async def save_memory(self, name: str, data: bytes, ttl_s: float) -> None:
+        """Keep the endpoint memory document ``name`` for ``ttl_s`` seconds."""
+        from redis import exceptions as redis_errors
+
+        try:
+            await self._redis.set(f"{self._prefix}:memory:{name}", data, px=int(ttl_s * 1000))
+        except (OSError, redis_errors.RedisError) as exc:
+            raise RedisUnavailableError(f"cannot save the endpoint memory: {exc}") from exc
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await self._redis.aclose()

@@ -1,0 +1,455 @@
+"""``fanout.wrap(client)``: a drop-in client that splits multi-question prompts for you.
+
+The wrapper composes, it never mutates: it keeps the user's client as ``.client``,
+forwards every attribute it does not define to it, and answers
+``chat.completions.create(...)`` itself. When the last user message holds several
+independent questions (``fanout.detect``), it fans them out (or merges them, as the
+policy decides) and returns one ordinary ``ChatCompletion`` whose single choice
+holds the answers in the user's own numbering. Anything else — one question, a
+conversation that ends with the assistant, tools, ``n > 1``, a caller's own
+``response_format`` — goes straight through to the wrapped client: one call, the
+original response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
+from openai.types.chat.chat_completion import Choice
+from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
+from openai.types.chat.chat_completion_chunk import ChoiceDelta
+from openai.types.completion_usage import PromptTokensDetails
+
+from .. import telemetry as telemetry
+from ..core.config import Policy
+from ..core.exceptions import ConfigError, PartialFailureError
+from ..core.models import Answers, Question, Report
+from ..detection._detector import Detection, detect
+from ..detection._llm import detect_with_model
+from ..engine.facade import Fanout
+from ..engine.intake import messages_for
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["FanoutClient", "FanoutStream", "report_of", "wrap"]
+
+ClientT = TypeVar("ClientT", bound="AsyncOpenAI")
+
+_PASS_THROUGH_PARAMS = frozenset(
+    {"n", "tools", "functions", "tool_choice", "function_call", "response_format", "logprobs",
+     "top_logprobs", "audio", "modalities", "prediction"}
+)  # fmt: skip
+_REPORT_FIELD = "fanout_report"
+
+
+def report_of(completion: ChatCompletion) -> Report | None:
+    """The fanout report attached to a completion the wrapper built (None if it
+    passed straight through)."""
+    report = getattr(completion, _REPORT_FIELD, None)
+    return report if isinstance(report, Report) else None
+
+
+def _text_of(message: Mapping[str, Any]) -> str | None:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(p, Mapping) and p.get("type") == "text" for p in content
+    ):
+        return "\n".join(str(p.get("text", "")) for p in content)
+    return None  # images, audio, ...: not ours to take apart
+
+
+class FanoutStream:
+    """An async iterator of ``ChatCompletionChunk``: what ``create(stream=True)`` returns.
+
+    The first answer's tokens arrive as the model writes them; each following answer
+    is sent as soon as it and all before it are ready. Usable with ``async for`` and
+    ``async with``, like the SDK's ``AsyncStream``.
+    """
+
+    def __init__(self, chunks: AsyncIterator[ChatCompletionChunk], on_close: Any) -> None:
+        self._chunks = chunks
+        self._on_close = on_close
+
+    def __aiter__(self) -> AsyncIterator[ChatCompletionChunk]:
+        return self._chunks
+
+    async def __anext__(self) -> ChatCompletionChunk:
+        return await self._chunks.__anext__()
+
+    async def close(self) -> None:
+        await self._on_close()
+
+    async def __aenter__(self) -> FanoutStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class _RawResponse:
+    """What ``with_raw_response.create(...)`` returns for a call fanout answered: the
+    completion (or stream) from ``parse()``; no HTTP response of its own, so no
+    headers (each part had its own request)."""
+
+    def __init__(self, result: Any) -> None:
+        self._result = result
+        self.headers: dict[str, str] = {}
+
+    def parse(self) -> Any:
+        return self._result
+
+
+class _RawCompletions:
+    def __init__(self, owner: FanoutClient) -> None:
+        self._owner = owner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.client.chat.completions.with_raw_response, name)
+
+    async def create(self, **kwargs: Any) -> Any:
+        """``chat.completions.with_raw_response.create`` with fan-out (LangChain calls this)."""
+        return await self._owner._create(kwargs, raw=True)
+
+
+class _Completions:
+    def __init__(self, owner: FanoutClient) -> None:
+        self._owner = owner
+        self.with_raw_response = _RawCompletions(owner)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.client.chat.completions, name)
+
+    async def create(self, **kwargs: Any) -> Any:
+        """``chat.completions.create`` with fan-out. Takes the SDK's arguments, plus
+        ``fanout=`` (a ``Policy`` or mode string, or ``extra_body={"fanout": ...}``),
+        which is consumed here and never sent to the API."""
+        return await self._owner._create(kwargs)
+
+
+class _Chat:
+    def __init__(self, owner: FanoutClient) -> None:
+        self._owner = owner
+        self.completions = _Completions(owner)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.client.chat, name)
+
+
+class FanoutClient:
+    """What :func:`wrap` returns: a copy of the user's client — an instance of its own
+    class (``AsyncOpenAI``, ``AsyncAzureOpenAI``, ...) and of this one — whose
+    ``chat.completions`` is fanout's.
+
+    Being a real instance of the client's class, it passes the ``isinstance``
+    checks of the libraries people put on their client (instructor, LangChain's
+    ``ChatOpenAI(async_client=wrapped.chat.completions)``). ``.client`` is the
+    user's client, never changed; every call fanout does not take apart goes to it.
+    ``with_options()`` / ``copy()`` return a wrapped copy that shares this one's
+    limits and what it learned of the endpoint.
+    """
+
+    client: AsyncOpenAI
+    fanout: Fanout
+    detector: str
+    min_confidence: float
+    llm_below: float
+    _fanout_config: dict[str, Any]
+
+    def _fanout_setup(
+        self,
+        client: AsyncOpenAI,
+        *,
+        detector: str = "rules",
+        min_confidence: float = 0.6,
+        llm_below: float = 0.8,
+        **config: Any,
+    ) -> None:
+        if detector not in ("rules", "llm"):
+            raise ConfigError(f"detector must be 'rules' or 'llm', got {detector!r}")
+        self._fanout_config = {"detector": detector, "min_confidence": min_confidence,
+                               "llm_below": llm_below, **config}  # fmt: skip
+        self.client = client
+        self.fanout = Fanout(client, **config)
+        self.detector = detector
+        self.min_confidence = min_confidence
+        self.llm_below = llm_below
+        self._fanout_chat = _Chat(self)
+
+    @property
+    def chat(self) -> Any:
+        return self._fanout_chat
+
+    def copy(self, **options: Any) -> Any:
+        """A wrapped copy of ``.client.copy(**options)``, sharing this wrapper's limits
+        and endpoint model."""
+        config = {**self._fanout_config, "limiter": self.fanout.limiter,
+                  "endpoint": self.fanout.endpoint}  # fmt: skip
+        return wrap(self.client.copy(**options), **config)
+
+    with_options = copy
+
+    def __repr__(self) -> str:
+        return f"<fanout-wrapped {self.client!r}>"
+
+    # --- deciding ---------------------------------------------------------------------
+    async def _plan_split(self, kwargs: Mapping[str, Any]) -> tuple[Detection, list[Any]] | None:
+        """The detection and the conversation before the last message, or None to
+        pass the call straight through."""
+        if _PASS_THROUGH_PARAMS & kwargs.keys() or (kwargs.get("n") or 1) != 1:
+            return None
+        messages = list(kwargs.get("messages") or [])
+        if (
+            not messages
+            or not isinstance(messages[-1], Mapping)
+            or messages[-1].get("role") != "user"
+        ):
+            return None
+        text = _text_of(messages[-1])
+        if text is None:
+            return None
+        detection = detect(text)
+        if (
+            self.detector == "llm"
+            and detection.confidence < self.llm_below
+            and _could_split(detection)
+        ):
+            detection = await detect_with_model(text, self.fanout, model=kwargs.get("model"))
+        if not detection.independent or detection.confidence < self.min_confidence:
+            return None
+        return detection, messages[:-1]
+
+    # --- the call -----------------------------------------------------------------------
+    async def _create(self, kwargs: dict[str, Any], *, raw: bool = False) -> Any:
+        with telemetry.call_span("wrap", kwargs.get("model")):
+            result = await self._answer(dict(kwargs), raw=raw)
+        if isinstance(result, _Passed):
+            return result.value
+        return _RawResponse(result) if raw else result
+
+    async def _answer(self, kwargs: dict[str, Any], *, raw: bool) -> Any:
+        policy: Policy | str | None = kwargs.pop("fanout", None)
+        extra_body = kwargs.get("extra_body")
+        if isinstance(extra_body, Mapping) and "fanout" in extra_body:
+            extra_body = dict(extra_body)
+            policy = extra_body.pop("fanout")
+            if extra_body:
+                kwargs["extra_body"] = extra_body
+            else:
+                del kwargs["extra_body"]
+        if policy is not None:
+            policy = Policy.coerce(policy)
+        split = await self._plan_split(kwargs)
+        if split is None:
+            completions = self.client.chat.completions
+            send = completions.with_raw_response.create if raw else completions.create
+            return _Passed(await send(**kwargs))
+        detection, context = split
+        model = kwargs.pop("model")
+        kwargs.pop("messages")
+        stream = bool(kwargs.pop("stream", False))
+        stream_options = kwargs.pop("stream_options", None)
+        questions = [
+            Question(text=detection.group_prompt(group), context=tuple(dict(m) for m in context))
+            for group in detection.groups
+        ]
+        telemetry.note_parts(len(questions))
+        if stream:
+            include_usage = bool(
+                isinstance(stream_options, Mapping) and stream_options.get("include_usage")
+            )
+            return self._stream(detection, questions, model, policy, include_usage, kwargs)
+        answers = await self.fanout.ask_many(
+            questions, model=model, policy=policy, on_error="return", **kwargs
+        )
+        _raise_failures(answers)
+        return _completion(detection, answers, model)
+
+    def _stream(
+        self,
+        detection: Detection,
+        questions: list[Question],
+        model: str,
+        policy: Policy | None,
+        include_usage: bool,
+        kwargs: dict[str, Any],
+    ) -> FanoutStream:
+        fo = self.fanout
+        completion_id = f"chatcmpl-fanout-{uuid.uuid4().hex[:20]}"
+        created = int(time.time())
+        rest: asyncio.Task[Answers] | None = None
+        if len(questions) > 1:
+            rest = asyncio.get_running_loop().create_task(
+                fo.ask_many(questions[1:], model=model, policy=policy, on_error="return", **kwargs)
+            )
+
+        def chunk(
+            content: str | None, finish: str | None = None, usage: CompletionUsage | None = None
+        ) -> ChatCompletionChunk:
+            choices = [] if usage is not None else [
+                ChunkChoice(index=0, delta=ChoiceDelta(role="assistant", content=content),
+                            finish_reason=cast("Any", finish))
+            ]  # fmt: skip
+            return ChatCompletionChunk(
+                id=completion_id, object="chat.completion.chunk", created=created, model=model,
+                choices=choices, usage=usage,
+            )  # fmt: skip
+
+        def head(i: int) -> str:
+            heading = detection.heading(i)
+            return f"{heading} " if heading else ""
+
+        async def chunks() -> AsyncIterator[ChatCompletionChunk]:
+            prompt_tokens = completion_tokens = 0
+            finish = "stop"
+            # The first answer, live.
+            params = {
+                "model": model,
+                **kwargs,
+                "messages": messages_for(questions[0], fo.system),
+            }
+            yield chunk(head(0))
+            async for piece in fo._transport.stream_chunks(params, fo.retry):
+                if piece.usage is not None:
+                    prompt_tokens += piece.usage.prompt_tokens
+                    completion_tokens += piece.usage.completion_tokens
+                for choice in piece.choices:
+                    if choice.finish_reason == "length":
+                        finish = "length"
+                    if choice.delta.content:
+                        yield chunk(choice.delta.content)
+            # Then each next answer, in order, as soon as it is there.
+            if rest is not None:
+                answers = await rest
+                _raise_failures(answers)
+                for i, answer in enumerate(answers, start=1):
+                    prompt_tokens += answer.usage.prompt_tokens
+                    completion_tokens += answer.usage.completion_tokens
+                    if answer.finish_reason == "length":
+                        finish = "length"
+                    yield chunk(f"\n\n{head(i)}{(answer.text or '').strip()}")
+            yield chunk(None, finish)
+            if include_usage:
+                yield chunk(None, usage=CompletionUsage(
+                    prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                    total_tokens=prompt_tokens + completion_tokens,
+                ))  # fmt: skip
+
+        iterator = telemetry.follow(chunks())
+
+        async def close() -> None:
+            with contextlib.suppress(Exception):
+                await iterator.aclose()  # type: ignore[attr-defined]
+            if rest is not None and not rest.done():
+                rest.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await rest
+
+        return FanoutStream(iterator, close)
+
+
+def _could_split(detection: Detection) -> bool:
+    """Worth asking the model: the rules saw more than one part, or question marks."""
+    return (
+        len(detection.questions) > 1 or detection.text.count("?") + detection.text.count("？") > 1
+    )
+
+
+def _raise_failures(answers: Answers) -> None:
+    failed = [a for a in answers if a.error is not None]
+    if failed:
+        first = failed[0]
+        error = PartialFailureError(
+            f"{len(failed)} of {len(answers)} parts failed; first: part {first.index}: {first.error}",
+            answers=answers,
+        )
+        raise error from first.error
+
+
+def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompletion:
+    texts = [a.text or "" for a in answers]
+    finish = "length" if any(a.finish_reason == "length" for a in answers) else "stop"
+    report = answers.report
+    completion = ChatCompletion(
+        id=f"chatcmpl-fanout-{uuid.uuid4().hex[:20]}",
+        object="chat.completion",
+        created=int(time.time()),
+        model=model,
+        choices=[
+            Choice(
+                index=0,
+                finish_reason=cast("Any", finish),
+                message=ChatCompletionMessage(role="assistant", content=detection.layout(texts)),
+            )
+        ],
+        usage=CompletionUsage(
+            prompt_tokens=report.prompt_tokens,
+            completion_tokens=report.completion_tokens,
+            total_tokens=report.total_tokens,
+            prompt_tokens_details=PromptTokensDetails(cached_tokens=report.cached_prompt_tokens),
+        ),
+    )
+    # The SDK's models keep extra fields: the report travels with the completion.
+    setattr(completion, _REPORT_FIELD, report)
+    return completion
+
+
+class _Passed:
+    """A call that went straight through to the user's client, and its result."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+_WRAPPED_CLASSES: dict[type, type] = {}
+_OVERRIDES = ("chat", "copy", "with_options", "__repr__")
+
+
+def _wrapped_class(base: type) -> type:
+    """``base`` with :class:`FanoutClient` in front (one class per client class)."""
+    if issubclass(base, FanoutClient):
+        return base
+    cls = _WRAPPED_CLASSES.get(base)
+    if cls is None:
+        # The client's class first (an instance can only take on a class of its own
+        # layout), with fanout's members put in front of the client's by name.
+        members = {name: FanoutClient.__dict__[name] for name in _OVERRIDES}
+        cls = type(f"Fanout{base.__name__}", (base, FanoutClient),
+                   {"__module__": __name__, "__slots__": (), **members})  # fmt: skip
+        _WRAPPED_CLASSES[base] = cls
+    return cls
+
+
+def wrap(client: ClientT, **config: Any) -> ClientT:
+    """Wrap an ``AsyncOpenAI`` client so multi-question prompts are fanned out.
+
+    ``config`` is what :class:`Fanout` takes (``limits``, ``retry``, ``policy``,
+    ...), plus ``min_confidence`` (0.6): below it a detection is not trusted and the
+    call passes through; and ``detector``: ``"rules"`` (default, no model call) or
+    ``"llm"``, which asks the model for a JSON decomposition (one cheap call,
+    validated against the prompt) when the rules' confidence is below ``llm_below``.
+
+    The result is a copy of ``client`` (sharing its connection pool), an instance of
+    the client's own class and of :class:`FanoutClient`: ``isinstance(wrapped,
+    AsyncOpenAI)`` holds, so instructor and LangChain accept it. The user's client is
+    never changed; it stays available as ``wrapped.client``.
+    Per call, pass ``extra_body={"fanout": "split"}`` (type-checks) or
+    ``fanout="split"``; either is removed before the request is sent.
+    """
+    if isinstance(client, FanoutClient):
+        client = client.client  # wrapping twice wraps the user's client once
+    if not hasattr(client, "with_options") or not hasattr(client, "chat"):
+        raise ConfigError(f"wrap needs an openai.AsyncOpenAI, not {type(client).__name__}")
+    wrapped = client.with_options()  # a copy: same class, same settings, same pool
+    wrapped.__class__ = _wrapped_class(type(client))
+    cast("FanoutClient", wrapped)._fanout_setup(client, **config)
+    return wrapped
