@@ -36,7 +36,13 @@ async def test_the_marker_configures_the_simulator(fanout_sim):
 async def test_without_a_marker_the_defaults(fanout_sim):
     server, client = fanout_sim
     assert [m.id for m in (await client.models.list()).data] == ["sim-1"]
-    assert server.config.time_scale == 1
+    assert server.config.time_scale == 50  # fast by default (FIXTURE_TIME_SCALE)
+
+
+@pytest.mark.asyncio
+@pytest.mark.fanout_sim(time_scale=1)
+async def test_a_marker_can_ask_for_real_time(fanout_sim):
+    assert fanout_sim.server.config.time_scale == 1
 
 
 @pytest.mark.asyncio
@@ -44,6 +50,7 @@ async def test_the_factory_runs_several(fanout_sim_factory):
     async with fanout_sim_factory(slots=1) as one, fanout_sim_factory() as two:
         assert one.base_url != two.base_url
         assert (one.server.config.slots, two.server.config.slots) == (1, 256)
+        assert one.server.config.time_scale == two.server.config.time_scale == 50
 """
 
 ANYIO_TESTS = """
@@ -82,7 +89,7 @@ def test_a_user_in_strict_mode_gets_the_fixtures_and_the_marker(pytester: pytest
     )
     pytester.makepyfile(test_mine=STRICT_MODE_TESTS)
     result = pytester.runpytest_subprocess()
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
 
 def test_anyio_users_get_the_fixture_too(pytester: pytest.Pytester) -> None:
@@ -128,3 +135,20 @@ async def test_the_factory_takes_a_config_and_overrides(fanout_sim_factory: SimF
         wrong = sim.client.with_options(api_key="sk-other", max_retries=0)
         with pytest.raises(openai.AuthenticationError):
             await wrong.chat.completions.create(model="m", messages=MSG)
+
+
+def test_the_readme_example_passes_as_copied_in_a_strict_mode_project(
+    pytester: pytest.Pytester,
+) -> None:
+    """The README's fixture example, copied into a fresh project under pytest-asyncio's
+    default (strict) mode with warnings as errors, passes as it stands."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "fanout_sim" in b)
+    pytester.makeini("[pytest]\nfilterwarnings = error\naddopts = --strict-markers\n"
+                     "asyncio_default_fixture_loop_scope = function\n")  # fmt: skip
+    pytester.makepyfile(test_copied=block)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)

@@ -106,6 +106,20 @@ async def open_sim(
 SimFactory = Callable[..., AbstractAsyncContextManager[SimHandle]]
 """The type of :func:`open_sim` (and of the ``fanout_sim_factory`` fixture)."""
 
+FIXTURE_TIME_SCALE = 50.0
+"""The time scale the ``fanout_sim`` fixtures run the simulator at unless told
+otherwise (a ``time_scale`` setting, or a whole ``config``): model time runs 50 times
+faster than the clock, so a test of a few requests takes a fraction of a second
+instead of seconds. Pass ``time_scale=1`` to run in real time."""
+
+
+def _fast_sim(
+    config: SimConfig | None = None, /, *, timeout: float = 30.0, **settings: Any
+) -> AbstractAsyncContextManager[SimHandle]:
+    if config is None:
+        settings.setdefault("time_scale", FIXTURE_TIME_SCALE)
+    return open_sim(config, timeout=timeout, **settings)
+
 
 def _async_fixture(name: str) -> Callable[[Callable[..., Any]], Any]:
     """pytest-asyncio's fixture decorator if it is installed (strict mode needs it),
@@ -128,15 +142,16 @@ if pytest is not None:
 
     @pytest.fixture(name="fanout_sim_factory")
     def _fanout_sim_factory() -> SimFactory:
-        """``async with fanout_sim_factory(**settings) as sim:`` — :func:`open_sim`."""
-        return open_sim
+        """``async with fanout_sim_factory(**settings) as sim:`` — :func:`open_sim`,
+        at :data:`FIXTURE_TIME_SCALE` unless a ``config`` or ``time_scale`` is given."""
+        return _fast_sim
 
     @_async_fixture(name="fanout_sim")
     async def _fanout_sim(request: pytest.FixtureRequest) -> AsyncIterator[SimHandle]:
         """A running simulator and a client for it, set by the ``fanout_sim`` marker."""
         marker = request.node.get_closest_marker("fanout_sim")
         args, kwargs = (marker.args, marker.kwargs) if marker is not None else ((), {})
-        async with open_sim(*args, **kwargs) as sim:
+        async with _fast_sim(*args, **kwargs) as sim:
             yield sim
 
 

