@@ -1,0 +1,152 @@
+"""Do a merged answer and a split answer of the same question say the same thing?
+
+The merge check (``Policy.merge_agreement``) asks a few questions both ways and
+compares the answers with :func:`answers_agree`. The judge is lexical, for short
+free-text answers, and errs towards "disagree" where it cannot tell:
+
+* both texts are normalised: Unicode NFKC, lower case, punctuation dropped, number
+  words up to twenty written as digits, and a small set of function words ("the",
+  "is", "of", ...) and answer preambles ("the answer is") removed;
+* an empty answer agrees with nothing;
+* two short answers (at most :data:`SHORT_WORDS` content words each) agree when the
+  content words of one are all among those of the other ("Paris" and "The capital
+  of France is Paris." agree; "Paris" and "Berlin" do not);
+* longer answers agree when their content words overlap by at least
+  :data:`LONG_OVERLAP` (Jaccard): a loose bar, since two right answers of a paragraph
+  rarely share their words. Merging is rarely chosen for long answers anyway.
+
+A merged answer that agrees with another question's split answer and not with its own
+is counted as *misattributed*: the merged reply answered the wrong question.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "LONG_OVERLAP",
+    "SHORT_WORDS",
+    "CheckResult",
+    "answers_agree",
+    "compare",
+    "content_words",
+]
+
+SHORT_WORDS = 12
+LONG_OVERLAP = 0.3
+
+_NUMBERS = {
+    "zero": "0", "none": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+    "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11",
+    "twelve": "12", "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16",
+    "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
+}  # fmt: skip
+_FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "its",
+        "it's",
+        "this",
+        "that",
+        "these",
+        "those",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "and",
+        "or",
+        "by",
+        "with",
+        "as",
+        "from",
+        "answer",
+        "answers",
+        "question",
+        "questions",
+        "i",
+        "think",
+        "my",
+        "our",
+        "your",
+        "there",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "so",
+        "very",
+        "about",
+        "approximately",
+        "around",
+        "roughly",
+    ]
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that carry its meaning, normalised (see the module doc)."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    words = []
+    for word in _WORD.findall(text):
+        word = _NUMBERS.get(word, word)
+        if word not in _FUNCTION_WORDS:
+            words.append(word)
+    return words
+
+
+def answers_agree(a: str, b: str) -> bool:
+    """Whether two answers to one question say the same thing (see the module doc)."""
+    wa, wb = set(content_words(a)), set(content_words(b))
+    if not wa or not wb:
+        return False
+    if len(wa) <= SHORT_WORDS and len(wb) <= SHORT_WORDS:
+        return wa <= wb or wb <= wa
+    return len(wa & wb) / len(wa | wb) >= LONG_OVERLAP
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What one merge check found: answers compared, agreeing, and misattributed."""
+
+    compared: int
+    agreed: int
+    misattributed: int
+
+
+def compare(split: Sequence[str | None], merged: Sequence[str | None]) -> CheckResult:
+    """Compare a group's merged answers with its split ones, position by position.
+
+    A position whose split answer failed (None) is not compared; a merged answer that
+    is missing (None: the reply did not answer it) is compared and disagrees."""
+    compared = agreed = misattributed = 0
+    for i, (own, mine) in enumerate(zip(split, merged, strict=True)):
+        if own is None:
+            continue
+        compared += 1
+        if mine is not None and answers_agree(own, mine):
+            agreed += 1
+        elif mine is not None and any(
+            other is not None and answers_agree(other, mine)
+            for j, other in enumerate(split)
+            if j != i
+        ):
+            misattributed += 1
+    return CheckResult(compared=compared, agreed=agreed, misattributed=misattributed)
