@@ -35,6 +35,7 @@ from ._config import Limits
 from ._exceptions import ConfigError, FanoutError
 from ._limiter import _SLACK, LimitState, Ticket, current_ticket, parse_duration, reset_margin
 from ._plans import Budget
+from ._redact import mask_url
 
 __all__ = ["RedisLimiter", "RedisUnavailableError"]
 
@@ -195,7 +196,7 @@ class RedisLimiter:
         self._first_answered: anyio.Event | None = None
 
     def __repr__(self) -> str:
-        host = self._url.split("@")[-1]  # never show a password
+        host = mask_url(self._url.split("@")[-1])  # never show a password
         return f"<RedisLimiter {host} rpm={self._rpm} tpm={self._tpm}>"
 
     async def _call(self, name: str, script: str, keys: list[str], args: list[Any]) -> Any:
