@@ -34,13 +34,17 @@ from ._config import Retry as Retry
 from ._detect import detect as detect
 from ._exceptions import CallAbortedError as CallAbortedError
 from ._exceptions import ConfigError as ConfigError
+from ._exceptions import EmptyAnswerError as EmptyAnswerError
 from ._exceptions import FanoutError as FanoutError
 from ._exceptions import InvalidQuestionError as InvalidQuestionError
 from ._exceptions import JobError as JobError
+from ._exceptions import LoopDeadlockError as LoopDeadlockError
+from ._exceptions import MalformedResponseError as MalformedResponseError
 from ._exceptions import PartialFailureError as PartialFailureError
 from ._exceptions import QuestionError as QuestionError
 from ._exceptions import QuestionTimeoutError as QuestionTimeoutError
 from ._exceptions import QuotaExceededError as QuotaExceededError
+from ._exceptions import RefusalError as RefusalError
 from ._fanout import Fanout as Fanout
 from ._fanout import ask_many as ask_many
 from ._fanout import plan as plan
@@ -65,11 +69,14 @@ __all__ = [
     "Answers",
     "CallAbortedError",
     "ConfigError",
+    "EmptyAnswerError",
     "Fanout",
     "FanoutError",
     "InvalidQuestionError",
     "JobError",
     "Limits",
+    "LoopDeadlockError",
+    "MalformedResponseError",
     "PartialFailureError",
     "Policy",
     "Question",
@@ -78,6 +85,7 @@ __all__ = [
     "QuestionTimeoutError",
     "QuotaExceededError",
     "RedisUnavailableError",
+    "RefusalError",
     "Report",
     "Retry",
     "Usage",
