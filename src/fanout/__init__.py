@@ -33,13 +33,17 @@ from .core.config import Policy as Policy
 from .core.config import Retry as Retry
 from .core.exceptions import CallAbortedError as CallAbortedError
 from .core.exceptions import ConfigError as ConfigError
+from .core.exceptions import EmptyAnswerError as EmptyAnswerError
 from .core.exceptions import FanoutError as FanoutError
 from .core.exceptions import InvalidQuestionError as InvalidQuestionError
 from .core.exceptions import JobError as JobError
+from .core.exceptions import LoopDeadlockError as LoopDeadlockError
+from .core.exceptions import MalformedResponseError as MalformedResponseError
 from .core.exceptions import PartialFailureError as PartialFailureError
 from .core.exceptions import QuestionError as QuestionError
 from .core.exceptions import QuestionTimeoutError as QuestionTimeoutError
 from .core.exceptions import QuotaExceededError as QuotaExceededError
+from .core.exceptions import RefusalError as RefusalError
 from .core.models import Answer as Answer
 from .core.models import Answers as Answers
 from .core.models import Question as Question
@@ -65,11 +69,14 @@ __all__ = [
     "Answers",
     "CallAbortedError",
     "ConfigError",
+    "EmptyAnswerError",
     "Fanout",
     "FanoutError",
     "InvalidQuestionError",
     "JobError",
     "Limits",
+    "LoopDeadlockError",
+    "MalformedResponseError",
     "PartialFailureError",
     "Policy",
     "Question",
@@ -78,6 +85,7 @@ __all__ = [
     "QuestionTimeoutError",
     "QuotaExceededError",
     "RedisUnavailableError",
+    "RefusalError",
     "Report",
     "Retry",
     "Usage",

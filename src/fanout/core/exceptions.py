@@ -5,11 +5,18 @@
     ├── InvalidQuestionError        (also ValueError) a question that cannot be sent; names its index
     ├── QuestionError               one question's final failure; names its index, keeps the cause
     │   ├── QuotaExceededError      the key has no quota left (``insufficient_quota``); never retried
-    │   └── QuestionTimeoutError    the call's ``timeout=`` ran out before the question was answered
+    │   ├── QuestionTimeoutError    the call's ``timeout=`` ran out before the question was answered
+    │   ├── MalformedResponseError  every reply was no chat completion (an HTML page, an error
+    │   │                           object or no choices at status 200); retried before
+    │   ├── EmptyAnswerError        the reply held no answer: no text, no tool call asked for, no
+    │   │                           refusal (retried, unless it was cut at ``max_tokens``)
+    │   └── RefusalError            the model refused (``message.refusal``); carries the refusal
     ├── PartialFailureError         raised by ``ask_many`` when any question failed; carries *every*
     │                               answer, the successful ones included
     ├── JobError                    a JSONL job cannot start or go on: its output is locked by
-                                    another run, not writable, or the disk is full
+    │                               another run, not writable, or the disk is full
+    ├── LoopDeadlockError           (also RuntimeError) ``ask_many_sync`` was called from the
+    │                               event loop that serves its endpoint: it would wait forever
     └── CallAbortedError            the caller's input iterator or ``on_answer`` raised: the call
                                     stopped, its requests in flight cancelled; carries the answers
                                     finished before, and that exception as ``__cause__``
@@ -24,25 +31,29 @@ it carries, ``__cause__`` included.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .redact import redact
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from .models import Answers
 
 __all__ = [
     "CallAbortedError",
     "ConfigError",
+    "EmptyAnswerError",
     "FanoutError",
     "InvalidQuestionError",
     "JobError",
+    "LoopDeadlockError",
+    "MalformedResponseError",
     "PartialFailureError",
     "QuestionError",
     "QuestionTimeoutError",
     "QuotaExceededError",
+    "RefusalError",
 ]
 
 
@@ -83,6 +94,42 @@ class QuestionTimeoutError(QuestionError):
     """The call's overall ``timeout=`` ran out before this question was answered."""
 
 
+class MalformedResponseError(QuestionError):
+    """Every attempt's reply was no chat completion: a 200 with an HTML page, a proxy's
+    ``{"error": ...}``, ``choices: null``, a choice with no message. Such replies are
+    retried like any unreadable body; this is the last one's story."""
+
+
+class EmptyAnswerError(QuestionError):
+    """The reply held no answer: no choices, or a first choice with no text, no refusal,
+    and no tool call the request asked for (``tools=``). Retried, unless the reply was
+    cut at ``max_tokens`` or filtered (it would come back the same). ``tool_calls``:
+    the tool calls the reply held although the request offered no tools."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        index: int,
+        question: str,
+        attempts: int,
+        tool_calls: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        super().__init__(message, index=index, question=question, attempts=attempts)
+        self.tool_calls = [dict(call) for call in tool_calls]
+
+
+class RefusalError(QuestionError):
+    """The model refused to answer (the reply's ``message.refusal``). Not retried: the
+    same question is refused again. ``refusal`` is the model's text."""
+
+    def __init__(
+        self, message: str, *, index: int, question: str, attempts: int, refusal: str
+    ) -> None:
+        super().__init__(message, index=index, question=question, attempts=attempts)
+        self.refusal = refusal
+
+
 class PartialFailureError(FanoutError):
     """Some questions failed. ``answers`` holds every answer, in input order;
     the failed ones have ``.error`` set."""
@@ -102,6 +149,13 @@ class JobError(FanoutError):
     cannot be read, or the output is locked by another run, is not a writable file,
     or cannot be written to (a full disk). The message names the file; what was
     written before the error is kept, and running the job again resumes it."""
+
+
+class LoopDeadlockError(FanoutError, RuntimeError):
+    """``ask_many_sync`` was called from inside the running event loop that serves the
+    endpoint (a notebook cell that started ``fanout.sim.serve()``): it blocks that loop
+    until the call ends, so no request could ever be answered. Raised at once, before
+    anything is sent; ``await fanout.ask_many(...)`` there instead."""
 
 
 class CallAbortedError(FanoutError):

@@ -108,6 +108,13 @@ class Answer(BaseModel):
     """From the first attempt's start to the answer, retries and limit waits included."""
     request_ids: list[str] = Field(default_factory=list)
     error: BaseException | None = None
+    refusal: str | None = None
+    """The model's refusal (``message.refusal``), when it refused: the question then
+    failed with :class:`~fanout.RefusalError`."""
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    """The tool calls of the first choice, as plain data. With ``tools=`` they may be
+    the whole answer (``text`` is then ``""``); without, a reply of tool calls alone
+    failed with :class:`~fanout.EmptyAnswerError`, and here they are."""
     shared_with: int | None = None
     """For a duplicate question: the index of the question whose request answered it."""
 

@@ -18,7 +18,13 @@ import anyio
 import openai
 
 from .. import telemetry as telemetry
-from ..core.exceptions import QuestionError, QuotaExceededError
+from ..core.exceptions import (
+    EmptyAnswerError,
+    MalformedResponseError,
+    QuestionError,
+    QuotaExceededError,
+    RefusalError,
+)
 from ..core.logs import redact
 from ..core.models import Answer, Usage
 from ..core.redact import scrub_exception
@@ -26,7 +32,13 @@ from .call import CallOptions, CallStats, Tally
 from .intake import Job
 from .merging import MergedRequest, apportion, build_merged, parse_merged
 from .planning import MERGE_ANSWER_OVERHEAD
-from .retrying import is_quota_error
+from .replies import judge, tool_calls_of
+from .retrying import (
+    EmptyReplyError,
+    RefusedReplyError,
+    UnreadableResponseError,
+    is_quota_error,
+)
 from .transport import QuotaGoneError, Transport
 
 if TYPE_CHECKING:
@@ -48,8 +60,25 @@ def question_error(
     q = job.question
     if isinstance(exc, QuestionError):
         return exc
-    if isinstance(exc, QuotaGoneError):
-        err: QuestionError = QuotaExceededError(
+    tried = f"after {attempts} attempt(s)"
+    if isinstance(exc, RefusedReplyError):
+        shown = exc.refusal if len(exc.refusal) <= 300 else f"{exc.refusal[:300]}..."
+        err: QuestionError = RefusalError(
+            f"question {job.index}: the model refused ({tried}): {shown}",
+            index=job.index, question=q.text, attempts=attempts, refusal=exc.refusal,
+        )  # fmt: skip
+    elif isinstance(exc, EmptyReplyError):
+        err = EmptyAnswerError(
+            f"question {job.index}: no answer {tried}: {exc}",
+            index=job.index, question=q.text, attempts=attempts, tool_calls=exc.tool_calls,
+        )  # fmt: skip
+    elif isinstance(exc, UnreadableResponseError):
+        err = MalformedResponseError(
+            f"question {job.index} failed {tried}: {exc}",
+            index=job.index, question=q.text, attempts=attempts,
+        )  # fmt: skip
+    elif isinstance(exc, QuotaGoneError):
+        err = QuotaExceededError(
             f"question {job.index}: not sent: the API key has no quota left (an earlier "
             "request got insufficient_quota)",
             index=job.index, question=q.text, attempts=attempts,
@@ -82,7 +111,9 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     job.tallies.append(tally)  # seen by the timeout path while the request is out
     q = job.question
     try:
-        completion = await transport.send(job.params, opts, stats, tally)
+        # Empty is no answer: judged within the attempt, so that it is retried.
+        completion = await transport.send(job.params, opts, stats, tally,
+                                          check=lambda c: judge(c, job.params))  # fmt: skip
     except Exception as exc:
         error = question_error(exc, job, tally.attempts, base_url=str(transport.client.base_url))
         log.debug("question %d failed after %d attempts: %r", job.index, tally.attempts, exc)
@@ -90,8 +121,10 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
             index=job.index, question=q.text, id=q.id, usage=tally.usage,
             attempts=tally.attempts, latency_s=time.monotonic() - start,
             request_ids=tally.request_ids, error=error,
+            refusal=getattr(exc, "refusal", None), tool_calls=getattr(exc, "tool_calls", []),
         )  # fmt: skip
-    choice = completion.choices[0] if completion.choices else None
+    # The transport checked it: at least one choice, each with a message.
+    choice = completion.choices[0]
     if completion.usage is not None:
         transport.endpoint.observe_answer(completion.usage.completion_tokens)
     choices = [c.message.content or "" for c in completion.choices]  # n > 1: all of them
@@ -99,10 +132,11 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
         index=job.index,
         question=q.text,
         id=q.id,
-        text=choices[0] if choices else "",
+        text=choices[0],
         choices=choices,
+        tool_calls=tool_calls_of(choice.message),
         mode="split",
-        finish_reason=choice.finish_reason if choice is not None else None,
+        finish_reason=choice.finish_reason,
         usage=tally.usage,
         attempts=tally.attempts,
         latency_s=time.monotonic() - start,
@@ -192,10 +226,10 @@ async def ask_merged(
     prompt_shares = [0] * len(group)
     cached_shares = [0] * len(group)
     completion_shares = [0] * len(group)
-    if completion is not None:
-        choice = completion.choices[0] if completion.choices else None
-        content = choice.message.content if choice is not None else None
-        truncated = choice is not None and choice.finish_reason == "length"
+    if completion is not None:  # checked by the transport: a choice with a message
+        choice = completion.choices[0]
+        content = choice.message.content
+        truncated = choice.finish_reason == "length"
         found = parse_merged(content, request, truncated=truncated)
         prompt_shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
         cached_shares = apportion(tally.usage.cached_prompt_tokens, [1] * len(group))

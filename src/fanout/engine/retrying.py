@@ -44,8 +44,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AttemptTimeoutError",
+    "EmptyReplyError",
     "IncompleteResponseError",
+    "RefusedReplyError",
     "RetryBudget",
+    "UnreadableResponseError",
     "build_retrying",
     "is_quota_error",
     "is_retryable",
@@ -75,10 +78,40 @@ class IncompleteResponseError(Exception):
     """A streamed response ended before its answer did (the connection was cut)."""
 
 
+class UnreadableResponseError(Exception):
+    """A 200 whose body is no chat completion: an HTML page, an error object, no
+    ``choices``, a choice without a message. Retried like a garbled body."""
+
+
+class EmptyReplyError(Exception):
+    """A reply that holds no answer (see ``replies.judge``). ``retry``: whether another
+    attempt may differ (not when the reply was cut at ``max_tokens`` or filtered);
+    ``tool_calls``: those the reply held although the request offered no tools."""
+
+    def __init__(
+        self, message: str, *, retry: bool = True, tool_calls: list[dict[str, object]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.retry = retry
+        self.tool_calls = tool_calls or []
+
+
+class RefusedReplyError(Exception):
+    """The model refused (``message.refusal``): never retried, the same question is
+    refused again."""
+
+    def __init__(self, refusal: str) -> None:
+        super().__init__(f"the model refused: {refusal}")
+        self.refusal = refusal
+
+
 def is_retryable(exc: BaseException) -> bool:
-    """408, 409, 429 (rate limit), 5xx, connection errors, timeouts, unreadable bodies."""
-    if isinstance(exc, (AttemptTimeoutError, IncompleteResponseError)):
+    """408, 409, 429 (rate limit), 5xx, connection errors, timeouts, unreadable bodies,
+    empty answers (unless cut at ``max_tokens``)."""
+    if isinstance(exc, (AttemptTimeoutError, IncompleteResponseError, UnreadableResponseError)):
         return True
+    if isinstance(exc, EmptyReplyError):
+        return exc.retry
     if isinstance(exc, openai.APIStatusError):
         should = exc.response.headers.get("x-should-retry")
         if should == "false":

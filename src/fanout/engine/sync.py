@@ -4,7 +4,13 @@ It runs :func:`fanout.ask_many` to the end and returns its answers. With no even
 loop running in the calling thread (a script), it runs one with ``asyncio.run``.
 Inside a running loop (a Jupyter cell), where waiting on that loop would deadlock,
 it runs the call on a worker thread with a loop of its own, and waits for it;
-interrupting the wait cancels the call.
+interrupting the wait cancels the call. While it waits, the calling thread's loop
+stands still: an endpoint that loop serves (a cell that started
+``fanout.sim.serve()``) could never answer. That case is refused at once with
+:class:`~fanout.LoopDeadlockError`, before anything is sent: the loop's listening
+sockets are compared with the client's base URL (on asyncio's selector loops, the
+default on Linux and macOS and in Jupyter; an endpoint served by another thread or
+process is fine).
 
 It takes a sync ``openai.OpenAI`` or an ``openai.AsyncOpenAI`` client, and always
 works on an ``AsyncOpenAI`` of its own, made for the call and closed after it: from
@@ -20,14 +26,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
+import os
+import socket
 import threading
 from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import openai
 
 from ..core.config import Limits, Policy, Retry
-from ..core.exceptions import ConfigError
+from ..core.exceptions import ConfigError, LoopDeadlockError
 from ..core.models import Answers
 from ..endpoint.memory import MemorySetting
 from .call import OnAnswer, OnError
@@ -68,7 +78,9 @@ def ask_many_sync(
     uses an ``AsyncOpenAI`` of its own with the same settings (see the module
     docstring: a custom ``http_client`` is not carried over). Inside a running loop
     the call runs on a worker thread: ``on_answer`` is called there, and an async
-    iterable of questions must not depend on the notebook's loop."""
+    iterable of questions must not depend on the notebook's loop, nor may the endpoint
+    be served by it (:class:`~fanout.LoopDeadlockError`, at once)."""
+    refuse_own_loop_endpoint(client)
 
     async def call() -> Answers:
         twin = async_client_for(client)
@@ -124,6 +136,83 @@ def async_client_for(client: object) -> openai.AsyncOpenAI:
         default_headers=client._custom_headers,
         default_query=client._custom_query,
     )
+
+
+def refuse_own_loop_endpoint(client: object) -> None:
+    """Raise :class:`LoopDeadlockError` if the event loop running in this thread listens
+    on the address ``client``'s base URL points at: blocking it for the call would
+    leave every request unanswered."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no loop here: asyncio.run, nothing blocked
+    base_url = getattr(client, "base_url", None)
+    if base_url is None:
+        return
+    parsed = urlsplit(str(base_url))
+    try:
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    except ValueError:
+        return
+    listening = [host for host, p in _listening(loop) if p == port]
+    if not listening or not _same_host(parsed.hostname or "", port, listening):
+        return
+    raise LoopDeadlockError(
+        f"ask_many_sync was called from inside the running event loop that serves its "
+        f"endpoint ({base_url}): it would block that loop until the call ends, so no "
+        "request could ever be answered. In a notebook cell, use "
+        "`answers = await fanout.ask_many(...)` instead, or serve the endpoint from "
+        "another thread or process"
+    )
+
+
+def _listening(loop: asyncio.AbstractEventLoop) -> list[tuple[str, int]]:
+    """The (host, port) of every listening TCP socket ``loop`` watches (a server it
+    runs); empty for a loop that keeps no selector (uvloop, Windows' proactor)."""
+    selector = getattr(loop, "_selector", None)
+    get_map = getattr(selector, "get_map", None)
+    if get_map is None:
+        return []
+    found = []
+    for key in list(get_map().values()):
+        try:
+            fd = key.fileobj if isinstance(key.fileobj, int) else key.fileobj.fileno()
+            # A duplicate of the descriptor, so that closing it leaves the loop's alone.
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                if sock.type != socket.SOCK_STREAM or sock.family not in (
+                    socket.AF_INET, socket.AF_INET6,
+                ):  # fmt: skip
+                    continue
+                try:
+                    sock.getpeername()
+                    continue  # a connection, not a server
+                except OSError:
+                    pass
+                host, port = sock.getsockname()[:2]
+                found.append((str(host), int(port)))
+        except (OSError, ValueError, AttributeError):
+            continue
+    return found
+
+
+def _same_host(host: str, port: int, listening: list[str]) -> bool:
+    """Does ``host`` name one of the ``listening`` addresses (a wildcard one: any)?"""
+    if any(ipaddress.ip_address(a).is_unspecified for a in listening if _is_ip(a)):
+        return True
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return False
+    addresses = {str(info[4][0]) for info in infos}
+    return bool(addresses & set(listening))
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def run_to_end(make: Callable[[], Coroutine[Any, Any, T]]) -> T:

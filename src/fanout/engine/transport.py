@@ -26,12 +26,13 @@ from .. import telemetry as telemetry
 from ..core.config import Limits, Retry
 from ..core.exceptions import FanoutError
 from ..core.models import Usage
-from ..core.redact import register_secret
+from ..core.redact import register_headers, register_secret
 from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_messages_tokens
 from ..limits._local import LocalLimiter, RateLimiter, current_ticket
 from ..limits._redis import RedisUnavailableError
 from .call import CallOptions, CallStats, Tally
+from .replies import checked_completion, clean_usage, completion_from_json
 from .retrying import (
     AttemptTimeoutError,
     IncompleteResponseError,
@@ -87,6 +88,8 @@ class Transport:
         endpoint: EndpointModel | None = None,
     ) -> None:
         self.client = client.with_options(max_retries=0)
+        # A server may echo the request's headers in an error: credentials there are masked.
+        register_headers(getattr(client, "_custom_headers", None))
         self.limits = limits
         self.limiter: RateLimiter = limiter or make_limiter(limits)
         self._limiter_checked = False
@@ -134,14 +137,26 @@ class Transport:
         return bool(system) and hash(system) in self._sent_shared
 
     async def send(
-        self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
+        self,
+        params: dict[str, Any],
+        opts: CallOptions,
+        stats: CallStats,
+        tally: Tally,
+        check: Callable[[ChatCompletion], None] | None = None,
     ) -> ChatCompletion:
-        """One request, retried by the one retry layer; raises the last failure."""
+        """One request, retried by the one retry layer; raises the last failure.
+
+        Every reply is a chat completion with choices, its usage clean
+        (``replies.checked_completion``), or the attempt failed; ``check`` may refuse
+        it too (an empty answer): its exception is retried or not like any other."""
         self.budget.ratio = opts.retry.budget
         retrying = build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget)
         async for attempt in retrying:
             with attempt:
-                return await self._attempt(params, opts, stats, tally)
+                completion = await self._attempt(params, opts, stats, tally)
+                if check is not None:
+                    check(completion)
+                return completion
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
     def _rate_limited(self, exc: openai.APIStatusError, reserve: int, retry: Retry) -> None:
@@ -212,6 +227,7 @@ class Transport:
                         raise AttemptTimeoutError(
                             f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
                         )
+                    completion = checked_completion(completion)
                     span.done(completion)
             except openai.APIStatusError as exc:
                 self.budget.record(failed=True, retry=retry)
@@ -245,6 +261,7 @@ class Transport:
         unknown is streamed: its headers, which the other requests wait for, then come
         with its first token instead of its last."""
         completions = self.client.chat.completions
+        register_headers(params.get("extra_headers"))
         ticket = current_ticket.get()
         wanted = (ticket is not None and ticket.probe) or stream_for_headers.get()
         streamed = wanted and not (_NOT_STREAMED & params.keys())
@@ -274,10 +291,8 @@ class Transport:
             return completion, None
         if "text/event-stream" not in raw.headers.get("content-type", "text/event-stream"):
             # An endpoint that ignores stream=True and answers whole.
-            from openai.types.chat import ChatCompletion
-
             body = await raw.http_response.aread()
-            return ChatCompletion.model_validate_json(body), None
+            return completion_from_json(body), None
         stream: AsyncStream[ChatCompletionChunk] = raw.parse()
         chunks = []
         first: _FirstToken | None = None
@@ -286,10 +301,10 @@ class Transport:
             async with stream:
                 async for chunk in stream:
                     chunks.append(chunk)
-                    text = "".join(c.delta.content or "" for c in chunk.choices)
+                    text = "".join(c.delta.content or "" for c in chunk.choices or ())
                     if not text:
                         hidden = hidden or (first is None and any(_other_delta(c.delta)
-                                                                  for c in chunk.choices))  # fmt: skip
+                                                                  for c in chunk.choices or ()))  # fmt: skip
                         continue
                     now = time.monotonic()
                     if first is None and not hidden:
@@ -378,6 +393,7 @@ class Transport:
         chunks flow, a failure is the caller's to handle). ``on_send`` is called as
         each attempt leaves, after the limits let it go."""
         params = {**params, "stream": True, "stream_options": {"include_usage": True}}
+        register_headers(params.get("extra_headers"))
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         reserve = estimate_messages_tokens(params["messages"], params.get("model")) + int(max_out)
         async with self._slots:
@@ -409,6 +425,7 @@ class Transport:
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             try:
                 async for chunk in stream:
+                    chunk.usage = clean_usage(chunk.usage)
                     if chunk.usage is not None:
                         charged = _charged(params, chunk.usage.prompt_tokens,
                                            chunk.usage.completion_tokens)  # fmt: skip
@@ -470,14 +487,17 @@ def _assemble(chunks: list[ChatCompletionChunk]) -> ChatCompletion:
     from openai.types.chat.chat_completion import Choice
 
     parts: list[str] = []
+    refused: list[str] = []
     finish: str | None = None
     usage = None
     for chunk in chunks:
         if chunk.usage is not None:
-            usage = chunk.usage
-        for choice in chunk.choices:
+            usage = clean_usage(chunk.usage) or usage
+        for choice in chunk.choices or ():
             if choice.delta.content:
                 parts.append(choice.delta.content)
+            if getattr(choice.delta, "refusal", None):
+                refused.append(str(choice.delta.refusal))
             if choice.finish_reason is not None:
                 finish = choice.finish_reason
     if finish is None or not chunks:
@@ -493,7 +513,9 @@ def _assemble(chunks: list[ChatCompletionChunk]) -> ChatCompletion:
             Choice(
                 index=0,
                 finish_reason=finish,  # type: ignore[arg-type]
-                message=ChatCompletionMessage(role="assistant", content="".join(parts)),
+                message=ChatCompletionMessage(
+                    role="assistant", content="".join(parts), refusal="".join(refused) or None
+                ),
             )
         ],
         usage=usage,

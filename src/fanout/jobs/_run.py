@@ -7,8 +7,9 @@ Input: one JSON object per line (UTF-8, a byte-order mark is ignored),
 
 Output: one JSON object per line, appended as soon as each answer is known:
 ``{"id", "answer", "error", "usage", "attempts", "mode", "finish_reason",
-"fingerprint"}``. The output is locked while a job writes it (see
-:mod:`fanout.jobs._output`): a second job on it stops at once.
+"fingerprint"}``, with ``"tool_calls"`` and ``"refusal"`` when the reply held them.
+The output is locked while a job writes it (see :mod:`fanout.jobs._output`): a second
+job on it stops at once.
 
 Resuming (the default when the output exists): the *last* record of an id is what
 the output says about it. An id is skipped if that record is an answer to the same
@@ -181,6 +182,10 @@ def _record(answer: Answer, line: int | None, fp: str | None) -> bytes:
         "finish_reason": answer.finish_reason,
         "fingerprint": fp,
     }
+    if answer.tool_calls:  # an answer of tool calls (tools=), or an error's (none offered)
+        record["tool_calls"] = answer.tool_calls
+    if answer.refusal is not None:
+        record["refusal"] = redact_registered(answer.refusal)
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
 
 

@@ -34,6 +34,7 @@ import anyio
 from ..core.config import Limits
 from ..core.exceptions import ConfigError, FanoutError
 from ..core.plans import Budget
+from ..core.redact import mask_url
 from ._local import _SLACK, LimitState, Ticket, current_ticket, parse_duration, reset_margin
 
 __all__ = ["RedisLimiter", "RedisUnavailableError"]
@@ -195,7 +196,7 @@ class RedisLimiter:
         self._first_answered: anyio.Event | None = None
 
     def __repr__(self) -> str:
-        host = self._url.split("@")[-1]  # never show a password
+        host = mask_url(self._url.split("@")[-1])  # never show a password
         return f"<RedisLimiter {host} rpm={self._rpm} tpm={self._tpm}>"
 
     async def _call(self, name: str, script: str, keys: list[str], args: list[Any]) -> Any:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import openai
 
 from ..core.logs import redact
+from ..core.usage import clean_usage
 from .calls import CALL, REQUEST, Api, CallRecord, capture_content, mark_error, server_of
 
 if TYPE_CHECKING:
@@ -148,8 +149,8 @@ class Attempt:
             self.response_model = getattr(chunk, "model", None)
             self.response_id = getattr(chunk, "id", None)
         if chunk.usage is not None:
-            self.usage = chunk.usage
-        for choice in chunk.choices:
+            self.usage = clean_usage(chunk.usage)  # counts, or None: never a bad metric
+        for choice in chunk.choices or ():
             if choice.finish_reason and self.finish_reasons is not None:
                 self.finish_reasons[choice.index] = choice.finish_reason
             if self.texts is not None and choice.delta.content:

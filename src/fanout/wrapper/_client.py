@@ -318,19 +318,33 @@ class FanoutClient:
                 "messages": messages_for(questions[0], fo.system),
             }
             yield chunk(head(0))
+            live = False  # the live stream brought text
             async for piece in fo._transport.stream_chunks(params, fo.retry):
                 if piece.usage is not None:
                     prompt_tokens += piece.usage.prompt_tokens
                     completion_tokens += piece.usage.completion_tokens
-                for choice in piece.choices:
+                for choice in piece.choices or ():
                     if choice.finish_reason == "length":
                         finish = "length"
                     if choice.delta.content:
+                        live = live or bool(choice.delta.content.strip())
                         yield chunk(choice.delta.content)
+            if not live:
+                # No text came (an empty reply, a refusal): the part is asked again whole,
+                # judged and retried like every other part; an empty section is no answer.
+                again = await fo.ask_many(
+                    questions[:1], model=model, policy=policy, on_error="return", **kwargs
+                )
+                _raise_failures(again)
+                prompt_tokens += again.report.prompt_tokens
+                completion_tokens += again.report.completion_tokens
+                if again[0].finish_reason == "length":
+                    finish = "length"
+                yield chunk((again[0].text or "").strip())
             # Then each next answer, in order, as soon as it is there.
             if rest is not None:
                 answers = await rest
-                _raise_failures(answers)
+                _raise_failures(answers, offset=1)
                 for i, answer in enumerate(answers, start=1):
                     prompt_tokens += answer.usage.prompt_tokens
                     completion_tokens += answer.usage.completion_tokens
@@ -364,12 +378,15 @@ def _could_split(detection: Detection) -> bool:
     )
 
 
-def _raise_failures(answers: Answers) -> None:
+def _raise_failures(answers: Answers, offset: int = 0) -> None:
+    """Raise if a part failed; ``offset``: the first answer's part (the answers of the
+    parts after a streamed first one are numbered from 0)."""
     failed = [a for a in answers if a.error is not None]
     if failed:
         first = failed[0]
         error = PartialFailureError(
-            f"{len(failed)} of {len(answers)} parts failed; first: part {first.index}: {first.error}",
+            f"{len(failed)} of {len(answers)} parts failed; first: part {first.index + offset}: "
+            f"{first.error}",
             answers=answers,
         )
         raise error from first.error
