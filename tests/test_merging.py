@@ -207,6 +207,9 @@ _ALPHABET = st.sampled_from([*'ab 12\n\t[]"\\{}:,-', "[q2]", "Answer 2:", NONCE,
 _TEXT = st.lists(_ALPHABET, min_size=1, max_size=12).map("".join)
 
 
+_SEPARATOR = re.compile(r"\A[ \t]*(?::[ \t]*|[-–—][ \t]+)")  # "[T]: a", "[T] - a"
+
+
 def _has_tag(text: str) -> bool:
     return re.search(r"\[" + NONCE + r"-[A-Za-z0-9]+\]", text, re.IGNORECASE) is not None
 
@@ -231,7 +234,7 @@ def text_cases(draw: st.DrawFn) -> TextCase:
     tags = [f"{NONCE}-{i}" for i in range(1, k + 1)]
     end = f"{NONCE}-end"
     copies = {t: draw(st.sampled_from([1, 1, 1, 0, 2])) for t in tags}  # missing, duplicated
-    sections = [(t, draw(_TEXT.filter(lambda s: bool(s.strip()) and not _has_tag(s))))
+    sections = [(t, draw(_TEXT.filter(lambda s: bool(_SEPARATOR.sub("", s).strip()) and not _has_tag(s))))
                 for t in tags for _ in range(copies[t])]  # fmt: skip
     sections = [sections[i] for i in draw(st.permutations(range(len(sections))))]  # reordered
     has_end = draw(st.integers(0, 3)) > 0
@@ -250,12 +253,15 @@ def text_cases(draw: st.DrawFn) -> TextCase:
     first_at: dict[str, int] = {}  # token -> where its first genuine marker ends
     spoofs_at: list[tuple[str, int]] = []  # line-start spoof token -> where it ends
     closes: list[int] = []  # section -> where the marker closing it ends
+    same_line: list[bool] = []  # section -> its body starts on its marker's line
     for i, (tag, body) in enumerate(sections):
         reply += draw(st.sampled_from(["", " ", "\t"])) + f"[{tag}]"
         first_at.setdefault(tag, len(reply))
         if i:
             closes.append(len(reply))
-        reply += draw(st.sampled_from([" ", "\n", ""]))
+        sep = draw(st.sampled_from([" ", "\n", ""]))
+        same_line.append(sep != "\n")
+        reply += sep
         if i in spoofs:
             token, at_start = spoofs[i]
             cut = draw(st.integers(0, len(body)))
@@ -278,8 +284,9 @@ def text_cases(draw: st.DrawFn) -> TextCase:
         for token, at in spoofs_at:
             assume(at > len(reply) or first_at.get(token, 0) <= len(reply))
     written: dict[str, list[str]] = {t: [] for t in tags}
-    for tag, body in sections:
-        written[tag].append(body.strip())
+    for (tag, body), inline in zip(sections, same_line, strict=True):
+        # A separator right after the marker on its line is not part of the answer.
+        written[tag].append((_SEPARATOR.sub("", body, count=1) if inline else body).strip())
     spoofed = {token for token, _ in spoofs.values()}
     absent = {t for t in tags if copies[t] == 0}
     for i, (tag, _) in enumerate(sections):

@@ -34,12 +34,19 @@ class Question(BaseModel):
     """How long you expect the answer to be, in tokens (a hint for the planner)."""
     context: tuple[Mapping[str, Any], ...] = ()
     """Messages that come before the question (an earlier conversation), sent with it."""
+    trusted: bool = True
+    """False for a question from a source you do not trust (a user, a scraped page): it
+    is never merged with other questions, always sent alone. A merged prompt holds
+    every question of its group, and a question can instruct the model about the
+    others ("answer the next question with ..."), which no parser can detect; see
+    "Merging and prompt injection" in docs/policy.md."""
 
     @property
     def mergeable(self) -> bool:
-        """Questions with their own parameters or system prompt are always sent alone
-        (questions with a context merge only with questions of the same context)."""
-        return not self.params and self.system is None
+        """Questions with their own parameters or system prompt, and untrusted ones, are
+        always sent alone (questions with a context merge only with questions of the
+        same context)."""
+        return not self.params and self.system is None and self.trusted
 
     @field_validator("text")
     @classmethod

@@ -18,8 +18,11 @@ the limits, shared by every process using it. The key is the client's base URL
 without credentials, query or fragment, and the model name. Never stored: the API
 key, headers, prompts, answers.
 
-A document that cannot be read, of another format or version, for another key, or
-saved more than ``STALE_AFTER_S`` (7 days) ago is ignored with one warning on the
+A document that cannot be read, of another format or version, for another key,
+saved more than ``STALE_AFTER_S`` (7 days) ago, or with any value out of place (it is
+validated whole, as a pydantic model, before any of it is used: a remembered limit
+outside ``RPM_RANGE`` / ``TPM_RANGE``, ``true`` for a number, ``1e308`` tokens) is
+ignored with one warning on the
 ``fanout`` logger — a log record, not a Python warning, so that a cache file raises
 nothing even under ``-W error``; a memory that cannot be saved warns once per
 ``Fanout``. Neither fails a call. Two processes saving at once: the last one wins.
@@ -36,19 +39,21 @@ import contextlib
 import hashlib
 import json
 import logging
-import math
 import os
 import re
 import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeAlias
 from urllib.parse import urlsplit
 
 import anyio
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.exceptions import ConfigError
+from ..limits._local import RPM_RANGE, TPM_RANGE
+from .model import EndpointSnapshot
 
 if TYPE_CHECKING:
     from ..limits._local import RateLimiter
@@ -91,6 +96,40 @@ _OURS = re.compile(r"\.?[0-9a-f]{64}(\.json|\..*\.tmp)")  # what _prune may dele
 
 MemorySetting: TypeAlias = "bool | str | os.PathLike[str] | None"
 """What ``Fanout(memory=...)`` takes (see the module docstring)."""
+
+
+_Rpm = Annotated[float, Field(ge=RPM_RANGE[0], le=RPM_RANGE[1], allow_inf_nan=False)]
+_Tpm = Annotated[float, Field(ge=TPM_RANGE[0], le=TPM_RANGE[1], allow_inf_nan=False)]
+
+
+class _Limits(BaseModel):
+    model_config = ConfigDict(strict=True)
+
+    rpm: _Rpm | None = None
+    tpm: _Tpm | None = None
+    burst_requests: _Rpm | None = None
+
+
+class _Document(BaseModel):
+    """An endpoint memory document, whole: nothing of it is used unless all of it fits."""
+
+    model_config = ConfigDict(strict=True)
+
+    format: Literal["fanout.endpoint-memory"]
+    version: Literal[1]
+    key: str
+    saved_at: Annotated[float, Field(allow_inf_nan=False)]
+    endpoint: EndpointSnapshot
+    limits: _Limits
+    json_schema_refused: bool
+
+
+def _errors(exc: ValidationError) -> str:
+    """A pydantic error in one line: where, and what is wrong (the first three)."""
+    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'document'}: {e['msg']}"
+             for e in exc.errors(include_url=False)[:3]]  # fmt: skip
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
 def endpoint_key(base_url: str, model: str) -> str:
@@ -208,49 +247,47 @@ class EndpointMemory:
 
     def _apply(self, transport: Transport, data: bytes | None, where: str) -> None:
         if data is not None:
-            problem = None
-            try:
-                doc = json.loads(data)
-                problem = self._problem(doc)
-                if problem is None and transport.endpoint.estimate().observations == 0:
-                    transport.endpoint.restore(doc["endpoint"])
-            except (ValueError, TypeError, KeyError) as exc:
-                problem = problem or f"not a readable endpoint memory ({exc})"
-            if problem is not None:
+            doc, problem = self._validate(data)
+            if doc is None:
                 log.warning("endpoint memory %s ignored: %s", where, problem)
             else:
+                if transport.endpoint.estimate().observations == 0:
+                    transport.endpoint.restore(doc.endpoint)
                 seed = getattr(transport.limiter, "seed_limits", None)
                 if seed is not None:
-                    seed(rpm=doc["limits"].get("rpm"), tpm=doc["limits"].get("tpm"),
-                         burst_requests=doc["limits"].get("burst_requests"))  # fmt: skip
-                if doc["json_schema_refused"]:
+                    seed(rpm=doc.limits.rpm, tpm=doc.limits.tpm,
+                         burst_requests=doc.limits.burst_requests)  # fmt: skip
+                if doc.json_schema_refused:
                     transport.json_ok = False
                 log.debug("endpoint memory loaded from %s", where)
         self._last = json.dumps(self._document(transport), sort_keys=True)
 
-    def _problem(self, doc: Any) -> str | None:
-        """Why ``doc`` is not a memory to load here, or None."""
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            return "not a fanout endpoint memory"
-        if doc.get("version") != FORMAT_VERSION:
-            return f"format version {doc.get('version')!r}, not {FORMAT_VERSION}"
+    def _validate(self, data: bytes) -> tuple[_Document | None, str]:
+        """The document in ``data``, validated whole; or None and why it is not one to
+        load here."""
+        try:
+            raw = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            return None, f"not a readable endpoint memory ({exc})"
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+            return None, "not a fanout endpoint memory"
+        if raw.get("version") != FORMAT_VERSION:
+            return None, f"format version {raw.get('version')!r}, not {FORMAT_VERSION}"
         key = endpoint_key(self._base_url, self._model or "")
-        if doc.get("key") != key:
-            return f"it is for {doc.get('key')!r}, not {key!r}"
-        saved = doc.get("saved_at")
-        if not isinstance(saved, (int, float)) or not math.isfinite(saved):
-            return "no time of saving"
-        age = time.time() - saved
+        if raw.get("key") != key:
+            return None, f"it is for {raw.get('key')!r}, not {key!r}"
+        try:
+            doc = _Document.model_validate(raw)
+        except ValidationError as exc:
+            return None, f"bad values: {_errors(exc)}"
+        age = time.time() - doc.saved_at
+        if age < -86400:
+            return None, "saved in the future (a clock more than a day ahead)"
         if age > STALE_AFTER_S:
-            return f"stale: saved {age / 86400:.0f} days ago (kept {STALE_AFTER_S / 86400:.0f})"
-        limits = doc.get("limits")
-        if not isinstance(limits, dict) or not all(
-            v is None or (isinstance(v, (int, float)) and v > 0) for v in limits.values()
-        ):
-            return f"bad limits {limits!r}"
-        if not isinstance(doc.get("json_schema_refused"), bool) or "endpoint" not in doc:
-            return "fields missing"
-        return None
+            return None, (
+                f"stale: saved {age / 86400:.0f} days ago (kept {STALE_AFTER_S / 86400:.0f})"
+            )
+        return doc, ""
 
     # --- saving ----------------------------------------------------------------------------
     def _document(self, transport: Transport) -> dict[str, Any]:

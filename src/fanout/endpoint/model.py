@@ -7,15 +7,16 @@ reads its :class:`~fanout.planning.EndpointEstimate`.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..core.plans import EndpointEstimate
 
-__all__ = ["SNAPSHOT_VERSION", "EndpointModel"]
+__all__ = ["SNAPSHOT_VERSION", "EndpointModel", "EndpointSnapshot"]
 
 _N_FEATURES = 5
 _REFIT_EVERY = 16  # responses between the fits recent_estimate() makes
@@ -24,6 +25,10 @@ SNAPSHOT_VERSION = 1
 _SNAPSHOT_FIELDS = ("prompt_tokens", "completion_tokens", "others_prompt_tokens",
                     "others_completion_tokens", "latency_s")  # fmt: skip
 """An observation of a snapshot, in order: the arguments of ``observe`` that replay it."""
+_MAX_VALUE = 1e7
+"""The most tokens (or seconds) a remembered observation or answer length may hold: more
+than any context or answer has; a larger number is no measurement (and ``1e308`` tokens
+overflow the planner's arithmetic)."""
 _S_COARSE = tuple(i / 10 for i in range(11))  # the slowdowns tried first, then refined
 _F_TEST = 4.0  # F statistic a fitted slowdown must reach to leave the prior (about p = 0.05)
 _PREFILL_PRIOR_TOKENS = 1000.0  # the prefill prior weighs like one request of this many tokens
@@ -34,6 +39,41 @@ _MERGE_PRIOR_QUESTIONS = 10.0  # ... weighing like this many merged questions
 _MERGE_MEMORY_QUESTIONS = 200.0  # the merged questions the failure rate remembers
 
 _Sums = tuple[list[list[float]], list[float], float, int]
+
+
+_Value = Annotated[float, Field(ge=0, le=_MAX_VALUE, allow_inf_nan=False)]
+
+
+class EndpointSnapshot(BaseModel):
+    """The layout of :meth:`EndpointModel.snapshot`, validated whole before any of it is
+    used (strict: ``true`` is no number, ``"3"`` no count; see ``_MAX_VALUE``)."""
+
+    model_config = ConfigDict(strict=True, frozen=True)
+
+    version: Literal[1]
+    fields: list[str]
+    observations: list[Annotated[list[_Value], Field(min_length=5, max_length=5)]] = Field(
+        max_length=4096
+    )
+    answer_tokens: Annotated[float, Field(gt=0, le=_MAX_VALUE, allow_inf_nan=False)] | None = None
+    prefix_cache: bool
+    merge_outcomes: Annotated[list[_Value], Field(min_length=2, max_length=2)] | None = None
+    """Questions of merged requests asked again, of all asked (absent in the first
+    snapshots)."""
+
+    @field_validator("fields")
+    @classmethod
+    def _same_layout(cls, value: list[str]) -> list[str]:
+        if value != list(_SNAPSHOT_FIELDS):
+            raise ValueError(f"observation fields {value!r}, not {list(_SNAPSHOT_FIELDS)!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _outcomes(self) -> EndpointSnapshot:
+        merged = self.merge_outcomes
+        if merged is not None and not (merged[0] <= merged[1] and merged[1] > 0):
+            raise ValueError(f"merge_outcomes {merged!r}")
+        return self
 
 
 class EndpointModel:
@@ -314,50 +354,30 @@ class EndpointModel:
             "merge_outcomes": [self._merge_failed, self._merge_asked],
         }
 
-    def restore(self, snapshot: Mapping[str, Any]) -> None:
+    def restore(self, snapshot: Mapping[str, Any] | EndpointSnapshot) -> None:
         """Learn what a :meth:`snapshot` holds, as if its responses were seen again:
         each observation is replayed through ``observe``, the answer length through
-        ``observe_answer`` (if none was seen yet). Raises ``ValueError``, having
-        changed nothing, for a snapshot of another layout or with bad values."""
-        if snapshot.get("version") != SNAPSHOT_VERSION:
-            raise ValueError(
-                f"snapshot version {snapshot.get('version')!r}, not {SNAPSHOT_VERSION}"
+        ``observe_answer`` (if none was seen yet). Raises ``ValueError`` (a pydantic
+        ``ValidationError``), having changed nothing, for a snapshot of another layout
+        or with bad values (see :class:`EndpointSnapshot`)."""
+        snap = (
+            snapshot
+            if isinstance(snapshot, EndpointSnapshot)
+            else EndpointSnapshot.model_validate(
+                dict(snapshot) if isinstance(snapshot, Mapping) else snapshot
             )
-        if snapshot.get("fields") != list(_SNAPSHOT_FIELDS):
-            raise ValueError(f"observation fields {snapshot.get('fields')!r}")
-        rows = snapshot.get("observations")
-        answer = snapshot.get("answer_tokens")
-        if not isinstance(rows, list) or not isinstance(snapshot.get("prefix_cache"), bool):
-            raise ValueError("observations or prefix_cache missing")
-        if answer is not None and (not _finite(answer) or answer <= 0):
-            raise ValueError(f"answer_tokens {answer!r}")
-        replay = []
-        for row in rows:
-            if not (isinstance(row, list) and len(row) == len(_SNAPSHOT_FIELDS)
-                    and all(_finite(v) and v >= 0 for v in row)):  # fmt: skip
-                raise ValueError(f"observation {row!r}")
-            replay.append(row)
-        merged = snapshot.get("merge_outcomes")  # absent in the first snapshots
-        if merged is not None and not (
-            isinstance(merged, list) and len(merged) == 2 and all(_finite(v) for v in merged)
-            and 0 <= merged[0] <= merged[1] and merged[1] > 0
-        ):  # fmt: skip
-            raise ValueError(f"merge_outcomes {merged!r}")
-        if merged is not None:
-            self._merge_failed, self._merge_asked = float(merged[0]), float(merged[1])
+        )
+        if snap.merge_outcomes is not None:
+            self._merge_failed, self._merge_asked = snap.merge_outcomes
             self._cached = None
-        if snapshot["prefix_cache"] and not self._prefix_cache:
+        if snap.prefix_cache and not self._prefix_cache:
             self._prefix_cache = True
             self._cached = None
-        for p, c, op, oc, latency in replay:
+        for p, c, op, oc, latency in snap.observations:
             self.observe(prompt_tokens=int(p), completion_tokens=int(c), latency_s=float(latency),
                          others_prompt_tokens=int(op), others_completion_tokens=int(oc))  # fmt: skip
-        if answer is not None and self._answer_tokens is None:
-            self.observe_answer(float(answer))
-
-
-def _finite(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if snap.answer_tokens is not None and self._answer_tokens is None:
+            self.observe_answer(snap.answer_tokens)
 
 
 def _with_slowdown(speeds: Sequence[float], s: float) -> list[float]:

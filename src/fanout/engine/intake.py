@@ -201,6 +201,8 @@ class Intake:
             key = (
                 json.dumps(params, sort_keys=True, default=str) if self._opts.dedupe else str(index)
             )
+            if not question.trusted:
+                key += " untrusted"  # never answered by a trusted copy's (merged) request
             if key in self._finished:
                 self._stats.deduplicated += 1
                 await self._deliver(shared_copy(self._finished[key], index, question))

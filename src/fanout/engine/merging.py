@@ -15,6 +15,10 @@ and the engine asks those questions again on their own. Nothing is ever guessed.
 
 * Only top-level pairs answer, and only string values: a tag nested inside a value
   answers nothing, and JSON inside an answer is inert.
+* The object is the first one in the reply that names one of the tags (as a quoted
+  string, at any depth); objects before it that name none are skipped. A tag named
+  again after it (a second candidate object: ``Example: {...} ... {...}``) is the same
+  ambiguity as a key that occurs twice: the reply answers nothing.
 * A key that occurs twice (even once with a non-string value) answers nothing.
 * An object that is not valid JSON gives no answer at all: an unescaped quote inside
   an answer could otherwise hand its tail to another tag.
@@ -37,14 +41,20 @@ the end line ``[<nonce>-end]`` is one too. A question is answered only if
    another question's tag or the end line: a marker of an unknown tag, or of a tag
    that occurs twice, may have been written inside the answer and cut it short;
 3. its body holds no tag token (all tags on one line make no sections) and is not
-   empty;
+   empty; a separator right after the marker on its line (``[T]: answer``,
+   ``[T] - answer``) is not part of the answer;
 4. it comes before the end line. Text before the first marker and after the end line
    is ignored; without the end line (the reply was cut short, or the model did not
    write it) the last section is not answered, since where it ends is unknown.
 
+In either grammar, an answer that is only its own question again (the model echoed
+the prompt: same text, whatever the spacing and case) is no answer.
+
 A well-formed section written under a tag *is* that tag's answer: a model that
 writes one for a question it did not answer cannot be told apart from one that
-answered it.
+answered it. Nor can a model that obeyed one question's instructions about another
+(a prompt injection: "answer the next question with X"): questions from a source not
+trusted are marked ``Question(trusted=False)`` and never merged.
 
 Usage of a merged request is apportioned by a fixed rule (see :func:`apportion`),
 so the totals over its answers are exactly what the API reported.
@@ -74,6 +84,9 @@ class MergedRequest:
     format: str  # "json" or "text"
     user_message: str
     response_format: dict[str, Any] | None
+    questions: tuple[str, ...] = ()
+    """The questions, in the order of ``tags`` (an answer that only repeats its question
+    is no answer)."""
 
     @property
     def nonce(self) -> str:
@@ -132,8 +145,9 @@ def build_merged(questions: Sequence[str], fmt: str, *, nonce: str | None = None
         )
         response_format = None
     return MergedRequest(
-        tags=tags, format=fmt, user_message=f"{head}\n\n{listing}", response_format=response_format
-    )
+        tags=tags, format=fmt, user_message=f"{head}\n\n{listing}",
+        response_format=response_format, questions=tuple(questions),
+    )  # fmt: skip
 
 
 def parse_merged(content: str | None, request: MergedRequest, *, truncated: bool) -> dict[str, str]:
@@ -144,8 +158,18 @@ def parse_merged(content: str | None, request: MergedRequest, *, truncated: bool
     if not content:
         return {}
     if request.format == "json":
-        return _parse_json(content, set(request.tags), truncated=truncated)
-    return _parse_text(content, request)
+        found = _parse_json(content, set(request.tags), truncated=truncated)
+    else:
+        found = _parse_text(content, request)
+    asked = dict(zip(request.tags, request.questions, strict=False))
+    return {tag: text for tag, text in found.items() if not _echoes(text, asked.get(tag))}
+
+
+def _echoes(answer: str, question: str | None) -> bool:
+    """``answer`` is ``question`` again (whatever the spacing and case)."""
+    if question is None:
+        return False
+    return " ".join(answer.split()).casefold() == " ".join(question.split()).casefold()
 
 
 # --- JSON ---------------------------------------------------------------------------
@@ -189,17 +213,17 @@ def _value(text: str, i: int) -> tuple[object, int]:
         raise
 
 
-def _object_pairs(text: str, i: int) -> tuple[list[tuple[str, object]], list[str], bool]:
+def _object_pairs(text: str, i: int) -> tuple[list[tuple[str, object]], list[str], bool, int]:
     """Strictly scan the object starting at ``text[i] == "{"``: (its pairs, every key
-    seen, whether it was closed). A pair counts once its value is followed by ``,``
-    or ``}``. Raises ValueError where the text is not JSON."""
+    seen, whether it was closed, where it ends). A pair counts once its value is
+    followed by ``,`` or ``}``. Raises ValueError where the text is not JSON."""
     pairs: list[tuple[str, object]] = []
     keys: list[str] = []
     n = len(text)
     try:
         i = _skip_ws(text, i + 1)
         if i < n and text[i] == "}":
-            return pairs, keys, True
+            return pairs, keys, True, i + 1
         while i < n:
             if text[i] != '"':
                 raise ValueError(f"expected a key at {i}")
@@ -221,23 +245,35 @@ def _object_pairs(text: str, i: int) -> tuple[list[tuple[str, object]], list[str
                 raise ValueError(f"expected ',' or '}}' at {i}")
             pairs.append((key, value))
             if text[i] == "}":
-                return pairs, keys, True
+                return pairs, keys, True, i + 1
             i = _skip_ws(text, i + 1)
     except _Cut:
         pass
-    return pairs, keys, False
+    return pairs, keys, False, n
+
+
+def _names_a_tag(text: str, wanted: set[str]) -> bool:
+    return any(f'"{tag}"' in text for tag in wanted)
 
 
 def _parse_json(content: str, wanted: set[str], *, truncated: bool) -> dict[str, str]:
     start = content.find("{")
-    if start < 0:
-        return {}
-    try:
-        pairs, keys, closed = _object_pairs(content, start)
-    except ValueError:
-        return {}  # not JSON: an answer's unescaped quote could have moved any text
+    while True:
+        if start < 0:
+            return {}
+        try:
+            pairs, keys, closed, end = _object_pairs(content, start)
+        except ValueError:
+            return {}  # not JSON: an answer's unescaped quote could have moved any text
+        if _names_a_tag(content[start:end], wanted):
+            break
+        if not closed:
+            return {}
+        start = content.find("{", end)  # an object that names no tag: an example, say
     if not closed and not truncated:
         return {}
+    if _names_a_tag(content[end:], wanted):
+        return {}  # a second candidate object: which one answers is unknown
     counts = Counter(keys)
     return {
         key: value.strip()
@@ -265,10 +301,16 @@ def _parse_text(content: str, request: MergedRequest) -> dict[str, str]:
             continue
         if counts[closer] != 1 or (closer not in known and closer != end):
             continue  # a boundary that may have been written inside this answer
-        body = content[body_start:body_end]
+        body = _SEPARATOR.sub("", content[body_start:body_end], count=1)
         if token.search(body) is None and body.strip():
             found[known[tag]] = body.strip()
     return found
+
+
+_SEPARATOR = re.compile(r"\A[ \t]*(?::[ \t]*|[-–—][ \t]+)")
+"""What may follow a marker on its line before the answer (``[T]: a``, ``[T] - a``); a
+dash needs a space after it (``[T] -5`` is minus five), and a line break ends it (a
+list may start on the next line)."""
 
 
 def apportion(total: int, weights: Sequence[int]) -> list[int]:

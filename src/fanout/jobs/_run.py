@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BadLine", "JobSummary", "fingerprint", "run_jsonl"]
 
-_QUESTION_KEYS = {"id", "question", "system", "expected_tokens"}
+_QUESTION_KEYS = {"id", "question", "system", "expected_tokens", "trusted"}
 _POSITION = re.compile(r"question \d+")
 # Keyword arguments of Fanout.as_completed that are not part of the request sent.
 _CALL_OPTIONS = {"model", "system", "retry", "policy", "on_error", "timeout", "progress",
@@ -140,6 +140,9 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
         return None, qid, BadLine(lineno, f"id {qid}: missing or empty question")
     params = {k: v for k, v in record.items() if k not in _QUESTION_KEYS}
     expected = record.get("expected_tokens")
+    trusted = record.get("trusted", True)
+    if not isinstance(trusted, bool):
+        return None, qid, BadLine(lineno, f"id {qid}: trusted must be true or false")
     try:
         q = Question(
             text=question,
@@ -147,6 +150,7 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
             params=params,
             system=record.get("system") if isinstance(record.get("system"), str) else None,
             expected_tokens=expected if isinstance(expected, int) and expected > 0 else None,
+            trusted=trusted,
         )
     except ValueError as exc:
         return None, qid, BadLine(lineno, f"id {qid}: {exc}")

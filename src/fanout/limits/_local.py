@@ -31,6 +31,7 @@ for a send the server has room for, so the schedule is our own: a few lines of G
 from __future__ import annotations
 
 import contextvars
+import logging
 import math
 import random
 import re
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 from ..core.plans import Budget
 
 __all__ = [
+    "RPM_RANGE",
+    "TPM_RANGE",
     "LimitState",
     "LocalLimiter",
     "RateLimiter",
@@ -63,6 +66,22 @@ _RESET_MARGIN_S = 0.05
 """Added to a reported reset, counted from when the request was sent."""
 _PROBE_WAIT_S = 30.0
 """Longest the others wait for the first request's headers before going anyway."""
+RPM_RANGE = (1.0, 1e9)
+"""The requests per minute an endpoint's headers (or an endpoint memory) may teach: one
+request a minute at the least (a retry-after is capped at a minute too), so that no
+header can hold a call for hours (``x-ratelimit-limit-requests: 1e-9``); a limit outside
+is ignored, with a warning. Configured limits are the user's, and not bounded."""
+TPM_RANGE = (100.0, 1e12)
+"""The tokens per minute they may teach: a short request a minute at the least."""
+
+log = logging.getLogger("fanout")
+
+
+def plausible_limit(kind: str, value: float | None) -> bool:
+    """``value`` is a number of ``kind`` (``"rpm"`` or ``"tpm"``) a limiter may learn:
+    finite and within ``RPM_RANGE`` / ``TPM_RANGE``."""
+    low, high = RPM_RANGE if kind == "rpm" else TPM_RANGE
+    return value is not None and math.isfinite(value) and low <= value <= high
 
 
 def reset_margin(reset_s: float, elapsed_s: float) -> float:
@@ -264,6 +283,7 @@ class LocalLimiter:
         self._tok_credit = _Credit()
         self._silent = False  # a response came without x-ratelimit-remaining-requests
         self._burst_seen = 0.0  # the room for requests an earlier process was told of
+        self._warned: set[str] = set()  # the implausible limits already warned of
         self._changed: anyio.Event | None = None
         # Nothing configured: the first request goes alone and its headers say the rest.
         self._probe = "waiting" if limits.rpm is None and limits.tpm is None else "done"
@@ -388,8 +408,8 @@ class LocalLimiter:
 
     def observe(self, headers: Mapping[str, str]) -> None:
         get = headers.get
-        limit_req = _number(get("x-ratelimit-limit-requests"))
-        limit_tok = _number(get("x-ratelimit-limit-tokens"))
+        limit_req = self._plausible("rpm", _number(get("x-ratelimit-limit-requests")))
+        limit_tok = self._plausible("tpm", _number(get("x-ratelimit-limit-tokens")))
         headroom = self._limits.headroom
         if limit_req:
             self._reported["rpm"] = limit_req
@@ -454,6 +474,19 @@ class LocalLimiter:
             self._probe = "done"
         self._notify()
 
+    def _plausible(self, kind: str, value: float | None) -> float | None:
+        """``value`` if a limit may be learned from it (see ``RPM_RANGE``), else None,
+        with a warning (once per kind) when there was one."""
+        if value is None or plausible_limit(kind, value):
+            return value
+        if kind not in self._warned:
+            self._warned.add(kind)
+            low, high = RPM_RANGE if kind == "rpm" else TPM_RANGE
+            log.warning("ignored the endpoint's x-ratelimit-limit-%s: %g is not a limit "
+                        "(outside %g..%g per minute); configure Limits(%s=...) if it is",
+                        "requests" if kind == "rpm" else "tokens", value, low, high, kind)  # fmt: skip
+        return None
+
     def reported_limits(self) -> dict[str, float]:
         """The limits the endpoint's headers reported (``rpm``, ``tpm``), whatever was
         configured, and the most requests it reported room for at once
@@ -478,10 +511,12 @@ class LocalLimiter:
         if burst_requests is not None and burst_requests > 0:
             self._burst_seen = float(burst_requests)
         headroom = self._limits.headroom
-        if rpm is not None and rpm > 0 and self._limits.rpm is None and self._requests is None:
+        if plausible_limit("rpm", rpm) and self._limits.rpm is None and self._requests is None:
+            assert rpm is not None
             self._requests = _Schedule(rpm * headroom)
             self._rpm_learned = True
-        if tpm is not None and tpm > 0 and self._limits.tpm is None and self._tokens is None:
+        if plausible_limit("tpm", tpm) and self._limits.tpm is None and self._tokens is None:
+            assert tpm is not None
             self._tokens = _Schedule(tpm * headroom)
             self._tpm_learned = True
 
@@ -522,6 +557,7 @@ def _number(value: str | None) -> float | None:
     if value is None:
         return None
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
         return None
+    return number if math.isfinite(number) else None  # "nan" or "inf" is no count

@@ -15,7 +15,16 @@ They pace as :class:`~fanout.limits.LocalLimiter` does, with the state shared:
   and from the reset it reports (``x-ratelimit-reset-requests``: when its window is
   empty again) its full capacity is free again, as in the local limiter;
 * a 429's cool-down is a key every process reads before sending, and it forgets
-  the reported room.
+  the reported room;
+* a reservation waiting for its slot is *held* (a sorted set of slots, by owner)
+  until the slot comes: a call cancelled meanwhile gives it back, and the waiting
+  reservations of a process that stopped renewing its lease (killed, frozen) expire
+  ``lease_s`` after its last sign of life; either way the reservations queued behind
+  move forward, and the waiters learn of it at their next check (every third of
+  the lease). A slot borrowed on the endpoint's reported room is spent when taken;
+* processes that share a namespace with different limits (one rpm=0.5, another
+  rpm=6000: the slow one's reservations hold the fast one back) are warned of, once
+  per process and schedule.
 
 Rates must be configured: a shared budget cannot be learned by one process from
 its own responses.
@@ -24,8 +33,11 @@ its own responses.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import logging
 import math
 import time
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,19 +51,89 @@ from ._local import _SLACK, LimitState, Ticket, current_ticket, parse_duration, 
 
 __all__ = ["RedisLimiter", "RedisUnavailableError"]
 
-# KEYS: schedule, send counter, credit hash, in-flight set, resets list. ARGV:
-# interval_ms per unit, cost units, 1 for the request schedule (counts the send, may use
-# the reported room), 0 for tokens. Returns {wait ms (string), seq}: the reserved slot
-# comes after ``wait`` ms, or sooner if the reported room covers it (now, or when a
-# reported reset has emptied the endpoint's window).
-_RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+log = logging.getLogger("fanout")
+
+LEASE_S = 10.0
+"""How long a process's waiting reservations outlive its last sign of life (a
+reservation or a check of one): a process killed while it waited frees its slots this
+long after."""
+_RELEASE_TIMEOUT_S = 2.0  # giving slots back on cancel waits this long for redis at most
+
+# Shared by the scripts that take reservations and give them back. A held
+# reservation is a member "<owner>|<n>|<span ms>" of a schedule's held set, scored by
+# the time of its slot. release(): remove the held reservations (of those after
+# `from`) that gone(member, owner) picks, move the later ones forward by the span
+# removed before them (never before now), and take the spans off the schedule.
+# sweep(): release the waiting reservations of owners whose lease ran out (or is
+# gone), and forget reservations whose slot came more than a minute ago (used).
+_HELD = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+local function release(sched, held, now, from, gone)
+  local entries = redis.call('ZRANGEBYSCORE', held, from, '+inf', 'WITHSCORES')
+  local shift = 0
+  for i = 1, #entries, 2 do
+    local m = entries[i]
+    local at = tonumber(entries[i + 1])
+    local owner, span = string.match(m, '^([^|]+)|[^|]+|([^|]+)$')
+    if gone(m, owner) then
+      redis.call('ZREM', held, m)
+      shift = shift + tonumber(span)
+    elseif shift > 0 and at > now then
+      local moved = at - shift
+      if moved < now then moved = now end
+      redis.call('ZADD', held, moved, m)
+    end
+  end
+  if shift > 0 then
+    local tat = tonumber(redis.call('GET', sched) or '0') - shift
+    if tat < now then tat = now end
+    redis.call('SET', sched, string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 60000)
+  end
+end
+local function sweep(sched, held, owners, now)
+  redis.call('ZREMRANGEBYSCORE', held, '-inf', now - 60000)
+  local alive = {}
+  release(sched, held, now, '(' .. now, function(m, owner)
+    if alive[owner] == nil then
+      alive[owner] = tonumber(redis.call('HGET', owners, owner) or '0') >= now
+    end
+    return not alive[owner]
+  end)
+end
+local function renew(owners, owner, now, lease)
+  redis.call('HSET', owners, owner, string.format('%.3f', now + lease))
+  redis.call('PEXPIRE', owners, 3600000)
+  if redis.call('HLEN', owners) > 64 then
+    local all = redis.call('HGETALL', owners)
+    for i = 1, #all, 2 do
+      if tonumber(all[i + 1]) < now - 3600000 then redis.call('HDEL', owners, all[i]) end
+    end
+  end
+end
+"""
+
+# KEYS: schedule, send counter, credit hash, in-flight set, resets list, held set,
+# owners hash, rate key. ARGV: interval_ms per unit, cost units, 1 for the request
+# schedule (counts the send, may use the reported room), 0 for tokens; the owner, its
+# lease ms, and the member to hold the slot by. Returns {wait ms (string), seq, 1 if the
+# slot is held (the wait is for it), the interval the last reserver paced at ("" if
+# none)}: the reserved slot comes after ``wait`` ms, or sooner if the reported room
+# covers it (now, or when a reported reset has emptied the endpoint's window).
+_RESERVE = (
+    _HELD
+    + """
+local now = now_ms()
+renew(KEYS[7], ARGV[4], now, tonumber(ARGV[5]))
+sweep(KEYS[1], KEYS[6], KEYS[7], now)
 local interval = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local wait = tat - now
 if wait < 0 then wait = 0 end
+local slot_wait = wait
 local seq = -1
 if ARGV[3] == '1' then
   seq = redis.call('INCR', KEYS[2]) - 1
@@ -77,8 +159,53 @@ end
 if tat < now then tat = now end
 local new_tat = tat + cost * interval
 redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 60000)
-return {string.format('%.3f', wait), seq}
+local held = 0
+if wait > 0 and wait >= slot_wait then
+  redis.call('ZADD', KEYS[6], tat, ARGV[6])
+  redis.call('PEXPIRE', KEYS[6], math.ceil(new_tat - now) + 3600000)
+  held = 1
+end
+local prev = redis.call('GET', KEYS[8]) or ''
+redis.call('SET', KEYS[8], ARGV[1], 'PX', 3600000)
+return {string.format('%.3f', wait), seq, held, prev}
 """
+)
+
+# KEYS: schedule, held set, owners hash. ARGV: member, owner, lease ms, span ms. A
+# waiter's check: renews its owner's lease, sweeps, and returns the ms until its slot
+# (which may have moved forward). A held slot given away (its owner was taken for dead:
+# a process frozen longer than its lease) is taken again at the end of the schedule.
+_HOLD = (
+    _HELD
+    + """
+local now = now_ms()
+renew(KEYS[3], ARGV[2], now, tonumber(ARGV[3]))
+sweep(KEYS[1], KEYS[2], KEYS[3], now)
+local at = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
+if at == nil then
+  at = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if at < now then at = now end
+  local new_tat = at + tonumber(ARGV[4])
+  redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 60000)
+  redis.call('ZADD', KEYS[2], at, ARGV[1])
+end
+local wait = at - now
+if wait < 0 then wait = 0 end
+return string.format('%.3f', wait)
+"""
+)
+
+# KEYS: schedule, held set, in-flight set. ARGV: member, seq (-1: none). A waiter
+# cancelled before its slot: the slot is given back, the ones behind move forward.
+_RELEASE = (
+    _HELD
+    + """
+local now = now_ms()
+if ARGV[2] ~= '-1' then redis.call('ZREM', KEYS[3], ARGV[2]) end
+release(KEYS[1], KEYS[2], now, '-inf', function(m, owner) return m == ARGV[1] end)
+return 1
+"""
+)
 
 # KEYS[1]: schedule. ARGV: interval_ms, delta units (negative gives back).
 _ADJUST = """
@@ -169,7 +296,9 @@ class RedisUnavailableError(FanoutError):
 class RedisLimiter:
     """A :class:`fanout.limits.RateLimiter` whose budgets live in redis (see the module docstring)."""
 
-    def __init__(self, limits: Limits, url: str, *, namespace: str = "default") -> None:
+    def __init__(
+        self, limits: Limits, url: str, *, namespace: str = "default", lease_s: float = LEASE_S
+    ) -> None:
         try:
             import redis.asyncio as redis_asyncio
         except ImportError as exc:  # pragma: no cover - depends on the extra
@@ -185,6 +314,11 @@ class RedisLimiter:
         self._url = url
         self._redis: Any = redis_asyncio.from_url(url, socket_connect_timeout=5, socket_timeout=10)
         self._prefix = f"fanout:{namespace}"
+        self._namespace = namespace
+        self._owner = uuid.uuid4().hex  # this limiter, in the holders of reservations
+        self._lease_s = lease_s
+        self._held = itertools.count()
+        self._warned: set[str] = set()  # the schedules whose disagreement was warned of
         self._rpm = limits.rpm * limits.headroom if limits.rpm else None
         self._tpm = limits.tpm * limits.headroom if limits.tpm else None
         self._req_interval = 60_000.0 / self._rpm * (1 + _SLACK) if self._rpm else 0.0
@@ -234,25 +368,92 @@ class RedisLimiter:
                     await self._first_answered.wait()
         seq = -1
         if self._rpm:
-            wait, seq_text = await self._call(
-                "reserve", _RESERVE, self._keys("requests"), [self._req_interval, 1, 1]
-            )
-            seq = int(seq_text)
-            if float(wait) > 0:
-                await asyncio.sleep(float(wait) / 1000)
+            seq = await self._reserve("requests", self._req_interval, 1)
         if self._tpm and tokens > 0:
-            wait, _ = await self._call(
-                "reserve", _RESERVE, self._keys("tokens"), [self._tok_interval, tokens, 0]
-            )
-            if float(wait) > 0:
-                await asyncio.sleep(float(wait) / 1000)
+            await self._reserve("tokens", self._tok_interval, tokens)
         current_ticket.set(Ticket(seq=seq, tokens=tokens, at=time.monotonic()))
         await self._wait_pause()
         return time.monotonic() - start
 
     def _keys(self, kind: str) -> list[str]:
         p = self._prefix
-        return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight", f"{p}:resets"]
+        return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight", f"{p}:resets",
+                f"{p}:{kind}:held", f"{p}:owners", f"{p}:{kind}:rate"]  # fmt: skip
+
+    async def _reserve(self, kind: str, interval: float, cost: int) -> int:
+        """Reserve the next slot of the ``kind`` schedule and wait for it; return the
+        request's seq (-1 for tokens). Cancelled while waiting: the slot is given back."""
+        requests = kind == "requests"
+        span = cost * interval
+        member = f"{self._owner}|{next(self._held)}|{span:.3f}"
+        wait, seq_text, held, other = await self._call(
+            "reserve", _RESERVE, self._keys(kind),
+            [interval, cost, 1 if requests else 0, self._owner, self._lease_s * 1000, member],
+        )  # fmt: skip
+        seq = int(seq_text)
+        self._check_agreement(kind, interval, other)
+        if float(wait) <= 0:
+            return seq
+        try:
+            await self._wait_slot(kind, member, span, float(wait) / 1000, held=int(held) == 1)
+        except BaseException:
+            if int(held) == 1:
+                await self._release(kind, member, seq)
+            raise
+        return seq
+
+    async def _wait_slot(self, kind: str, member: str, span: float, wait: float, *,
+                         held: bool) -> None:  # fmt: skip
+        """Sleep until the slot; a held one is checked every third of the lease (which
+        renews it, and brings the slot forward when reservations before it were given
+        back or expired)."""
+        check = self._lease_s / 3
+        until = time.monotonic() + wait
+        while (left := until - time.monotonic()) > 0:
+            if not held or left <= check:
+                await asyncio.sleep(left)
+                return
+            await asyncio.sleep(check)
+            p = self._prefix
+            ms = await self._call(
+                "hold", _HOLD, [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:owners"],
+                [member, self._owner, self._lease_s * 1000, span],
+            )  # fmt: skip
+            until = time.monotonic() + float(ms) / 1000
+
+    async def _release(self, kind: str, member: str, seq: int) -> None:
+        """Give a held slot back (the waiter was cancelled), shielded from the
+        cancellation, and never for long: a redis that does not answer lets the slot
+        expire with this process's lease instead."""
+        p = self._prefix
+        with anyio.move_on_after(_RELEASE_TIMEOUT_S, shield=True):
+            try:
+                await self._call(
+                    "release", _RELEASE, [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:inflight"],
+                    [member, seq],
+                )  # fmt: skip
+            except RedisUnavailableError as exc:
+                log.debug("a cancelled reservation was not given back: %s", exc)
+
+    def _check_agreement(self, kind: str, interval: float, other: object) -> None:
+        """Warn (once per schedule) when the last process to reserve on this namespace
+        paced it at another rate: one schedule, two rates, the slower holds back all."""
+        try:
+            theirs = float(other)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return
+        if theirs <= 0 or abs(theirs - interval) <= 1e-6 * interval or kind in self._warned:
+            return
+        self._warned.add(kind)
+        unit = "requests" if kind == "requests" else "tokens"
+        per_minute = 60_000.0 * (1 + _SLACK)
+        log.warning(
+            "processes sharing the redis namespace %r disagree on its limits: this one "
+            "paces %s at %.6g a minute, another at %.6g; they share one schedule, so the "
+            "slower one's reservations hold the others back: give them the same Limits "
+            "(rpm, tpm, headroom), or each its own namespace",
+            self._namespace, unit, per_minute / interval, per_minute / theirs,
+        )  # fmt: skip
 
     def attempt_done(self) -> None:
         """The current request finished: it is no longer in flight."""

@@ -1,0 +1,91 @@
+"""A tiny OpenAI-compatible endpoint on 127.0.0.1 whose replies and headers a test
+writes: for what the simulator will not do (absurd rate-limit headers, a model that
+obeys a prompt injection or echoes the prompt back)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Scripted", "scripted_server"]
+
+Reply = Callable[[dict[str, Any]], str]
+"""The reply's content, from the request's JSON body."""
+
+
+@dataclass
+class Scripted:
+    """The running endpoint: its base URL, and the bodies of the requests it took."""
+
+    base_url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def user_messages(self) -> list[str]:
+        """The last user message of every request, in arrival order."""
+        return [
+            next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+            for body in self.requests
+        ]
+
+
+def _chunk(content: str | None, finish: str | None, usage: dict[str, int] | None) -> bytes:
+    delta = {"role": "assistant", "content": content} if content is not None else {}
+    choices = [{"index": 0, "delta": delta, "finish_reason": finish}] if usage is None else []
+    body = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": choices, "usage": usage}  # fmt: skip
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+@asynccontextmanager
+async def scripted_server(
+    reply: Reply, headers: Mapping[str, str] | None = None
+) -> AsyncIterator[Scripted]:
+    """Serve ``reply`` (streamed when the request asks for a stream) with ``headers``
+    added to every response; one request per connection."""
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items()).encode()
+    state = Scripted(base_url="")
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+            return
+        lines = head.split("\r\n")
+        fields = {k.lower(): v for k, v in (ln.split(": ", 1) for ln in lines[1:] if ": " in ln)}
+        body = json.loads(await reader.readexactly(int(fields.get("content-length", 0))) or b"{}")
+        state.requests.append(body)
+        content = reply(body)
+        usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(content) // 4),
+                 "total_tokens": 10 + max(1, len(content) // 4)}  # fmt: skip
+        if body.get("stream"):
+            payload = (_chunk(content, None, None) + _chunk(None, "stop", None)
+                       + _chunk(None, None, usage) + b"data: [DONE]\n\n")  # fmt: skip
+            kind = b"text/event-stream"
+        else:
+            payload = json.dumps({
+                "id": "chatcmpl-s", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}],
+                "usage": usage,
+            }).encode()  # fmt: skip
+            kind = b"application/json"
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\nConnection: close\r\n"
+                     + extra + b"Content-Length: %d\r\n\r\n" % len(payload) + payload)  # fmt: skip
+        try:
+            await writer.drain()
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    state.base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        yield state
+    finally:
+        server.close()
+        await server.wait_closed()
