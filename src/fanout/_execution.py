@@ -27,7 +27,7 @@ from ._models import Answer, Usage
 from ._planning import MERGE_ANSWER_OVERHEAD
 from ._redact import scrub_exception
 from ._retrying import is_quota_error
-from ._transport import QuotaGoneError, Transport
+from ._transport import KeyRefusedError, QuotaGoneError, Transport
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
@@ -58,6 +58,11 @@ def question_error(
         err = QuotaExceededError(
             f"question {job.index}: the API key has no quota left (insufficient_quota); "
             "not retried",
+            index=job.index, question=q.text, attempts=attempts,
+        )  # fmt: skip
+    elif isinstance(exc, KeyRefusedError):
+        err = QuestionError(
+            f"question {job.index}: {exc} (the endpoint refuses the API key or its access)",
             index=job.index, question=q.text, attempts=attempts,
         )  # fmt: skip
     else:
