@@ -28,6 +28,12 @@ def _write_questions(path: Path, n: int, *, extra_lines: list[str] | None = None
     return ids
 
 
+def _answered(qid: str, answer: str) -> dict[str, object]:
+    """A whole answer record as fanout 0.1 wrote it (no fingerprint)."""
+    return {"id": qid, "answer": answer, "error": None, "attempts": 1, "mode": "split",
+            "usage": {"prompt_tokens": 5, "completion_tokens": 3}, "finish_reason": "stop"}  # fmt: skip
+
+
 def _records(path: Path) -> list[dict[str, object]]:
     text = path.read_text(encoding="utf-8")
     assert text == "" or text.endswith("\n"), "the output ends with a torn line"
@@ -101,11 +107,7 @@ class TestRunJsonl:
         """A half-written record (killed mid-write) is removed; its id is asked again."""
         src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
         ids = _write_questions(src, 10)
-        dst.write_text(
-            json.dumps({"id": "q00000", "answer": "a", "error": None})
-            + "\n"
-            + '{"id": "q00001", "ans'
-        )
+        dst.write_text(json.dumps(_answered("q00000", "a")) + "\n" + '{"id": "q00001", "ans')
         async with sim(time_scale=100, answer_tokens=3) as (_, client):
             summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
         assert summary.repaired_tail
@@ -246,7 +248,7 @@ class TestResume:
         """Output written before fingerprints existed is not re-asked (and not re-billed)."""
         src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
         _write_questions(src, 2)
-        dst.write_text(json.dumps({"id": "q00000", "answer": "old", "error": None}) + "\n")
+        dst.write_text(json.dumps(_answered("q00000", "old")) + "\n")
         async with sim(time_scale=100, answer_tokens=3) as (_, client):
             summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
         assert (summary.skipped_done, summary.answered, summary.reasked_changed) == (1, 1, 0)
@@ -329,7 +331,7 @@ class TestOutput:
         """A last line that parses is a record, not a torn one: kept, and not asked again."""
         src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
         ids = _write_questions(src, 3)
-        dst.write_text(json.dumps({"id": "q00000", "answer": "kept", "error": None}))
+        dst.write_text(json.dumps(_answered("q00000", "kept")))
         async with sim(time_scale=100, answer_tokens=3) as (_, client):
             summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
         assert not summary.repaired_tail
@@ -343,7 +345,7 @@ class TestOutput:
         """A failure says which id and which input line, not a position among the questions left."""
         src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
         _write_questions(src, 3)
-        dst.write_text(json.dumps({"id": "q00000", "answer": "a", "error": None}) + "\n")
+        dst.write_text(json.dumps(_answered("q00000", "a")) + "\n")
         async with sim(time_scale=100, answer_tokens=3, **FAILING) as (_, client):
             fo = fanout.Fanout(client, model="m", retry=fanout.Retry(max_attempts=1))
             await run_jsonl(fo, src, dst)

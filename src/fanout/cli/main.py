@@ -23,18 +23,18 @@ from ..detection._detector import detect
 from ..endpoint.model import EndpointModel
 from ..endpoint.profile import EndpointProfile, profile_endpoint
 from ..engine.facade import Fanout
-from ..jobs._run import JobSummary, run_jsonl
+from ..jobs._run import JobSummary, run_into
 
 __all__ = ["main"]
 
 _RUN_EXIT_CODES = """exit codes:
   0    every question of INPUT has an answer in OUTPUT
   1    some questions have no answer: they failed (their records hold the error)
-  2    the job did not start or stopped: a bad option, INPUT unreadable, OUTPUT
-       locked by another run or not writable, a full disk; what was written is kept
+  2    the job did not start or stopped: a bad option, INPUT unreadable, OUTPUT is
+       INPUT, locked or not writable, a full disk; what was written is kept
   3    every valid question has an answer, but some INPUT lines were skipped
-  4    stopped: the API key has no quota left; run again later to answer the rest
-  130  interrupted (Ctrl-C); run the same command again to resume"""
+  4    stopped: API key refused (401, 403) or out of quota; run again once fixed
+  130  interrupted (Ctrl-C): says how many records it wrote; run again to resume"""
 
 log = logging.getLogger("fanout")
 
@@ -315,18 +315,25 @@ async def _ask(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    progress = args.progress
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
-        start = time.monotonic()
-        summary = await run_jsonl(fo, args.input, args.output, resume=not args.overwrite,
-                                  retry_failed=args.retry_failed, progress=progress)  # fmt: skip
+        start, summary = time.monotonic(), JobSummary()
+        try:
+            await run_into(summary, fo, args.input, args.output, resume=not args.overwrite,
+                           retry_failed=args.retry_failed, progress=args.progress)  # fmt: skip
+        except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task
+            print(f"fanout run: interrupted: {summary.answered + summary.failed} record(s) "
+                  f"written to {args.output}; run the same command again to resume",
+                  file=sys.stderr)  # fmt: skip
+            raise
     # Bad lines were logged as they were read (FILE:LINE: skipped: reason).
     print(_run_summary(summary, time.monotonic() - start))
-    if summary.stopped_for_quota:
-        print("fanout run: stopped: the API key has no quota left (insufficient_quota); run "
-              "the same command again once it has: the ids not answered will be",
-              file=sys.stderr)  # fmt: skip
+    if summary.stopped_for_key or summary.stopped_for_quota:
+        why = (f"the endpoint refused the API key ({summary.stopped_for_key}): check --api-key "
+               "or OPENAI_API_KEY, and its access to --model" if summary.stopped_for_key
+               else "the API key has no quota left (insufficient_quota)")  # fmt: skip
+        print(f"fanout run: stopped: {why}; nothing more was sent: run the same command again "
+              "once fixed, and it answers the rest", file=sys.stderr)  # fmt: skip
         return 4
     if summary.failed or summary.skipped_failed:
         return 1

@@ -73,6 +73,9 @@ class CallStats:
     ``on_answer``), or fanout itself failed unexpectedly."""
     aborted_by: str = ""
     """Whose exception ``aborted`` is, in a few words ("the input", "on_answer")."""
+    refused: BaseException | None = None
+    """The 401 or 403 a request of this call got: the endpoint refuses the key (or
+    its access to the model), so nothing more of this call is sent."""
 
 
 @dataclass

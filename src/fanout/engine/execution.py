@@ -39,7 +39,7 @@ from .retrying import (
     UnreadableResponseError,
     is_quota_error,
 )
-from .transport import QuotaGoneError, Transport
+from .transport import KeyRefusedError, QuotaGoneError, Transport
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
@@ -87,6 +87,11 @@ def question_error(
         err = QuotaExceededError(
             f"question {job.index}: the API key has no quota left (insufficient_quota); "
             "not retried",
+            index=job.index, question=q.text, attempts=attempts,
+        )  # fmt: skip
+    elif isinstance(exc, KeyRefusedError):
+        err = QuestionError(
+            f"question {job.index}: {exc} (the endpoint refuses the API key or its access)",
             index=job.index, question=q.text, attempts=attempts,
         )  # fmt: skip
     else:

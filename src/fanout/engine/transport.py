@@ -68,6 +68,11 @@ class QuotaGoneError(FanoutError):
     quota is account-wide."""
 
 
+class KeyRefusedError(FanoutError):
+    """Not sent: an earlier request of the same call was refused with 401 or 403
+    (the API key, or its access to the model); the rest of the call would be too."""
+
+
 def make_limiter(limits: Limits) -> RateLimiter:
     if limits.backend is None:
         return LocalLimiter(limits)
@@ -170,12 +175,18 @@ class Transport:
         wait = _DEFAULT_COOL_DOWN_S if asked is None else asked
         self.limiter.cool_down(min(wait, retry.max_wait))
 
-    def _check_quota(self) -> None:
+    def _check_quota(self, stats: CallStats | None = None) -> None:
         if self.quota_error is not None:
             raise QuotaGoneError(
                 "not sent: an earlier request got insufficient_quota (the API key has no "
                 "quota left, for every request)"
             ) from self.quota_error
+        refused = stats.refused if stats is not None else None
+        if isinstance(refused, openai.APIStatusError):
+            raise KeyRefusedError(
+                f"not sent: an earlier request of this call was refused with "
+                f"{refused.status_code}" + (f" {refused.code}" if refused.code else "")
+            ) from refused
 
     def deadline(self, params: dict[str, Any], prompt_tokens: int, retry: Retry) -> float | None:
         """Seconds one attempt of this request may run (see ``Retry.attempt_timeout``)."""
@@ -194,7 +205,7 @@ class Transport:
     async def _attempt(
         self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
     ) -> ChatCompletion:
-        self._check_quota()
+        self._check_quota(stats)
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         n = params.get("n") or 1
         prompt = estimate_messages_tokens(params["messages"], opts.model)
@@ -203,7 +214,7 @@ class Transport:
         async with self._slots:
             waited = await self.limiter.acquire(reserve)
             stats.limit_wait_s += waited
-            self._check_quota()  # it may have gone while this one waited
+            self._check_quota(stats)  # it may have gone while this one waited
             tally.attempts += 1  # counted when sent: a request never sent is no attempt
             stats.requests += 1
             retry = tally.attempts > 1
@@ -239,6 +250,8 @@ class Transport:
                 if isinstance(exc, openai.RateLimitError):
                     stats.rate_limited += 1
                     self._rate_limited(exc, reserve, opts.retry)
+                if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+                    stats.refused = stats.refused or exc
                 raise
             except Exception:
                 self.budget.record(failed=True, retry=retry)

@@ -7,6 +7,12 @@ on the same output stops at once with :class:`~fanout.JobError` instead of askin
 and billing the same ids again. Where ``fcntl`` is missing (Windows) or the file
 system refuses locks, the job runs unlocked and a warning says so.
 
+A record is what the job wrote for one id: every key fanout writes, ``answer`` a
+string and ``error`` null (an answer) or the other way round (a failure), and a
+``fingerprint`` of 32 hexadecimal digits (or none, in records of fanout 0.1). Any
+other line (not JSON, edited by hand: ``{"id": 1}`` alone, ``"answer": null,
+"error": null``, a fingerprint that is not one) says nothing about its id.
+
 A torn line is one the process was killed while writing: each record goes out in
 one ``write`` ending with its newline, so only a last line *without* a newline can
 be torn. It is cut off if it is not JSON, and kept (its newline added) if it is.
@@ -22,6 +28,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, TracebackType
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core.exceptions import JobError
 from ..core.logs import get_logger
@@ -59,16 +68,50 @@ class Done:
     """The last record is an answer (``error`` is null)."""
     fingerprint: bytes | None
     """The fingerprint of the request it answered, as bytes (None in records written
-    before fingerprints existed, or with one that is not hexadecimal)."""
+    before fingerprints existed)."""
 
 
-def _fingerprint_bytes(value: object) -> bytes | None:
-    if not isinstance(value, str):
-        return None
+_Count = Annotated[int, Field(ge=0)]
+
+
+class _Usage(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    prompt_tokens: _Count
+    completion_tokens: _Count
+
+
+class _Record(BaseModel):
+    """A whole record, as a job writes it (see the module docstring)."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    id: str | int | float | bool
+    answer: str | None
+    error: str | None
+    usage: _Usage
+    attempts: _Count
+    mode: str | None
+    finish_reason: str | None
+    fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")] | None = None
+
+    @model_validator(mode="after")
+    def _one_outcome(self) -> _Record:
+        if (self.answer is None) == (self.error is None):
+            raise ValueError("a record holds an answer or an error, not both nor neither")
+        if self.fingerprint is None and "fingerprint" in self.model_fields_set:
+            raise ValueError("a null fingerprint")  # fanout writes one, or (0.1) none
+        return self
+
+
+def _done(record: Any) -> Done | None:
+    """What a parsed output line says about its id; None if it is not a whole record."""
     try:
-        return bytes.fromhex(value)
-    except ValueError:
+        valid = _Record.model_validate(record)
+    except ValidationError:
         return None
+    fp = valid.fingerprint
+    return Done(ok=valid.error is None, fingerprint=None if fp is None else bytes.fromhex(fp))
 
 
 class JobOutput:
@@ -82,16 +125,26 @@ class JobOutput:
         """A torn last line was cut off when the file was opened."""
 
     @classmethod
-    def open(cls, path: Path, *, overwrite: bool) -> JobOutput:
+    def open(
+        cls, path: Path, *, overwrite: bool, input_file: tuple[Path, os.stat_result] | None = None
+    ) -> JobOutput:
         """Open (creating it) and lock ``path``; empty it if ``overwrite``, else cut
-        a torn last line. Raises :class:`JobError` with a one-line reason."""
+        a torn last line. ``input_file``: the job's input (its path and ``fstat``),
+        which ``path`` must not be, by any name (a link). Raises :class:`JobError` with
+        a one-line reason, before changing anything."""
         try:
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             raise JobError(f"cannot write the answers to {path}: {exc.strerror}") from exc
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 raise JobError(f"cannot write the answers to {path}: not a regular file")
+            if input_file is not None and os.path.samestat(st, input_file[1]):
+                raise JobError(
+                    f"{path} is the same file as the input {input_file[0]}: the answers "
+                    "would be mixed into the questions; write them to another file"
+                )
             _lock(fd, path)
             if overwrite:
                 os.ftruncate(fd, 0)
@@ -107,21 +160,19 @@ class JobOutput:
         return cls(path, fd, repaired=repaired)
 
     def read_done(self) -> dict[str, Done]:
-        """The last record of every id in the file. Lines that are not records
-        (not JSON, no id) are ignored."""
+        """The last record of every id in the file. Lines that are not whole records
+        (not JSON, no id, incomplete; see the module docstring) are ignored."""
         done: dict[str, Done] = {}
         os.lseek(self._fd, 0, os.SEEK_SET)
         with open(self._fd, "rb", closefd=False) as f:
             for lineno, raw in enumerate(f, 1):
                 try:
                     record = json.loads(raw.removeprefix(BOM) if lineno == 1 else raw)
-                except ValueError:  # UnicodeDecodeError included
+                except (ValueError, RecursionError):  # UnicodeDecodeError included
                     continue
-                if isinstance(record, dict) and "id" in record:
-                    done[id_key(record["id"])] = Done(
-                        ok=record.get("error") is None,
-                        fingerprint=_fingerprint_bytes(record.get("fingerprint")),
-                    )
+                what = _done(record)
+                if what is not None:
+                    done[id_key(record["id"])] = what
         return done
 
     def append(self, data: bytes) -> None:

@@ -21,25 +21,43 @@ request; it is asked again, and a new record appended, if
   and the summary counts them (``reasked_changed``). Records without a
   fingerprint (written by fanout 0.1) are trusted.
 
-Bad input lines (not UTF-8, not JSON, no id, no question, an id seen before) are
-logged once as ``FILE:LINE: skipped: reason``, kept in the summary, and skipped; the
-job goes on.
+Only whole records count (see :mod:`fanout._joboutput`): a line edited by hand into
+something fanout does not write (``{"id": 1}`` alone, neither answer nor error, a
+fingerprint that is not one) is ignored, and its id asked again.
+
+Bad input lines (not UTF-8, not strict JSON, a string cut inside a character, no id,
+no question, an id seen before, a parameter ``create()`` would refuse) are logged once
+as ``FILE:LINE: skipped: reason``, kept in the summary, and skipped; the job goes on.
+
+The job stops reading its input, and sends nothing more, after the first answer
+that says the API key cannot be used: no quota left (``insufficient_quota``), or
+refused (401, 403). The ids not answered are answered by running it again.
+
+The output must not be the input (by any name): refused before anything is written.
+An input that is not a regular file (a pipe, ``/dev/stdin``) is read once, as it
+comes: the progress total is then unknown.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
+import stat
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import openai
+from pydantic import ValidationError
+
 from ..core.exceptions import JobError, QuotaExceededError
 from ..core.logs import redact, redact_registered
 from ..core.models import Answer, Question
+from ..core.params import params_problem
 from ..core.progress import count_lines, expected_total
 from ._output import BOM, Done, JobOutput, id_key, log
 
@@ -86,6 +104,10 @@ class JobSummary:
     stopped_for_quota: bool = False
     """The API key ran out of quota (``insufficient_quota``): the job stopped reading
     its input; the ids not answered are answered by running it again later."""
+    stopped_for_key: str | None = None
+    """The endpoint refused the API key (401, or 403: no access), e.g. ``"401
+    invalid_api_key"``: the job stopped reading its input and sent nothing more; the
+    ids not answered are answered by running it again with a key it accepts."""
 
 
 def fingerprint(question: Question, model: object, system: str | None,
@@ -115,6 +137,42 @@ def _call_request(
     return model, system if system is not None else fo.system, params
 
 
+class _NotStrictJSONError(ValueError):
+    """A number strict JSON has no word for (NaN, Infinity, beyond a float's range)."""
+
+
+def _no_constant(name: str) -> float:
+    raise _NotStrictJSONError(f"{name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotStrictJSONError(f"{text} is too large for a number")
+    return value
+
+
+def _loads_strict(line: str) -> Any:
+    """``json.loads`` that refuses NaN, Infinity and numbers beyond a float's range:
+    written back (an id), they would make the output unreadable to strict parsers."""
+    return json.loads(line, parse_constant=_no_constant, parse_float=_finite)
+
+
+def _lone_surrogate(record: object) -> str | None:
+    """A lone surrogate in any string of ``record`` (a string cut inside a character,
+    as ``JSON.stringify`` writes it), as ``\\udXXX``; None if there is none."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"\\u{ord(exc.object[exc.start]):04x}"
+    return None
+
+
+def _one_line(exc: ValidationError) -> str:
+    """A pydantic error in one line: what each refused field says."""
+    return "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+
+
 def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLine | None]:
     try:
         line = raw.decode("utf-8")
@@ -127,9 +185,19 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
             ),
         )
     try:
-        record = json.loads(line)
+        record = _loads_strict(line)
+        surrogate = _lone_surrogate(record)
     except json.JSONDecodeError as exc:
         return None, None, BadLine(lineno, f"not JSON: {exc.msg}")
+    except _NotStrictJSONError as exc:
+        return None, None, BadLine(lineno, f"not strict JSON: {exc}")
+    except ValueError as exc:  # an integer of more digits than Python converts
+        return None, None, BadLine(lineno, f"not JSON: {exc}")
+    except RecursionError:
+        return None, None, BadLine(lineno, "not JSON: nested too deeply")
+    if surrogate is not None:
+        return None, None, BadLine(lineno, f"not valid Unicode: a lone surrogate {surrogate} "
+                                   "(a string cut inside a character)")  # fmt: skip
     if not isinstance(record, dict):
         return None, None, BadLine(lineno, "not a JSON object")
     if "id" not in record or record["id"] is None or isinstance(record["id"], (dict, list)):
@@ -139,6 +207,9 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
     if not isinstance(question, str) or not question.strip():
         return None, qid, BadLine(lineno, f"id {qid}: missing or empty question")
     params = {k: v for k, v in record.items() if k not in _QUESTION_KEYS}
+    problem = params_problem(params)
+    if problem is not None:
+        return None, qid, BadLine(lineno, f"id {qid}: {problem}")
     expected = record.get("expected_tokens")
     trusted = record.get("trusted", True)
     if not isinstance(trusted, bool):
@@ -152,8 +223,8 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
             expected_tokens=expected if isinstance(expected, int) and expected > 0 else None,
             trusted=trusted,
         )
-    except ValueError as exc:
-        return None, qid, BadLine(lineno, f"id {qid}: {exc}")
+    except ValidationError as exc:
+        return None, qid, BadLine(lineno, f"id {qid}: {_one_line(exc)}")
     return q, qid, None
 
 
@@ -190,7 +261,18 @@ def _record(answer: Answer, line: int | None, fp: str | None) -> bytes:
         record["tool_calls"] = answer.tool_calls
     if answer.refusal is not None:
         record["refusal"] = redact_registered(answer.refusal)
-    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    return (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _refusal(error: BaseException | None) -> str | None:
+    """``"401 invalid_api_key"`` if ``error`` comes from the endpoint refusing the API
+    key (401) or access (403), directly or as the reason a request was not sent."""
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
+            return f"{error.status_code}" + (f" {error.code}" if error.code else "")
+        error, seen = error.__cause__, seen + 1
+    return None
 
 
 def _open_input(src: Path) -> IO[bytes]:
@@ -216,11 +298,32 @@ async def run_jsonl(
     docstring). ``resume=False`` empties the output first; ``retry_failed=False``
     leaves ids whose last record is a failure alone. ``overrides`` are what
     ``Fanout.ask_many`` takes. Raises :class:`JobError` if the output is locked by
-    another run or cannot be written."""
-    src, dst = Path(input_path), Path(output_path)
+    another run, cannot be written, or is the input."""
     summary = JobSummary()
+    await run_into(summary, fo, input_path, output_path, resume=resume,
+                   retry_failed=retry_failed, progress=progress, **overrides)  # fmt: skip
+    return summary
+
+
+async def run_into(
+    summary: JobSummary,
+    fo: Fanout,
+    input_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    *,
+    resume: bool = True,
+    retry_failed: bool = True,
+    progress: bool = False,
+    **overrides: Any,
+) -> None:
+    """:func:`run_jsonl`, counting into ``summary`` as it goes: the command line
+    says what was written when it is interrupted."""
+    src, dst = Path(input_path), Path(output_path)
     model, system, params = _call_request(fo, overrides)
-    with _open_input(src) as f, JobOutput.open(dst, overwrite=not resume) as out:
+    with (
+        _open_input(src) as f,
+        JobOutput.open(dst, overwrite=not resume, input_file=(src, os.fstat(f.fileno()))) as out,
+    ):
         summary.repaired_tail = out.repaired
         done = out.read_done()
         seen: set[str] = set()
@@ -253,8 +356,8 @@ async def run_jsonl(
             lineno = 0
             try:
                 for lineno, raw in enumerate(f, 1):
-                    if summary.stopped_for_quota:
-                        return  # quota is account-wide: nothing more can be answered
+                    if summary.stopped_for_quota or summary.stopped_for_key:
+                        return  # the key is refused, or has no quota: nothing can be answered
                     if lineno == 1:
                         raw = raw.removeprefix(BOM)
                     if not raw.strip():
@@ -279,11 +382,18 @@ async def run_jsonl(
                 # ExceptionGroup: stop reading, and raise it once the answers are in.
                 stopped.append(JobError(f"{src}:{lineno + 1}: cannot read: {exc.strerror}"))
 
-        # The progress total: the input's lines, less those skipped on the way.
-        counted = count_lines(src) if progress else 0
-        total = expected_total.set(
-            lambda: counted - summary.skipped_done - summary.skipped_failed - len(summary.bad_lines)
-        )
+        # The progress total: the input's lines, less those skipped on the way. Only
+        # a regular file is counted ahead: a pipe read to its end would leave nothing
+        # for the job, and a character device may never end.
+        regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+        counted = count_lines(src) if progress and regular else None
+
+        def left() -> int | None:
+            if counted is None:
+                return None
+            return counted - summary.skipped_done - summary.skipped_failed - len(summary.bad_lines)
+
+        total = expected_total.set(left)
         answers = fo.as_completed(questions(), progress=progress, **overrides)
         try:
             async for answer in answers:
@@ -296,6 +406,9 @@ async def run_jsonl(
                     summary.failed += 1
                     if isinstance(answer.error, QuotaExceededError):
                         summary.stopped_for_quota = True
+                    refused = _refusal(answer.error)
+                    if refused is not None and summary.stopped_for_key is None:
+                        summary.stopped_for_key = refused
         finally:
             aclose = getattr(answers, "aclose", None)
             if aclose is not None:
@@ -303,4 +416,3 @@ async def run_jsonl(
             expected_total.reset(total)
         if stopped:
             raise stopped[0]
-    return summary
