@@ -48,11 +48,21 @@ def _alone(body: dict[str, Any]) -> str:
 
 
 def _layout(body: dict[str, Any], answers: dict[str, str]) -> str:
-    """The answers as the request asked: a JSON object, or tagged sections."""
+    """The answers as the request asked: a JSON object keyed by the schema's keys (each
+    question's tag and first line), or tagged sections that copy each question's first
+    line before the answer."""
+    questions = dict(_listed(body))
     if body.get("response_format"):
-        return json.dumps(answers)
+        keys = body["response_format"]["json_schema"]["schema"]["required"]
+        by_tag = {key.split(" ", 1)[0]: key for key in keys}
+        return json.dumps({by_tag[tag]: text for tag, text in answers.items()})
     nonce = next(iter(answers)).rsplit("-", 1)[0]
-    return "".join(f"[{tag}] {text}\n" for tag, text in answers.items()) + f"[{nonce}-end]"
+    return (
+        "".join(
+            f"[{tag}] {questions[tag].splitlines()[0]}\n{text}\n" for tag, text in answers.items()
+        )
+        + f"[{nonce}-end]"
+    )
 
 
 def obedient(body: dict[str, Any]) -> str:
@@ -83,8 +93,8 @@ def test_a_decoy_object_before_the_answers_answers_nothing() -> None:
     """``Example: {decoy} ... {answers}``: two objects naming the tags are the same
     ambiguity as a key written twice: nothing is answered from them."""
     req = build_merged(["a?", "b?"], "json", nonce="n")
-    reply = ('Example: {"n-1": "DECOY", "n-2": "DECOY"}\nMy answers: '
-             '{"n-1": "real one", "n-2": "real two"}')  # fmt: skip
+    reply = ('Example: {"n-1 a?": "DECOY", "n-2 b?": "DECOY"}\nMy answers: '
+             '{"n-1 a?": "real one", "n-2 b?": "real two"}')  # fmt: skip
     assert parse_merged(reply, req, truncated=False) == {}
     assert parse_merged(reply[:-25], req, truncated=True) == {}  # cut inside the second
 
@@ -93,7 +103,7 @@ def test_an_object_naming_no_tag_before_the_answers_is_skipped() -> None:
     """An example object with other keys is no candidate: the answers' object answers,
     and a postscript with braces but no tag changes nothing."""
     req = build_merged(["a?", "b?"], "json", nonce="n")
-    reply = 'Format: {"key": "value"}\n{"n-1": "one", "n-2": "two"}\nUse {braces} freely.'
+    reply = 'Format: {"key": "value"}\n{"n-1 a?": "one", "n-2 b?": "two"}\nUse {braces} freely.'
     assert parse_merged(reply, req, truncated=False) == {"n-1": "one", "n-2": "two"}
 
 
@@ -104,8 +114,8 @@ async def test_a_decoy_object_never_answers_a_question_end_to_end() -> None:
         listed = _listed(body)
         if not listed:
             return _alone(body)
-        fake = json.dumps({tag: "DECOY" for tag, _ in listed})
-        real = json.dumps({tag: f"merged: {q}" for tag, q in listed})
+        fake = _layout(body, {tag: "DECOY" for tag, _ in listed})
+        real = _layout(body, {tag: f"merged: {q}" for tag, q in listed})
         return f"Example: {fake}\nHere are my answers: {real}"
 
     answers, _ = await _ask(decoy, ["q0?", "q1?"], "json")
@@ -133,9 +143,9 @@ async def test_a_reply_that_echoes_the_questions_answers_none(fmt: str) -> None:
 def test_an_answer_that_only_repeats_its_question_is_refused() -> None:
     """Whatever its spacing or case; an answer that merely contains it is kept."""
     req = build_merged(["What is 2+2?", "Capital\nof France?"], "text", nonce="n")
-    reply = "[n-1]   what is 2+2?\n[n-2] Capital\n    of France?\n[n-end]"
+    reply = "[n-1] What is 2+2?\n  what is 2+2?\n[n-2] Capital\n    of France?\n[n-end]"
     assert parse_merged(reply, req, truncated=False) == {}
-    reply = "[n-1] What is 2+2? It is 4.\n[n-2] Paris\n[n-end]"
+    reply = "[n-1] What is 2+2?\nWhat is 2+2? It is 4.\n[n-2] Capital\nParis\n[n-end]"
     assert parse_merged(reply, req, truncated=False) == {
         "n-1": "What is 2+2? It is 4.",
         "n-2": "Paris",
@@ -147,8 +157,8 @@ def test_a_separator_after_the_tag_is_not_part_of_the_answer() -> None:
     """``[tag]: answer``, ``[tag] - answer`` and ``[tag] — answer`` give the answer
     alone; a minus sign and a list on the next line are kept."""
     req = build_merged(["a?", "b?", "c?", "d?", "e?"], "text", nonce="n")
-    reply = ("[n-1]: four\n[n-2] - Paris\n[n-3] — blue\n[n-4] -5 degrees\n"
-             "[n-5]:\n- apples\n- pears\n[n-end]")  # fmt: skip
+    reply = ("[n-1]: a? four\n[n-2] b? - Paris\n[n-3] c? — blue\n[n-4] d? -5 degrees\n"
+             "[n-5] e?:\n- apples\n- pears\n[n-end]")  # fmt: skip
     assert parse_merged(reply, req, truncated=False) == {
         "n-1": "four",
         "n-2": "Paris",

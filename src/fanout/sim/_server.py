@@ -21,6 +21,7 @@ from ._stats import RequestRecord, SimStats
 from ._text import (
     _TOKEN,
     answer_for,
+    asks_echo,
     count_tokens,
     end_line,
     render_merged,
@@ -443,7 +444,9 @@ class SimServer:
             answers = [
                 answer_for(p.text, wanted_tokens(p.text, self.config.answer_tokens)) for p in parts
             ]
-            content = render_merged(parts, answers, schema, end=end_line(question))
+            content = render_merged(
+                parts, answers, schema, end=end_line(question), echo=asks_echo(question)
+            )
         finish_reason = "stop"
         if max_tokens is not None and count_tokens(content) > max_tokens:
             content = _truncate(content, max_tokens)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TOKEN_HINT",
     "answer_for",
+    "asks_echo",
     "count_tokens",
     "end_line",
     "render_merged",
@@ -151,6 +152,15 @@ def split_questions(prompt: str) -> list[Part]:
     return parts
 
 
+_ECHO = re.compile(r"first line copied", re.IGNORECASE)
+
+
+def asks_echo(prompt: str) -> bool:
+    """Whether a merged prompt asks each section to start with its question's first
+    line copied (fanout's tagged-text format), which the simulator then writes."""
+    return _ECHO.search(prompt) is not None
+
+
 def end_line(prompt: str) -> str | None:
     """The closing line a prompt asks for ("... end the reply with the line [x-end]."),
     which an instruction-following model writes after its last section."""
@@ -164,6 +174,7 @@ def render_merged(
     schema: dict[str, Any] | None,
     *,
     end: str | None = None,
+    echo: bool = False,
 ) -> str:
     """Lay out several answers the way the request asked.
 
@@ -171,7 +182,9 @@ def render_merged(
     filled with the answers in order (string properties get the text; an array
     property gets one ``{"id", "answer"}`` object per question). Without one:
     numbered sections that repeat each question's own marker, then the ``end``
-    line if the prompt asked for one (see :func:`end_line`).
+    line if the prompt asked for one (see :func:`end_line`). ``echo``: the prompt asked
+    for each question's first line copied after its marker (see :func:`asks_echo`): the
+    answer goes on the line below it.
     """
     if schema is not None and schema.get("type") == "object":
         props = schema.get("properties") or {}
@@ -187,7 +200,11 @@ def render_merged(
     sections = []
     for i, (part, answer) in enumerate(zip(parts, answers, strict=False)):
         marker = part.marker or f"{i + 1}."
-        sections.append(f"{marker} {answer}")
+        if echo:
+            first = (part.text.splitlines() or [""])[0].strip()
+            sections.append(f"{marker} {first}\n{answer}")
+        else:
+            sections.append(f"{marker} {answer}")
     return "\n\n".join(sections) + (f"\n{end}" if end else "")
 
 
