@@ -153,6 +153,17 @@ OBJECTIVES = ("latency", "cost")
 MERGE_FORMATS = ("auto", "json", "text")
 
 
+DEFAULT_MERGE_AGREEMENT = 0.75
+"""How often merged answers must agree with split ones for auto to merge (see
+``Policy.merge_agreement``)."""
+
+MERGE_CHECK_SAMPLE = 4
+"""Questions a merge check asks both alone and merged."""
+
+MERGE_CHECK_MIN = 4
+"""Answers compared before the agreement counts as known."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Policy:
     """How to turn questions into requests: one each (split), one for all (merge),
@@ -181,6 +192,16 @@ class Policy:
     JSON-schema structured output), ``"text"`` (tagged sections), or ``"auto"``:
     JSON, falling back to text for good on an endpoint that refuses
     ``response_format``.
+
+    ``merge_agreement`` (auto only): merge only where merged answers have been seen to
+    say what split answers of the same questions say, at least this often (0.75 by
+    default). Before auto first relies on merging for an endpoint and model (and
+    format), it checks: up to four questions of the first merged group are asked alone
+    (those answers are the ones returned) and merged, once, and the answers compared
+    (``fanout.engine.agreement``: a lexical judge for short answers). The result is kept
+    in the endpoint memory; below the threshold auto splits, and the plan's reason says
+    why. ``None`` turns the check off (auto merges on the clock alone). A forced
+    ``mode="merge"`` still merges, and warns when the known agreement is below it.
     """
 
     mode: str = "auto"
@@ -189,6 +210,7 @@ class Policy:
     max_group_size: int | None = DEFAULT_MAX_GROUP_SIZE
     expected_tokens: int | None = None
     merge_format: str = "auto"
+    merge_agreement: float | None = DEFAULT_MERGE_AGREEMENT
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -206,6 +228,14 @@ class Policy:
         ):
             raise ConfigError(
                 f"Policy.latency_slack must be in [0, 10], got {self.latency_slack!r}"
+            )
+        if self.merge_agreement is not None and not (
+            isinstance(self.merge_agreement, (int, float))
+            and not isinstance(self.merge_agreement, bool)
+            and 0 <= self.merge_agreement <= 1
+        ):
+            raise ConfigError(
+                f"Policy.merge_agreement must be in [0, 1] or None, got {self.merge_agreement!r}"
             )
         for name in ("max_group_size", "expected_tokens"):
             value = getattr(self, name)

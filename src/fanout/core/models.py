@@ -190,6 +190,9 @@ class Report(BaseModel):
     reasked: list[int] = Field(default_factory=list)
     """Questions whose merged answer was missing, empty or cut short, and which
     were asked again on their own."""
+    merge_checks: list[str] = Field(default_factory=list)
+    """What each merge check of the call found (``Policy.merge_agreement``): its
+    questions were asked alone and merged, and the answers compared."""
     questions_read: int = 0
     """Items read from the input. Fewer than ``questions`` when the call's timeout
     stopped the reading of a list (the unread positions have a timeout error)."""
@@ -244,6 +247,8 @@ class Report(BaseModel):
             shown = ", ".join(map(str, self.reasked[:10]))
             more = f" and {len(self.reasked) - 10} more" if len(self.reasked) > 10 else ""
             rows.append(("", f"asked again alone after a merged reply: {shown}{more}"))
+        for check in self.merge_checks:
+            rows.append(("merge check", check))
         return rows
 
     def __str__(self) -> str:

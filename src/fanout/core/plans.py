@@ -150,6 +150,10 @@ class Plan:
     uncapped: Candidate | None = None
     """When ``Policy.max_group_size`` made this plan much slower (1.5x or more) than
     larger groups would be: the fastest plan above the cap (not followed)."""
+    merge_check: bool = False
+    """Its merged groups are not yet known to answer as well as split requests do here:
+    the first is checked against split answers before the rest go
+    (``Policy.merge_agreement``)."""
 
     @property
     def mode_label(self) -> str:

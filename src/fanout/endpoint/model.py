@@ -60,6 +60,11 @@ class EndpointSnapshot(BaseModel):
     merge_outcomes: Annotated[list[_Value], Field(min_length=2, max_length=2)] | None = None
     """Questions of merged requests asked again, of all asked (absent in the first
     snapshots)."""
+    merge_checks: dict[
+        Literal["json", "text"], Annotated[list[_Value], Field(min_length=3, max_length=3)]
+    ] = Field(default_factory=dict)
+    """Per merged format: [answers compared, agreed, misattributed] by the merge check
+    (merged answers against split answers of the same questions)."""
 
     @field_validator("fields")
     @classmethod
@@ -73,6 +78,9 @@ class EndpointSnapshot(BaseModel):
         merged = self.merge_outcomes
         if merged is not None and not (merged[0] <= merged[1] and merged[1] > 0):
             raise ValueError(f"merge_outcomes {merged!r}")
+        for fmt, (compared, agreed, wrong) in self.merge_checks.items():
+            if not (agreed + wrong <= compared):
+                raise ValueError(f"merge_checks[{fmt!r}] {[compared, agreed, wrong]!r}")
         return self
 
 
@@ -124,6 +132,8 @@ class EndpointModel:
         # Questions of merged requests whose answer did not come back whole, of all
         # asked merged, starting from the prior's pseudo-counts.
         self._merge_failed = _MERGE_FAILURE_PRIOR * _MERGE_PRIOR_QUESTIONS
+        self._merge_checks: dict[str, list[int]] = {}  # format -> [compared, agreed, misattributed]
+        self.warned_low_agreement = False  # a forced merge was warned of low agreement
         self._merge_asked = _MERGE_PRIOR_QUESTIONS
 
     @classmethod
@@ -185,6 +195,23 @@ class EndpointModel:
             self._answer_tokens = completion_tokens
         else:
             self._answer_tokens += 0.2 * (completion_tokens - self._answer_tokens)
+
+    def observe_merge_check(self, fmt: str, compared: int, agreed: int, misattributed: int) -> None:
+        """A merge check: of ``compared`` questions asked both alone and merged (format
+        ``fmt``), the merged answer of ``agreed`` said what the split one said, and that of
+        ``misattributed`` said what another question's split answer said."""
+        counts = self._merge_checks.setdefault(fmt, [0, 0, 0])
+        counts[0] += compared
+        counts[1] += agreed
+        counts[2] += misattributed
+
+    def merge_agreement(self, fmt: str) -> tuple[int, int, int] | None:
+        """(compared, agreed, misattributed) over the merge checks of format ``fmt``;
+        None before any (see ``Policy.merge_agreement``)."""
+        counts = self._merge_checks.get(fmt)
+        if not counts or counts[0] <= 0:
+            return None
+        return counts[0], counts[1], counts[2]
 
     def observe_merged(self, questions: int, answered: int) -> None:
         """One merged request: of its ``questions``, ``answered`` came back whole (the
@@ -352,6 +379,7 @@ class EndpointModel:
             "answer_tokens": self._answer_tokens,
             "prefix_cache": self._prefix_cache,
             "merge_outcomes": [self._merge_failed, self._merge_asked],
+            "merge_checks": {fmt: list(counts) for fmt, counts in self._merge_checks.items()},
         }
 
     def restore(self, snapshot: Mapping[str, Any] | EndpointSnapshot) -> None:
@@ -370,6 +398,9 @@ class EndpointModel:
         if snap.merge_outcomes is not None:
             self._merge_failed, self._merge_asked = snap.merge_outcomes
             self._cached = None
+        for fmt, counts in snap.merge_checks.items():
+            if fmt not in self._merge_checks:
+                self._merge_checks[fmt] = [int(c) for c in counts]
         if snap.prefix_cache and not self._prefix_cache:
             self._prefix_cache = True
             self._cached = None

@@ -64,6 +64,7 @@ class CallStats:
     plan: Plan | None = None
     revisions: list[PlanRevision] = field(default_factory=list)
     reasked: list[int] = field(default_factory=list)
+    merge_checks: list[str] = field(default_factory=list)  # what each merge check found
     read: int = 0
     """Items read from the input so far."""
     exhausted: bool = False

@@ -23,11 +23,12 @@ import anyio
 import anyio.lowlevel
 
 from .. import telemetry as telemetry
+from ..core.config import MERGE_CHECK_SAMPLE
 from ..core.models import Answer
 from ..core.plans import Budget, Plan, PlanRevision
 from ..core.progress import ProgressSink, make_progress
 from .call import CallOptions, CallStats
-from .execution import ask_merged, ask_one
+from .execution import ask_merged, ask_one, check_merged, merge_format_for
 from .intake import Intake, Job
 from .opening import Opening, answer_lengths_known, open_batch, planning_room, room_in_doubt
 from .planning import (
@@ -60,6 +61,7 @@ def plan_batch(
         budget=transport.limiter.budget() if budget is None else budget,
         max_concurrency=transport.limits.max_concurrency,
         shared_prompt_cached=transport.has_sent_shared(opts.system),
+        merge_format=merge_format_for(transport, opts.policy),
     )
 
 
@@ -239,6 +241,26 @@ async def drive(
         else:
             plan, trigger = opening.plan, "the call's questions" if first_batch else "next batch"
         while pending:
+            if plan.merge_check:
+                # Merged answers not yet known to agree with split ones here: the first
+                # merged group is asked both ways, and the rest planned with what it shows.
+                merged_groups = [g for g in plan.groups if len(g) > 1]
+                positions = [i for g in merged_groups for i in g][:MERGE_CHECK_SAMPLE]
+                revise(plan, trigger, len(pending), first_batch=first_batch)
+                sample = [pending[i] for i in positions]
+                taken = set(positions)
+                pending = [job for i, job in enumerate(pending) if i not in taken]
+                result = await check_merged(transport, sample, opts, stats, intake.finish)
+                evidence.add()
+                if not pending:
+                    break
+                reopened = open_plan(transport, pending, opts)
+                plan, adaptive = commit_plan(reopened), reopened.uncertain
+                trigger = (
+                    f"merge check: {result.agreed} of {result.compared} merged answers agreed "
+                    "with split ones"
+                )
+                continue
             revise(plan, trigger, len(pending), first_batch=first_batch)
             replan_at = max(2 * evidence.count, evidence.count + 2) if adaptive else None
             # A plan made before the endpoint reported its room is redone once it has.

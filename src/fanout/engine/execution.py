@@ -18,6 +18,7 @@ import anyio
 import openai
 
 from .. import telemetry as telemetry
+from ..core.config import Policy
 from ..core.exceptions import (
     EmptyAnswerError,
     MalformedResponseError,
@@ -28,6 +29,7 @@ from ..core.exceptions import (
 from ..core.logs import redact
 from ..core.models import Answer, Usage
 from ..core.redact import scrub_exception
+from .agreement import CheckResult, compare
 from .call import CallOptions, CallStats, Tally
 from .intake import Job
 from .merging import MergedRequest, apportion, build_merged, parse_merged
@@ -44,7 +46,7 @@ from .transport import KeyRefusedError, QuotaGoneError, Transport
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
 
-__all__ = ["ask_merged", "ask_one", "question_error"]
+__all__ = ["ask_merged", "ask_one", "check_merged", "merge_format_for", "question_error"]
 
 log = logging.getLogger("fanout")
 
@@ -176,6 +178,14 @@ def _refuses_response_format(exc: BaseException) -> bool:
     return "response_format" in text or "json_schema" in text
 
 
+def merge_format_for(transport: Transport, policy: Policy) -> str:
+    """The format a merged request uses: the policy's, or for ``"auto"`` JSON where the
+    endpoint takes ``response_format``, tagged text where it refused it."""
+    if policy.merge_format != "auto":
+        return policy.merge_format
+    return "json" if transport.json_ok else "text"
+
+
 async def _send_merged(
     transport: Transport,
     group: list[Job],
@@ -186,9 +196,7 @@ async def _send_merged(
     """Send the group's merged request; falls back from JSON to tagged text once if
     the endpoint refuses ``response_format``. None: the request failed."""
     policy = opts.policy
-    fmt = policy.merge_format if policy.merge_format != "auto" else (
-        "json" if transport.json_ok else "text"
-    )  # fmt: skip
+    fmt = merge_format_for(transport, policy)
     texts = [job.question.text for job in group]
     request = build_merged(texts, fmt)
     while True:
@@ -277,3 +285,67 @@ async def ask_merged(
         async with anyio.create_task_group() as tg:
             for job, share in reask:
                 tg.start_soon(again, job, share)
+
+
+async def check_merged(
+    transport: Transport,
+    group: list[Job],
+    opts: CallOptions,
+    stats: CallStats,
+    finish: Finish,
+) -> CheckResult:
+    """The merge check (``Policy.merge_agreement``): ask the group's questions alone and
+    merged at once; the split answers are the call's answers, the merged ones are only
+    compared with them (``agreement.compare``), and what was found is kept in the
+    endpoint model (and so in its memory). The merged request's usage is shared out over
+    the group's answers, like a re-ask's."""
+    start = time.monotonic()
+    tally = Tally()
+    alone: list[Answer | None] = [None] * len(group)
+    merged: tuple[MergedRequest, ChatCompletion | None] | None = None
+
+    async def one(i: int) -> None:
+        alone[i] = await ask_one(transport, group[i], opts, stats)
+
+    async def together() -> None:
+        nonlocal merged
+        merged = await _send_merged(transport, group, opts, stats, tally)
+
+    with telemetry.merged_request(len(group)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(together)
+            for i in range(len(group)):
+                tg.start_soon(one, i)
+    assert merged is not None
+    request, completion = merged
+    found: dict[str, str] = {}
+    if completion is not None and completion.choices:
+        choice = completion.choices[0]
+        found = parse_merged(choice.message.content, request,
+                             truncated=choice.finish_reason == "length")  # fmt: skip
+    result = compare(
+        [a.text if a is not None and a.error is None else None for a in alone],
+        [found.get(tag) for tag in request.tags],
+    )
+    if completion is not None:
+        transport.endpoint.observe_merge_check(
+            request.format, result.compared, result.agreed, result.misattributed
+        )
+    stats.merge_checks.append(
+        f"{result.agreed} of {result.compared} merged answers ({request.format}) agreed with "
+        f"split ones"
+        + (f", {result.misattributed} with another question's" if result.misattributed else "")
+        + ("" if completion is not None else " (the merged request failed)")
+    )
+    shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
+    done = apportion(tally.usage.completion_tokens, [1] * len(group))
+    for i, (job, answer) in enumerate(zip(group, alone, strict=True)):
+        assert answer is not None
+        share = Usage(prompt_tokens=shares[i], completion_tokens=done[i])
+        await finish(job, answer.model_copy(update={
+            "usage": answer.usage + share,
+            "attempts": answer.attempts + tally.attempts,
+            "request_ids": [*answer.request_ids, *tally.request_ids],
+            "latency_s": time.monotonic() - start,
+        }))  # fmt: skip
+    return result

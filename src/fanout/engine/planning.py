@@ -19,11 +19,12 @@ Everything here is pure computation: no I/O, no clocks.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import heapq
 import logging
 import math
 
-from ..core.config import Policy
+from ..core.config import DEFAULT_MERGE_AGREEMENT, MERGE_CHECK_MIN, Policy
 from ..core.plans import Budget, Candidate, Plan, PlanInputs
 from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_text_tokens
@@ -339,12 +340,44 @@ def plan_jobs(
     budget: Budget,
     max_concurrency: int,
     shared_prompt_cached: bool,
+    merge_format: str = "json",
 ) -> Plan:
     """Plan a batch of distinct jobs, from what is known of them, of the endpoint
     and of the limits' room. ``shared_prompt_cached``: the call's system prompt
-    was sent before (an endpoint that caches prefixes need not prefill it)."""
+    was sent before (an endpoint that caches prefixes need not prefill it).
+    ``merge_format``: the format a merged request would use here (its merge checks
+    decide whether auto may merge, see ``Policy.merge_agreement``)."""
     policy = opts.policy
     call_mergeable = not (_UNMERGEABLE_PARAMS & opts.create_kwargs.keys())
+    merge_note, check = "", False
+    if policy.mode == "auto" and policy.merge_agreement is not None:
+        known = endpoint.merge_agreement(merge_format)
+        if known is not None and known[0] >= MERGE_CHECK_MIN:
+            compared, agreed, wrong = known
+            if agreed < policy.merge_agreement * compared:
+                call_mergeable = False
+                merge_note = (
+                    f" Merging is off for this endpoint and model: merged answers ({merge_format}) "
+                    f"agreed with split answers of the same questions on {agreed} of {compared} "
+                    f"checked ({wrong} with another question's answer), below "
+                    f"Policy.merge_agreement={policy.merge_agreement:g}."
+                )
+        else:
+            check = True
+    elif policy.mode == "merge" and not endpoint.warned_low_agreement:
+        known = endpoint.merge_agreement(merge_format)
+        threshold = policy.merge_agreement or DEFAULT_MERGE_AGREEMENT
+        if known is not None and known[0] >= MERGE_CHECK_MIN and known[1] < threshold * known[0]:
+            endpoint.warned_low_agreement = True
+            log.warning(
+                "merging as asked (policy 'merge'), but merged answers (%s) agreed with split "
+                "answers of the same questions on only %d of %d checked here (%d with another "
+                "question's answer): expect wrong answers",
+                merge_format,
+                known[1],
+                known[0],
+                known[2],
+            )
     assumed = policy.expected_tokens or endpoint.answer_tokens or PRIOR_ANSWER_TOKENS
     answer_tokens = [expected_answer_tokens(job, assumed) for job in jobs]
     shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
@@ -366,5 +399,13 @@ def plan_jobs(
         cached_prompt_tokens=cached,
     )
     plan = make_plan(inputs, policy)
+    if merge_note:
+        plan = dataclasses.replace(plan, reason=plan.reason + merge_note)
+    elif check and any(len(group) > 1 for group in plan.groups):
+        plan = dataclasses.replace(plan, merge_check=True, reason=plan.reason + (
+            " Merged answers are not yet known to agree with split ones here: the first "
+            "merged group is asked both ways and compared before the rest are merged "
+            "(Policy.merge_agreement)."
+        ))  # fmt: skip
     log.debug("plan for %d questions: %s", len(jobs), plan.reason)
     return plan

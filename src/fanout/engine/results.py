@@ -77,6 +77,7 @@ def build_report(
         plan=stats.plan,
         revisions=list(stats.revisions),
         reasked=sorted(stats.reasked),
+        merge_checks=list(stats.merge_checks),
         questions_read=stats.read,
         input_exhausted=stats.exhausted,
     )

@@ -1,0 +1,164 @@
+"""The merge check: auto merges only where merged answers agree with split ones.
+
+A model that answers well alone may answer merged questions wrongly, often with the
+answer of *another* question of the group, while the reply parses perfectly. Before
+auto relies on merging for an endpoint and model, it asks a few questions both ways
+and compares (``Policy.merge_agreement``); what it finds is remembered.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from openai import AsyncOpenAI
+
+import fanout
+from fanout.engine.agreement import answers_agree, compare
+from fanout.sim import answer_for
+
+from ._scripted import scripted_server
+
+if TYPE_CHECKING:
+    from .conftest import SimFactory
+
+# Twelve two-word answers (each its own) behind a tight request limit: the clock alone merges them.
+SCALE = 10
+QUESTIONS = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(12)]
+TIGHT = {"time_scale": SCALE, "rpm": 6}
+
+
+def _policy(**kw: Any) -> fanout.Policy:
+    return fanout.Policy(expected_tokens=2, **kw)
+
+
+class TestTheJudge:
+    @pytest.mark.parametrize(
+        ("a", "b"),
+        [("Paris", "The capital of France is Paris."), ("8", "Eight legs."),
+         ("Tokyo", "tokyo, japan"), ("Blue.", "blue")],
+    )  # fmt: skip
+    def test_short_answers_that_say_the_same_agree(self, a: str, b: str) -> None:
+        """Case, punctuation, number words and a carrier sentence do not matter."""
+        assert answers_agree(a, b)
+
+    @pytest.mark.parametrize(("a", "b"), [("Paris", "Berlin"), ("8", "6 legs"), ("", "")])
+    def test_different_or_empty_answers_disagree(self, a: str, b: str) -> None:
+        """Another word, another number, or nothing at all: no agreement."""
+        assert not answers_agree(a, b)
+
+    def test_an_answer_that_belongs_to_another_question_is_counted(self) -> None:
+        """Japan -> Paris, Italy -> Tokyo: shifted by one, as a small model does."""
+        result = compare(["Paris", "Tokyo", "Rome"], ["Paris", "Paris", "Tokyo"])
+        assert (result.compared, result.agreed, result.misattributed) == (3, 1, 2)
+
+
+def _shifting(body: dict[str, Any]) -> str:
+    """A model that answers each question alone rightly and, merged, gives every
+    question after the first the answer of the one before (a parse that succeeds)."""
+    user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+    if "Answer each of the following" not in user:
+        return answer_for(user, 2)
+    listed = [line for line in user.split("\n\n", 1)[1].splitlines() if line.startswith("[")]
+    tags = [line[1 : line.index("]")] for line in listed]
+    questions = [line[line.index("]") + 2 :] for line in listed]
+    answers = [answer_for(questions[max(i - 1, 0)], 2) for i in range(len(questions))]
+    if body.get("response_format"):
+        keys = body["response_format"]["json_schema"]["schema"]["required"]
+        return json.dumps(dict(zip(keys, answers, strict=True)))
+    nonce = tags[0].rsplit("-", 1)[0]
+    sections = "".join(
+        f"[{t}] {q}\n{a}\n" for t, q, a in zip(tags, questions, answers, strict=True)
+    )
+    return sections + f"[{nonce}-end]"
+
+
+async def test_auto_checks_merged_answers_before_relying_on_them(sim: SimFactory) -> None:
+    """On an endpoint whose merged answers are right (the simulator), the first merged
+    group's questions are asked alone and merged once, they agree, and the rest merge."""
+    async with sim(**TIGHT) as (_server, client):
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=6 * SCALE), memory=False)
+        answers = await fo.ask_many(QUESTIONS, policy=_policy())
+    report = answers.report
+    assert answers.texts == [answer_for(q, 2) for q in QUESTIONS]
+    assert report.merge_checks and report.merge_checks[0].startswith("4 of 4 merged answers")
+    modes = [a.mode for a in answers]
+    # Alone: the check's four, and at most two of a first wave (answer lengths unknown).
+    assert modes.count("split") <= 4 + 2 and modes.count("merged") >= 6, modes
+    assert report.requests < len(QUESTIONS)  # the rest merged after the check
+    assert fo.endpoint.merge_agreement("json") == (4, 4, 0)
+
+
+async def test_auto_splits_where_merged_answers_answer_other_questions() -> None:
+    """A model whose merged answers are shifted by one question: the check sees it,
+    auto splits the rest, every answer is the question's own, and the plan says why."""
+    async with scripted_server(_shifting) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=600), memory=False)
+        answers = await fo.ask_many(QUESTIONS, policy=_policy())
+        await client.close()
+    assert answers.texts == [answer_for(q, 2) for q in QUESTIONS]
+    assert all(a.mode == "split" for a in answers)
+    assert answers.report.merge_checks == [
+        "1 of 4 merged answers (json) agreed with split ones, 3 with another question's"
+    ]
+    final = answers.report.revisions[-1].plan
+    assert "Merging is off" in final.reason and "merge_agreement" in final.reason
+    merged_requests = [b for b in server.requests if "Answer each of the following" in
+                       next(m["content"] for m in reversed(b["messages"]) if m["role"] == "user")]  # fmt: skip
+    assert len(merged_requests) == 1  # the check's only
+
+
+async def test_what_the_check_found_is_remembered_by_the_next_process(tmp_path: Path) -> None:
+    """A second Fanout with the same endpoint memory does not check again: it splits
+    from its first plan."""
+    async with scripted_server(_shifting) as server:
+        for _ in range(2):
+            client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+            fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=600), memory=tmp_path)
+            answers = await fo.ask_many(QUESTIONS, policy=_policy())
+            await client.close()
+    assert answers.report.merge_checks == []
+    assert answers.report.plan is not None and answers.report.plan.chosen.group_size == 1
+    assert "Merging is off" in answers.report.plan.reason
+    assert answers.texts == [answer_for(q, 2) for q in QUESTIONS]
+
+
+async def test_the_check_can_be_turned_off() -> None:
+    """``merge_agreement=None``: auto merges on the clock alone, unchecked."""
+    async with scripted_server(_shifting) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=600), memory=False)
+        answers = await fo.ask_many(QUESTIONS, policy=_policy(merge_agreement=None))
+        await client.close()
+    assert answers.report.merge_checks == []
+    assert any(a.mode == "merged" for a in answers)
+
+
+async def test_a_forced_merge_warns_when_the_known_agreement_is_low(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``mode="merge"`` still merges where the check found disagreement, and warns once."""
+    async with scripted_server(_shifting) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=600), memory=False)
+        await fo.ask_many(QUESTIONS, policy=_policy())  # the check: 1 of 4
+        with caplog.at_level(logging.WARNING, logger="fanout"):
+            forced = await fo.ask_many(QUESTIONS[:6], policy=_policy(mode="merge"))
+            await fo.ask_many(QUESTIONS[6:], policy=_policy(mode="merge"))
+        await client.close()
+    assert any(a.mode == "merged" for a in forced)
+    warnings = [r for r in caplog.records if "agreed with split" in r.getMessage()]
+    assert len(warnings) == 1
+
+
+def test_the_threshold_is_checked() -> None:
+    """merge_agreement is a share in [0, 1], or None."""
+    with pytest.raises(fanout.ConfigError):
+        fanout.Policy(merge_agreement=1.5)
+    with pytest.raises(fanout.ConfigError):
+        fanout.Policy(merge_agreement=True)
+    assert fanout.Policy(merge_agreement=None).merge_agreement is None
