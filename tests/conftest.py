@@ -42,7 +42,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     selected: outside every per-test timeout, with its progress on the terminal."""
     if os.environ.get("FANOUT_SKIP_LLAMA") == "1" or session.config.option.collectonly:
         return
-    if not any(item.path.name == "test_llama.py" for item in session.items):
+    names = {item.path.name for item in session.items}
+    if not names & {"test_llama.py", "test_real_model.py"}:
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     import llama_engine
@@ -51,6 +52,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     start = time.monotonic()
     with capture.global_and_fixture_disabled():
         binary = llama_engine.ensure_server_binary()
+        if "test_real_model.py" in names:
+            llama_engine.ensure_instruct_model()  # the real model, fetched and converted once
     took = time.monotonic() - start
     if took > 5:
         print(f"\nllama-server ready in {took:.0f} s: {binary}", file=sys.stderr)

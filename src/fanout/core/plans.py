@@ -102,6 +102,13 @@ class PlanInputs:
     max_concurrency: int
     mergeable: list[bool]
     cached_prompt_tokens: int = 0
+    merge_prompt_per_question: float | None = None
+    """Prompt tokens a merged request adds per question beyond the questions' own (its
+    instructions, tags and schema), as learned from the usage of merged requests here;
+    None: the planner's prior."""
+    merge_answer_overhead: float | None = None
+    """Completion tokens a merged reply adds per answer beyond the answer (its key or
+    tag and the question's words it carries), as learned here; None: the prior."""
     """Prompt tokens at the start of every request the endpoint is expected to take
     from its cache (the shared prompt, sent before to an endpoint that caches
     prefixes): counted in the tokens, not in the prefill time."""

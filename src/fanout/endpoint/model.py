@@ -65,6 +65,8 @@ class EndpointSnapshot(BaseModel):
     ] = Field(default_factory=dict)
     """Per merged format: [answers compared, agreed, misattributed] by the merge check
     (merged answers against split answers of the same questions)."""
+    merge_usage: Annotated[list[_Value], Field(min_length=2, max_length=2)] | None = None
+    """[prompt tokens per question, completion tokens per answer] a merged request adds."""
 
     @field_validator("fields")
     @classmethod
@@ -134,6 +136,8 @@ class EndpointModel:
         self._merge_failed = _MERGE_FAILURE_PRIOR * _MERGE_PRIOR_QUESTIONS
         self._merge_checks: dict[str, list[int]] = {}  # format -> [compared, agreed, misattributed]
         self.warned_low_agreement = False  # a forced merge was warned of low agreement
+        self.merge_prompt_per_question: float | None = None  # learned, see observe_merge_usage
+        self.merge_answer_overhead: float | None = None
         self._merge_asked = _MERGE_PRIOR_QUESTIONS
 
     @classmethod
@@ -204,6 +208,23 @@ class EndpointModel:
         counts[0] += compared
         counts[1] += agreed
         counts[2] += misattributed
+
+    def observe_merge_usage(self, prompt_per_question: float, answer_overhead: float) -> None:
+        """A merged request's usage beyond its questions and answers: prompt tokens per
+        question, completion tokens per answer (exponentially weighted means; what the
+        planner costs a merged request with instead of its priors)."""
+        if not (0 <= prompt_per_question < 1e5 and 0 <= answer_overhead < 1e5):
+            return
+        if self.merge_prompt_per_question is None or self.merge_answer_overhead is None:
+            self.merge_prompt_per_question, self.merge_answer_overhead = (
+                prompt_per_question,
+                answer_overhead,
+            )
+        else:
+            self.merge_prompt_per_question += 0.3 * (
+                prompt_per_question - self.merge_prompt_per_question
+            )
+            self.merge_answer_overhead += 0.3 * (answer_overhead - self.merge_answer_overhead)
 
     def merge_agreement(self, fmt: str) -> tuple[int, int, int] | None:
         """(compared, agreed, misattributed) over the merge checks of format ``fmt``;
@@ -380,6 +401,11 @@ class EndpointModel:
             "prefix_cache": self._prefix_cache,
             "merge_outcomes": [self._merge_failed, self._merge_asked],
             "merge_checks": {fmt: list(counts) for fmt, counts in self._merge_checks.items()},
+            "merge_usage": (
+                None
+                if self.merge_prompt_per_question is None or self.merge_answer_overhead is None
+                else [self.merge_prompt_per_question, self.merge_answer_overhead]
+            ),
         }
 
     def restore(self, snapshot: Mapping[str, Any] | EndpointSnapshot) -> None:
@@ -398,6 +424,8 @@ class EndpointModel:
         if snap.merge_outcomes is not None:
             self._merge_failed, self._merge_asked = snap.merge_outcomes
             self._cached = None
+        if snap.merge_usage is not None and self.merge_prompt_per_question is None:
+            self.observe_merge_usage(*snap.merge_usage)
         for fmt, counts in snap.merge_checks.items():
             if fmt not in self._merge_checks:
                 self._merge_checks[fmt] = [int(c) for c in counts]

@@ -29,11 +29,12 @@ from ..core.exceptions import (
 from ..core.logs import redact
 from ..core.models import Answer, Usage
 from ..core.redact import scrub_exception
+from ..endpoint.tokens import estimate_text_tokens
 from .agreement import CheckResult, compare
 from .call import CallOptions, CallStats, Tally
 from .intake import Job
 from .merging import MergedRequest, apportion, build_merged, parse_merged
-from .planning import MERGE_ANSWER_OVERHEAD
+from .planning import ANCHOR_TOKENS, MERGE_ANSWER_OVERHEAD
 from .replies import judge, tool_calls_of
 from .retrying import (
     EmptyReplyError,
@@ -161,10 +162,12 @@ def merged_params(
     messages.extend(dict(m) for m in context)
     messages.append({"role": "user", "content": request.user_message})
     params: dict[str, Any] = {"model": opts.model, **opts.create_kwargs, "messages": messages}
+    carried = sum(min(estimate_text_tokens(key), ANCHOR_TOKENS) for key in request.keys)
     for name in ("max_tokens", "max_completion_tokens"):
         if isinstance(params.get(name), int):
-            # The cap was per answer: the merged reply may hold k of them.
-            params[name] = params[name] * k + MERGE_ANSWER_OVERHEAD * k
+            # The cap was per answer: the merged reply may hold k of them, each with
+            # its tag and framing, and its question's words (the anchor).
+            params[name] = params[name] * k + MERGE_ANSWER_OVERHEAD * k + carried
     if request.response_format is not None:
         params["response_format"] = request.response_format
     return params
@@ -250,8 +253,18 @@ async def ask_merged(
             tally.usage.completion_tokens, [len(found.get(tag, "")) for tag in request.tags]
         )
     latency = time.monotonic() - start
-    # What the planner expects of merging here: how many answers come back whole.
+    # What the planner expects of merging here: how many answers come back whole, and
+    # what a merged request costs beyond its questions and answers.
     transport.endpoint.observe_merged(len(group), sum(tag in found for tag in request.tags))
+    if completion is not None and completion.usage is not None and len(found) == len(group):
+        k = len(group)
+        own_prompt = sum(3 + estimate_text_tokens(job.question.text) for job in group)
+        shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
+        own_answers = sum(estimate_text_tokens(text) for text in found.values())
+        transport.endpoint.observe_merge_usage(
+            max(0.0, (completion.usage.prompt_tokens - shared - own_prompt) / k),
+            max(0.0, (completion.usage.completion_tokens - own_answers) / k),
+        )
     reask: list[tuple[Job, Usage]] = []
     for i, (job, tag) in enumerate(zip(group, request.tags, strict=True)):
         share = Usage(prompt_tokens=prompt_shares[i], completion_tokens=completion_shares[i],
@@ -260,8 +273,9 @@ async def ask_merged(
         if text is None:
             reask.append((job, share))
             continue
-        # The planner adds the merge's own tokens per answer; learn the answer's.
-        transport.endpoint.observe_answer(max(1, completion_shares[i] - MERGE_ANSWER_OVERHEAD))
+        # The answer's own length: its share less the merge's framing per answer.
+        framing = transport.endpoint.merge_answer_overhead or MERGE_ANSWER_OVERHEAD
+        transport.endpoint.observe_answer(max(1, completion_shares[i] - framing))
         q = job.question
         await finish(job, Answer(
             index=job.index, question=q.text, id=q.id, text=text, choices=[text], mode="merged",

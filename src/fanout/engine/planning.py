@@ -32,6 +32,7 @@ from .call import CallOptions
 from .intake import Job
 
 __all__ = [
+    "ANCHOR_TOKENS",
     "MERGE_ANSWER_OVERHEAD",
     "MERGE_PROMPT_OVERHEAD",
     "MERGE_PROMPT_PER_QUESTION",
@@ -39,6 +40,8 @@ __all__ = [
     "estimate_groups",
     "expected_answer_tokens",
     "make_plan",
+    "merge_answer_extra",
+    "merge_prompt_extra",
     "plan_jobs",
     "question_tokens",
 ]
@@ -86,6 +89,31 @@ def _partition(indices: list[int], size: int) -> list[list[int]]:
     return groups
 
 
+ANCHOR_TOKENS = 24
+"""At most this many of a question's tokens are carried with its merged answer (the
+anchor: its first line, cut at ``merging.ANCHOR_CHARS`` characters)."""
+
+
+def merge_prompt_extra(inputs: PlanInputs, group: list[int]) -> float:
+    """The prompt tokens a merged request of ``group`` adds to its questions': learned
+    per question where merged requests were seen, else the prior (instructions, then
+    per question its tag and, in a schema, its key)."""
+    if inputs.merge_prompt_per_question is not None:
+        return inputs.merge_prompt_per_question * len(group)
+    return MERGE_PROMPT_OVERHEAD + sum(
+        MERGE_PROMPT_PER_QUESTION + min(inputs.question_tokens[i], ANCHOR_TOKENS) for i in group
+    )
+
+
+def merge_answer_extra(inputs: PlanInputs, group: list[int]) -> float:
+    """The completion tokens a merged reply adds to its answers': learned per answer
+    where merged replies were seen, else the prior (per answer its tag and framing,
+    and its question's words, the anchor)."""
+    if inputs.merge_answer_overhead is not None:
+        return inputs.merge_answer_overhead * len(group)
+    return sum(MERGE_ANSWER_OVERHEAD + min(inputs.question_tokens[i], ANCHOR_TOKENS) for i in group)
+
+
 def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, int, float]:
     """(wall seconds, prompt tokens, completion tokens, time spent waiting on limits)."""
     ep = inputs.endpoint
@@ -104,8 +132,8 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
         c = sum(inputs.answer_tokens[i] for i in group)
         extra = 0.0
         if merged:
-            p += MERGE_PROMPT_OVERHEAD + MERGE_PROMPT_PER_QUESTION * len(group)
-            c += MERGE_ANSWER_OVERHEAD * len(group)
+            p += round(merge_prompt_extra(inputs, group))
+            c += round(merge_answer_extra(inputs, group))
             if fail > 0:
                 k = len(group)
                 alone_p = inputs.shared_prompt_tokens + (p - inputs.shared_prompt_tokens) / k
@@ -397,6 +425,8 @@ def plan_jobs(
             for job in jobs
         ],
         cached_prompt_tokens=cached,
+        merge_prompt_per_question=endpoint.merge_prompt_per_question,
+        merge_answer_overhead=endpoint.merge_answer_overhead,
     )
     plan = make_plan(inputs, policy)
     if merge_note:
