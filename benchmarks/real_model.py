@@ -27,7 +27,13 @@ Per plan: wall time, requests (all of them, a merge check's included), questions
 re-asked alone, correct answers, answers that belong to another question, and the
 plan's reason. Writes ``results/real_model.json`` (or ``--out NAME``).
 
-Run: ``python benchmarks/real_model.py [--only split,merge-json-g6] [--out NAME]``.
+``--speedup`` measures instead the README's claim on the same model with ``-np 5``:
+five answers of 200 tokens sent as five concurrent requests, against one request of
+the merged length (1,000 tokens), lengths forced with ``max_tokens`` and the server's
+``ignore_eos``; best of ``--runs``. Writes ``results/real_model_speedup.json``.
+
+Run: ``python benchmarks/real_model.py [--only split,merge-json-g6] [--out NAME]``;
+``python benchmarks/real_model.py --speedup [--runs 3]``.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from typing import Any
 
 from _common import save
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
 
 import fanout
 
@@ -119,12 +126,50 @@ async def run_plan(
     }, fo
 
 
+async def speedup(runs: int) -> None:
+    """Five 200-token answers split (5 concurrent requests) vs one 1,000-token request."""
+    model = llama_engine.ensure_instruct_model()
+    prompt: list[ChatCompletionMessageParam] = [
+        {"role": "user", "content": "Write a long story about a lighthouse keeper."}
+    ]
+    extra: dict[str, Any] = {"extra_body": {"ignore_eos": True}, "temperature": 0}
+    with llama_engine.llama_server(model, parallel=5) as url:
+        client = AsyncOpenAI(base_url=url, api_key="local", timeout=600, max_retries=0)
+        split_s, merged_s = [], []
+        for _ in range(runs):
+            start = time.perf_counter()
+            replies = await asyncio.gather(*[
+                client.chat.completions.create(model="m", messages=prompt, max_tokens=200, **extra)
+                for _ in range(5)
+            ])  # fmt: skip
+            split_s.append(time.perf_counter() - start)
+            assert all(r.usage and r.usage.completion_tokens == 200 for r in replies)
+            start = time.perf_counter()
+            one = await client.chat.completions.create(
+                model="m", messages=prompt, max_tokens=1000, **extra
+            )
+            merged_s.append(time.perf_counter() - start)
+            assert one.usage and one.usage.completion_tokens == 1000
+            print(f"split {split_s[-1]:.2f} s, one merged-length request {merged_s[-1]:.2f} s, "
+                  f"ratio {merged_s[-1] / split_s[-1]:.2f}", flush=True)  # fmt: skip
+    ratio = min(merged_s) / min(split_s)
+    path = save("real_model_speedup", {"parallel": 5, "answers": 5, "tokens_each": 200,
+                                       "split_s": split_s, "merged_length_s": merged_s,
+                                       "speedup_best_of_runs": round(ratio, 2)})  # fmt: skip
+    print(f"split is {ratio:.2f}x faster (best of {runs}); wrote {path}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", help="comma-separated plan names")
     parser.add_argument("--out", default="real_model")
     parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--speedup", action="store_true")
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    if args.speedup:
+        await speedup(args.runs)
+        return
     items = load()
     chosen = plans()
     if args.only:
