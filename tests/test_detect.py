@@ -216,16 +216,22 @@ class TestDependencies:
 
 class TestLayout:
     def test_group_prompts_carry_the_preamble(self) -> None:
-        """Each group is sent with the shared context and its own parts, markers kept."""
+        """Each group is sent with the shared context and its own part, its marker left out."""
         d = detect(
             "Context: cats.\n\n1. What do cats eat?\n2. How long do cats sleep?\n\nBe brief."
         )
         assert d.preamble == "Context: cats."
         assert d.postamble == "Be brief."
         assert (
-            d.group_prompt(d.groups[1])
-            == "Context: cats.\n\n2. How long do cats sleep?\n\nBe brief."
+            d.group_prompt(d.groups[1]) == "Context: cats.\n\nHow long do cats sleep?\n\nBe brief."
         )
+
+    def test_parts_sent_together_keep_their_markers(self) -> None:
+        """A group of several parts is sent with their markers: the answer follows them."""
+        d = detect("1. Who wrote Dune?\n2. When did he die?\n3. What is a verb?")
+        assert d.groups == [[0, 1], [2]]
+        assert d.group_prompt(d.groups[0]) == "1. Who wrote Dune?\n2. When did he die?"
+        assert d.group_prompt(d.groups[1]) == "What is a verb?"
 
     def test_answers_are_laid_out_in_the_users_numbering(self) -> None:
         """Answers come back under the user's own markers, in order."""

@@ -692,6 +692,156 @@ dev13_after_holdout3: list[tuple[str, str, str, list[list[int]]]] = [
 for lang, category, text, groups in dev13_after_holdout3:
     add(lang, category, text, groups)
 
+# --- issue 27: development examples for the shapes people split by hand ---------------------
+# Written for the rules of issue 27 before they were changed (question sentences after a
+# shared instruction, connectives and headers in fourteen languages, several questions
+# joined by "and", semicolon lists, inline and indented numbering, one request per line,
+# lowercase run-on sentences, "؟", a code question followed by an unrelated one, lists
+# under an instruction over all of them, markers to strip), with dependent and single
+# prompts of the same shapes. None is taken from the held-out sets. ``parts`` are what
+# each part must start with once its marker and connective are left out; ``shared`` is
+# a piece of the instruction every part must be sent with.
+MULTI = "multi"
+dev27: list[tuple[str, str, str, list[list[int]], dict[str, Any]]] = [
+    # a shared instruction, then question sentences in one paragraph
+    ("en", MULTI, "Reply in French. What is the boiling point of mercury? How many moons does Mars have?", [[0], [1]], {"parts": ["What is the boiling point", "How many moons"], "shared": "Reply in French"}),
+    ("en", MULTI, "Use metric units. How tall is the Burj Khalifa? How far is Lisbon from Madrid?", [[0], [1]], {"parts": ["How tall is", "How far is"], "shared": "Use metric units"}),
+    ("en", MULTI, "Answer in one sentence each: Why is the sea salty? What does a kidney do? How do bees make honey?", [[0], [1], [2]], {"parts": ["Why is the sea", "What does a kidney", "How do bees"], "shared": "Answer in one sentence each"}),
+    ("en", MULTI, "What year did the Berlin Wall fall? Who composed The Four Seasons? Keep each answer under ten words.", [[0], [1]], {"parts": ["What year did", "Who composed"], "shared": "Keep each answer"}),
+    ("es", MULTI, "Responde en inglés, por favor. ¿Qué es la fotosíntesis? ¿Cómo funcionan las vacunas?", [[0], [1]], {"parts": ["¿Qué es la fotosíntesis", "¿Cómo funcionan"], "shared": "Responde en inglés"}),
+    ("de", MULTI, "Bitte kurz antworten: Wie alt ist der Kölner Dom? Wer hat den Buchdruck erfunden?", [[0], [1]], {"parts": ["Wie alt ist", "Wer hat den Buchdruck"], "shared": "kurz antworten"}),
+    ("fr", MULTI, "Réponds en une phrase. Pourquoi le ciel est-il bleu ? Qui a peint la Joconde ?", [[0], [1]], {"parts": ["Pourquoi le ciel", "Qui a peint"], "shared": "Réponds en une phrase"}),
+    ("it", MULTI, "Rispondi in breve: qual è la capitale dell'Australia? Chi ha scritto I Promessi Sposi?", [[0], [1]], {"parts": ["qual è la capitale", "Chi ha scritto"], "shared": "Rispondi in breve"}),
+    ("pt", MULTI, "Responda em poucas palavras. Qual é o maior rio do Brasil? Quem inventou o avião?", [[0], [1]], {"parts": ["Qual é o maior rio", "Quem inventou"], "shared": "Responda em poucas palavras"}),
+    ("ru", MULTI, "Отвечай коротко. Сколько костей в теле человека? Кто написал роман «Война и мир»?", [[0], [1]], {"parts": ["Сколько костей", "Кто написал"], "shared": "Отвечай коротко"}),
+    ("zh", MULTI, "请简要回答：光合作用是什么？地球到月球有多远？", [[0], [1]], {"parts": ["光合作用是什么", "地球到月球有多远"], "shared": "请简要回答"}),
+    ("ja", MULTI, "簡潔に答えてください。富士山の高さは何メートルですか？日本で一番長い川は何ですか？", [[0], [1]], {"parts": ["富士山の高さ", "日本で一番長い川"], "shared": "簡潔に答えて"}),
+    ("ko", MULTI, "짧게 대답해 주세요. 한국의 수도는 어디인가요? 물의 끓는점은 몇 도인가요?", [[0], [1]], {"parts": ["한국의 수도는", "물의 끓는점은"], "shared": "짧게 대답해"}),
+    ("ar", MULTI, "أجب باختصار. ما هي عاصمة اليابان؟ كم عدد أيام السنة الكبيسة؟", [[0], [1]], {"parts": ["ما هي عاصمة", "كم عدد أيام"], "shared": "أجب باختصار"}),
+    ("hi", MULTI, "संक्षेप में उत्तर दें। भारत की राजधानी क्या है? सूरज पूर्व से क्यों उगता है?", [[0], [1]], {"parts": ["भारत की राजधानी", "सूरज पूर्व से"], "shared": "संक्षेप में उत्तर दें"}),
+    ("tr", MULTI, "Kısaca cevapla. Türkiye'nin en uzun nehri hangisi? Kediler neden mırlar?", [[0], [1]], {"parts": ["Türkiye'nin en uzun", "Kediler neden"], "shared": "Kısaca cevapla"}),
+    ("hi-en", MULTI, "short me batao: python me list kaise sort karte hai? aur IPL 2023 kisne jeeta?", [[0], [1]], {"parts": ["python me list", "IPL 2023 kisne"], "shared": "short me batao"}),
+    ("en", MULTI, "What is a neutron star?\nWhy do leaves change color in autumn?\nPlease answer like I'm ten years old.", [[0], [1]], {"parts": ["What is a neutron star", "Why do leaves"], "shared": "like I'm ten"}),
+    ("es", MULTI, "¿Qué es el PIB? ¿Cómo se mide la inflación? Responde con ejemplos sencillos.", [[0], [1]], {"parts": ["¿Qué es el PIB", "¿Cómo se mide"], "shared": "Responde con ejemplos"}),
+    # connectives
+    ("es", MULTI, "¿Cuál es el río más largo de Europa? También, ¿quién descubrió la penicilina?", [[0], [1]], {"parts": ["¿Cuál es el río", "¿quién descubrió"]}),
+    ("ru", MULTI, "Как приготовить борщ? И ещё: сколько лет Московскому Кремлю?", [[0], [1]], {"parts": ["Как приготовить борщ", "сколько лет"]}),
+    ("ko", MULTI, "김치는 어떻게 만드나요? 그리고 서울에서 부산까지 KTX로 얼마나 걸리나요?", [[0], [1]], {"parts": ["김치는", "서울에서"]}),
+    ("ja", MULTI, "カレーの作り方を教えてください。それと、東京タワーの高さは何メートルですか？", [[0], [1]], {"parts": ["カレーの作り方", "東京タワーの高さ"]}),
+    ("zh", MULTI, "怎么煮米饭？还有，长江有多长？", [[0], [1]], {"parts": ["怎么煮米饭", "长江有多长"]}),
+    ("pt", MULTI, "Qual é a capital do Canadá? E como se faz pão de queijo?", [[0], [1]], {"parts": ["Qual é a capital", "como se faz pão"]}),
+    ("tr", MULTI, "Mercimek çorbası nasıl yapılır? Ayrıca, İstanbul'un nüfusu ne kadar?", [[0], [1]], {"parts": ["Mercimek çorbası", "İstanbul'un nüfusu"]}),
+    ("hi-en", MULTI, "Mumbai me best vada pav kahan milta hai? Aur Taj Mahal kisne banwaya tha?", [[0], [1]], {"parts": ["Mumbai me best", "Taj Mahal kisne"]}),
+    ("de", MULTI, "Zwei kurze Fragen: Wie hoch ist die Zugspitze? Und wer hat die Relativitätstheorie entwickelt?", [[0], [1]], {"parts": ["Wie hoch ist", "wer hat die Relativitätstheorie"]}),
+    ("ar", MULTI, "سؤالان: ما هو أطول نهر في العالم؟ وكيف تعمل الألواح الشمسية؟", [[0], [1]], {"parts": ["ما هو أطول نهر", "كيف تعمل"]}),
+    ("en", MULTI, "Explain what a hash map is. Also, who won the 2014 World Cup?", [[0], [1]], {"parts": ["Explain what a hash map", "who won the 2014"]}),
+    ("fr", MULTI, "Donne-moi une recette de crêpes. Et aussi, quelle est la capitale du Kenya ?", [[0], [1]], {"parts": ["Donne-moi une recette", "quelle est la capitale"]}),
+    ("it", MULTI, "Come si fa il tiramisù? Inoltre, quanti abitanti ha Milano?", [[0], [1]], {"parts": ["Come si fa", "quanti abitanti"]}),
+    ("en", MULTI, "Two unrelated questions: What's the deepest lake in the world? How do I remove a wine stain?", [[0], [1]], {"parts": ["What's the deepest", "How do I remove"]}),
+    ("es", MULTI, "Dos preguntas: ¿Cuántos huesos tiene un perro? ¿Qué idioma se habla en Brasil?", [[0], [1]], {"parts": ["¿Cuántos huesos", "¿Qué idioma"]}),
+    ("fr", MULTI, "Deux questions rapides : Qui a inventé le vaccin contre la rage ? Quelle est la monnaie du Japon ?", [[0], [1]], {"parts": ["Qui a inventé", "Quelle est la monnaie"]}),
+    ("it", MULTI, "Due domande veloci: come si coltiva il basilico? Chi ha dipinto la Primavera?", [[0], [1]], {"parts": ["come si coltiva", "Chi ha dipinto"]}),
+    ("ko", MULTI, "질문 두 개요. 비빔밥에는 뭐가 들어가나요? 달까지의 거리는 얼마인가요?", [[0], [1]], {"parts": ["비빔밥에는", "달까지의"]}),
+    ("en", MULTI, "First, what is the capital of Norway? Second, how many teeth does a shark have?", [[0], [1]], {"parts": ["what is the capital", "how many teeth"]}),
+    ("fr", MULTI, "Premièrement, qui a écrit Germinal ? Deuxièmement, combien de pays compte l'Union européenne ?", [[0], [1]], {"parts": ["qui a écrit", "combien de pays"]}),
+    # several questions in one sentence joined by "and"
+    ("en", MULTI, "what is the capital of australia and who invented the telephone and how many legs does a spider have", [[0], [1], [2]], {"parts": ["what is the capital", "who invented", "how many legs"]}),
+    ("en", MULTI, "Who wrote Frankenstein and what is the speed of sound in water and where is Timbuktu?", [[0], [1], [2]], {"parts": ["Who wrote", "what is the speed", "where is Timbuktu"]}),
+    ("es", MULTI, "¿Quién pintó el Guernica y cuántos planetas hay en el sistema solar y dónde está Machu Picchu?", [[0], [1], [2]], {"parts": ["¿Quién pintó", "cuántos planetas", "dónde está"]}),
+    # semicolon lists
+    ("en", MULTI, "Quick facts please: capital of Mongolia; boiling point of ethanol; author of Moby-Dick", [[0], [1], [2]], {"parts": ["capital of Mongolia", "boiling point", "author of"]}),
+    ("en", MULTI, "Define entropy; explain how a transistor works; name three Baroque composers", [[0], [1], [2]], {"parts": ["Define entropy", "explain how", "name three"]}),
+    ("de", MULTI, "Erkläre kurz die Photosynthese; nenne drei Nebenflüsse des Rheins; wie hoch ist der Kilimandscharo?", [[0], [1], [2]], {"parts": ["Erkläre kurz", "nenne drei", "wie hoch"]}),
+    # numbering inside a sentence
+    ("en", MULTI, "Can you tell me 1) the height of Everest 2) who discovered gravity 3) how many hours are in a week", [[0], [1], [2]], {"parts": ["the height", "who discovered", "how many hours"]}),
+    ("en", MULTI, "I'd like to know (1) what causes earthquakes, and (2) how long a day on Venus lasts?", [[0], [1]], {"parts": ["what causes earthquakes", "how long a day"]}),
+    ("es", MULTI, "Quiero saber 1) cuánto mide la Torre Eiffel 2) quién escribió Cien años de soledad", [[0], [1]], {"parts": ["cuánto mide", "quién escribió"]}),
+    # indented lists
+    ("en", MULTI, "Questions for you:\n\t1. What is the largest desert?\n\t2. Who painted The Starry Night?\n\t3. What is the chemical symbol for gold?", [[0], [1], [2]], {"parts": ["What is the largest", "Who painted", "What is the chemical"]}),
+    ("en", MULTI, "\t- How do magnets work?\n\t- What is a black hole?", [[0], [1]], {"parts": ["How do magnets", "What is a black hole"]}),
+    ("de", MULTI, "    1. Wie funktioniert ein Kühlschrank?\n    2. Wer war Goethe?", [[0], [1]], {"parts": ["Wie funktioniert", "Wer war Goethe"]}),
+    # one request per line, not every line a question
+    ("en", MULTI, "What's the population of Tokyo?\nGive me a synonym for brave\nHow many strings does a violin have?", [[0], [1], [2]], {"parts": ["What's the population", "Give me a synonym", "How many strings"]}),
+    ("en", MULTI, "Give me a synonym for happy\nWho was the first woman in space?", [[0], [1]], {"parts": ["Give me a synonym", "Who was the first woman"]}),
+    ("ru", MULTI, "Сколько стоит билет на метро в Москве?\nНапиши короткое стихотворение про осень\nПочему небо голубое?", [[0], [1], [2]], {"parts": ["Сколько стоит", "Напиши короткое", "Почему небо"]}),
+    # lowercase run-on sentences
+    ("en", MULTI, "whats the best way to learn guitar. how do i make cold brew coffee. who won the nba finals in 2016", [[0], [1], [2]], {"parts": ["whats the best way", "how do i make", "who won the nba"]}),
+    # "؟", and question sentences in Hindi and Russian
+    ("ar", MULTI, "ما هي عاصمة أستراليا؟\nمن اخترع المصباح الكهربائي؟\nكم تبلغ سرعة الضوء؟", [[0], [1], [2]], {"parts": ["ما هي عاصمة", "من اخترع", "كم تبلغ"]}),
+    ("ar", MULTI, "1. ما هو الذكاء الاصطناعي؟\n2. كيف أتعلم اللغة الإنجليزية بسرعة؟", [[0], [1]], {"parts": ["ما هو الذكاء", "كيف أتعلم"]}),
+    ("ar", MULTI, "ما هو أكبر محيط في العالم؟ من كتب رواية البؤساء؟ متى بدأت الحرب العالمية الأولى؟", [[0], [1], [2]], {"parts": ["ما هو أكبر", "من كتب", "متى بدأت"]}),
+    ("hi", MULTI, "ताजमहल किसने बनवाया? गंगा नदी कहाँ से निकलती है? क्रिकेट में कितने खिलाड़ी होते हैं?", [[0], [1], [2]], {"parts": ["ताजमहल किसने", "गंगा नदी", "क्रिकेट में"]}),
+    ("hi", MULTI, "दिल्ली की जनसंख्या कितनी है?\nपानी का क्वथनांक क्या है?", [[0], [1]], {"parts": ["दिल्ली की", "पानी का"]}),
+    ("ru", MULTI, "Кто изобрёл радио? Какая самая высокая гора в Европе? Как работает холодильник?", [[0], [1], [2]], {"parts": ["Кто изобрёл", "Какая самая", "Как работает"]}),
+    ("ru", MULTI, "Что такое инфляция?\nКак быстро выучить английский язык?", [[0], [1]], {"parts": ["Что такое", "Как быстро"]}),
+    # a code question, then an unrelated one
+    ("en", MULTI, "Why does this throw a KeyError?\n```python\nd = {}\nprint(d['x'])\n```\nAlso, unrelated: what's a good name for a cat?", [[0], [1]], {"parts": ["Why does this throw", "what's a good name"]}),
+    ("en", MULTI, "How do I read a CSV file with pandas?\n\n```python\nimport pandas as pd\n```\n\nSeparately, how do I back up a Postgres database?", [[0], [1]], {"parts": ["How do I read", "how do I back up"]}),
+    # markers to strip
+    ("en", MULTI, "🍕 What's the origin of pizza margherita?\n🚀 How fast does the ISS travel?\n🎸 Who invented the electric guitar?", [[0], [1], [2]], {"parts": ["What's the origin", "How fast", "Who invented"]}),
+    ("en", MULTI, "**Question 1:** What is the tallest tree species?\n**Question 2:** How do solar panels work?", [[0], [1]], {"parts": ["What is the tallest", "How do solar"]}),
+    # the same shapes with parts that lean on each other: never split apart
+    ("en", DEP, "Reply in Spanish. Who painted the Sistine Chapel ceiling? How long did it take him?", [[0, 1]], {}),
+    ("en", DEP, "What's the tallest building in Dubai? Also, how many floors does it have?", [[0, 1]], {}),
+    ("es", DEP, "¿Quién fundó Apple? También, ¿en qué año murió?", [[0, 1]], {}),
+    ("ru", DEP, "Кто написал «Мастера и Маргариту»? И ещё: в каком году он умер?", [[0, 1]], {}),
+    ("pt", DEP, "Quem pintou a Mona Lisa? E onde ele nasceu?", [[0, 1]], {}),
+    ("it", DEP, "Chi ha scoperto la penicillina? E in che anno è morto?", [[0, 1]], {}),
+    ("tr", DEP, "Nutuk'u kim yazdı? Ayrıca onu ne zaman yazdı?", [[0, 1]], {}),
+    ("ar", DEP, "من هو مؤسس شركة مايكروسوفت؟ وكم عمره الآن؟", [[0, 1]], {}),
+    ("hi", DEP, "भारत के पहले प्रधानमंत्री कौन थे? उनका जन्म कहाँ हुआ था?", [[0, 1]], {}),
+    ("hi-en", DEP, "Sachin Tendulkar ne kitni centuries banayi? Aur unka debut kab hua tha?", [[0, 1]], {}),
+    ("zh", DEP, "《红楼梦》的作者是谁？还有，他是哪个朝代的人？", [[0, 1]], {}),
+    ("ja", DEP, "『こころ』を書いたのは誰ですか？それと、彼はいつ生まれましたか？", [[0, 1]], {}),
+    ("ko", DEP, "한글은 누가 만들었나요? 그리고 그것은 언제 만들어졌나요?", [[0, 1]], {}),
+    ("en", DEP, "who discovered insulin and when did he win the nobel prize", [[0, 1]], {}),
+    ("en", DEP, "Name a famous bridge in San Francisco; explain how it was built", [[0, 1]], {}),
+    ("en", DEP, "Suggest a name for my bakery\nWrite a slogan that uses it", [[0, 1]], {}),
+    ("en", DEP, "Tell me (1) who wrote Dune and (2) when it was first published", [[0, 1]], {}),
+    ("en", DEP, "whats the capital of kenya. what is the population there", [[0, 1]], {}),
+    ("en", DEP, "Translate 'good luck' into Japanese. Then explain each character.", [[0, 1]], {}),
+    ("en", DEP, "What is the capital of Peru? What is its population?", [[0, 1]], {}),
+    ("es", DEP, "¿Cuál es la montaña más alta de África? ¿Cuánto mide?", [[0, 1]], {}),
+    ("de", DEP, "Wer hat das Auto erfunden? Und wann ist er gestorben?", [[0, 1]], {}),
+    ("fr", DEP, "Qui a fondé la ville de Lyon ? Et quand est-ce que cela s'est passé ?", [[0, 1]], {}),
+    ("en", DEP, "Two questions: Who discovered penicillin? Where did he work at the time?", [[0, 1]], {}),
+    ("tr", DEP, "Türkiye'nin başkenti neresi? Nüfusu ne kadar?", [[0, 1]], {}),
+    ("ru", DEP, "Какая самая длинная река в России? Какова её длина?", [[0, 1]], {}),
+    # single prompts of the same shapes
+    ("en", "single", "Can you make these survey questions more neutral? 1. Don't you agree our service is great? 2. How much did you love the food? 3. Wasn't the staff friendly?", ONE, {}),
+    ("en", "single", "Write an FAQ page for my bakery that answers: Do you sell gluten-free bread? Are you open on Sundays? Can I order a custom cake?", ONE, {}),
+    ("en", "single", "Create a quiz with these questions and four options each: What is the capital of Chile? Who painted Guernica? What is H2O?", ONE, {}),
+    ("en", "single", "Grade my answers:\n1. The capital of France is Lyon.\n2. Water boils at 100 degrees.", ONE, {}),
+    ("en", "single", "Should I (1) repaint the walls or (2) put up wallpaper in a small bedroom?", ONE, {}),
+    ("en", "single", "How do I (1) install Node and (2) run a script with it on Windows?", ONE, {}),
+    ("en", "single", "What is the difference between (1) a virus and (2) a bacterium?", ONE, {}),
+    ("en", "single", "Write a limerick about a cat. Also, make it rhyme with 'hat'.", ONE, {}),
+    ("en", "single", "Explain how vaccines work. Use simple words.", ONE, {}),
+    ("en", "single", "Why is my sourdough so dense? What am I doing wrong?", ONE, {}),
+    ("en", "single", "Is it safe to take ibuprofen with coffee? What are the side effects?", ONE, {}),
+    ("en", "single", "I have a question about Python. How do I reverse a list?", ONE, {}),
+    ("en", "single", "My cat keeps sneezing. Should I be worried? What should I do?", ONE, {}),
+    ("en", "single", "Tell me about the French Revolution. Keep it short.", ONE, {}),
+    ("en", "single", "Write a haiku about snow; make it sad; avoid the word 'cold'", ONE, {}),
+    ("en", "single", "Plan a 3-day trip to Rome\nInclude cheap restaurants\nAvoid museums on Monday", ONE, {}),
+    ("en", "single", "Reply in German. How do I say 'I am hungry'?", ONE, {}),
+    ("en", "single", "Summarize the following article and list three key points:\n\nThe city council voted on Tuesday to expand the bike lane network. Critics say the plan is too expensive.", ONE, {}),
+    ("en", "single", "how do i center a div. i tried flexbox but it doesnt work", ONE, {}),
+    ("en", "single", "Compare Python and Java. Which one is faster?", ONE, {}),
+    ("ru", "single", "Мой ноутбук сильно греется. Что делать? Стоит ли его чистить?", ONE, {}),
+    ("tr", "single", "Bilgisayarım çok yavaş. Ne yapmalıyım? Format atmalı mıyım?", ONE, {}),
+    ("ar", "single", "هاتفي لا يشحن. ما السبب؟ وهل يجب أن أغيّر البطارية؟", ONE, {}),
+    ("hi-en", "single", "mera phone bahut garam ho raha hai, kya karun? battery change karni padegi kya?", ONE, {}),
+    ("zh", "single", "我的电脑很慢，怎么办？要不要重装系统？", ONE, {}),
+    ("it", "single", "Rispondi in italiano: come si dice 'good morning'?", ONE, {}),
+    ("pt", "single", "Meu cachorro não come há dois dias. É grave? O que devo fazer?", ONE, {}),
+    ("hi", "single", "मेरा फ़ोन बार-बार बंद हो जाता है। क्या करूँ? क्या बैटरी बदलनी पड़ेगी?", ONE, {}),
+    ("de", "single", "Schreibe eine kurze Geschichte über einen Drachen. Sie soll lustig sein.", ONE, {}),
+    ("es", "single", "Explícame la teoría de la relatividad. Usa un lenguaje sencillo, por favor.", ONE, {}),
+]  # fmt: skip
+for lang, category, text, groups, extra in dev27:
+    add(lang, category, text, groups, **extra)
+
 OUT.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
 print(f"{len(entries)} prompts written to {OUT}")
 

@@ -37,10 +37,13 @@ _DEP_START = re.compile(
     r"^\W*(?:(?:it|its|it's|that|this|these|those|they|them|their|then|and then|so|if so|if not|"
     r"based on|using (?:that|this|it|the|your)|given (?:that|this|the above|your)|"
     r"from (?:that|this|the above|your)|with (?:that|this|it)|for (?:that|this|it)|the above|above|"
-    r"the (?:result|answer|previous|same)|same|in that case|next,|after that|add|now)(?:\b|\s|[,，、])|"
-    r"那么|那|它|它们|上面|上述|根据|基于|这个|这|该|然后|如果是|再|"
+    r"the (?:result|answer|previous|same)|same|in that case|next,|after that|add|now|"
+    r"dann|danach|anschließend|puis|ensuite|luego|después(?!\s+de)|entonces|poi|quindi|depois(?!\s+d[aoe]\b)|"
+    r"então|em seguida|затем|потом|после этого|sonra|ardından|daha sonra|ثم|بعد ذلك|बाद में|फिर|"
+    r"उसके बाद|phir|fir|uske baad)(?:\b|\s|[,，、،])|"
+    r"那么|那|它|它们|上面|上述|根据|基于|这个|这|该|然后|接着|之后|如果是|再|"
     r"그것|그걸|그럼|그러면|그리고 그|위의|위 |이를|이것|그 |앞의|"
-    r"それ(?!ぞれ)|上記|その|これ|では|じゃあ|じゃ|それでは|それなら|次に)",
+    r"それ(?!ぞれ)|上記|その|これ|では|じゃあ|じゃ|それでは|それなら|次に|その後|그다음|그 다음|그런 다음)",
     re.IGNORECASE,
 )
 _DEP_ALL = re.compile(
@@ -80,6 +83,21 @@ _ALL_BEFORE = {
         r"\bcompár\w+",
         re.IGNORECASE,
     ),
+    "it": re.compile(
+        r"\b(?:entrambi|entrambe|tutti e due|tutte e due|quale dei due|quale delle due|confrontali)\b",
+        re.IGNORECASE,
+    ),
+    "pt": re.compile(
+        r"\b(?:ambos|ambas|os dois|as duas|qual deles|qual delas|compare-os|compare-as)\b",
+        re.IGNORECASE,
+    ),
+    "ru": re.compile(
+        r"(?<!\w)(?:оба|обе|обоих|какой из них|какая из них|сравни их)(?!\w)", re.IGNORECASE
+    ),
+    "tr": re.compile(r"\b(?:ikisi\w*|her ikisi\w*|hangisi daha|karşılaştır\w*)\b", re.IGNORECASE),
+    "ar": re.compile(r"كلاهما|كليهما|أيهما|قارن بينهما"),
+    "hi": re.compile(r"दोनों|तुलना"),
+    "hi-en": re.compile(r"\b(?:dono|donon|dono me|konsa better|compare)\b", re.IGNORECASE),
 }
 # Words one of which a part must hold for its language's _ALL_BEFORE to match.
 _ALL_BEFORE_KEYS = {
@@ -89,10 +107,19 @@ _ALL_BEFORE_KEYS = {
     "de": re.compile("welche|beide|vergleiche"),
     "fr": re.compile("lequel|laquelle|lesquel|deux|compar"),
     "es": re.compile("cuál|ambos|ambas|dos|compár"),
+    "it": re.compile("entramb|due|confront"),
+    "pt": re.compile("ambos|ambas|dois|duas|qual|compare"),
+    "ru": re.compile("об|из них|сравни"),
+    "tr": re.compile("ikisi|hangisi|karşılaştır"),
+    "ar": re.compile("كلا|كلي|أيهما|قارن"),
+    "hi": re.compile("दोनों|तुलना"),
+    "hi-en": re.compile("dono|better|compare"),
 }
 # "And the GDP of Germany?": a short part that opens with a conjunction leans on the one before.
 _ELLIPTIC = re.compile(
-    r"^\W*(?:and|or|also|what about|how about|und|et|y|还有|那|그리고|それと)\b", re.IGNORECASE
+    r"^\W*(?:and|or|also|what about|how about|und|et|y|e|и|а|ve|peki|aur|और|还有|那|그리고|それと)"
+    r"(?=\s|$|[^\w\u0900-\u097f])|^\W*و(?=(?:ما|ماذا|كيف|من|متى|أين|كم|هل|لماذا|أي)(?:\s|$))",
+    re.IGNORECASE,
 )
 _BARE_WH = re.compile(
     r"^\W*(?:why|how|when|where|who|what|warum|wieso|wie|wann|wo|wer|was|pourquoi|comment|quand|où|"
@@ -212,7 +239,8 @@ def dependencies(
             continue
         m = _DEP_START.search(part) or _ELLIPTIC.search(part)
         if m is not None and (
-            m.re is _DEP_START or (words(part) < 7 and not stands_alone(part, m.end()))
+            m.re is _DEP_START
+            or (words(part) < 7 and not stands_alone(part, m.end(), LATIN.get(code)))
         ):
             link(i, i - 1, repr(m.group().strip()))
             continue
@@ -232,6 +260,8 @@ def dependencies(
                 link(i, to, repr(phrase))
         if here.generic:
             link(i, i - 1, repr(here.generic[0]))
+        if here.bare and not shared_context:
+            link(i, i - 1, f"an ellipsis ({here.bare!r})")
         if here.unresolved:
             word, kind = here.unresolved[0]
             if shared_context and not read(i - 1).introduces:

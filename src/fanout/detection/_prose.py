@@ -1,0 +1,614 @@
+"""Reading a prompt written without list markers: sentences, lines, connectives.
+
+The text is cut into *units*: sentences (after ``?`` ``？`` ``؟``, after a full stop
+followed by a space, after ``。``), lines, segments between semicolons, and the text
+before a colon that introduces what follows ("Answer in one sentence each: ...",
+"请简要回答：..."). Several questions joined by "and" in one sentence ("what is X and
+who wrote Y and how many Z") are cut at each "and" that opens a new question. Each
+unit loses its opening connective (``_cues.lead_of``) and is read as one of:
+
+- ``q`` a question (it ends with a question mark), ``w`` a question without one (a
+  question word first: "whats the capital of peru"), ``r`` a request (an imperative);
+- ``i`` an instruction about the answers ("Reply in Spanish.", "Be brief."), ``h`` a
+  header that only counts the questions ("Two questions:"), ``l`` a lead-in that points
+  at them ("Explain the following:");
+- ``s`` a statement, ``c`` code or a quotation (masked).
+
+Questions and requests start parts; a short follow-up ("Why?", "And the price?", "Give
+an example.") stays in the part before; statements go with the part after them (with
+the part before when the next part opens with a connective); instructions, lead-ins
+and context before the first part are the shared preamble, instructions and short
+remarks after the last part the shared postamble, headers are left out. A paragraph of
+context (two statements or more, followed by a paragraph that asks) is preamble as a
+whole. Requests at the start of the prompt are preamble ("Explain quantum computing.
+What is a qubit? ...") unless a connective or a header shows they are parts of their
+own.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from dataclasses import dataclass, field
+
+from ._cues import HEADER, INSTRUCTION, LEADIN, REQUEST, WH_START, lead_of
+from ._lang import LATIN, Latin, script_of
+from ._read import content_words, words
+
+__all__ = ["Prose", "drop_headers", "read_prose"]
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_FOLLOW_UP = re.compile(
+    r"^\W*(?:why or why not|why not|if so|if not|how so|and why|or why|explain why|why\?|"
+    r"what about|how about|is that|are they|does it|can it|为什么呢|那呢|왜요|なぜですか)",
+    re.IGNORECASE,
+)
+_QCJK_ASK = re.compile(
+    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|是否|请|請|"
+    r"ですか|ますか|でしょうか|なぜ|何|どう|どの|いつ|どこ|教えて|説明して|ください|"
+    r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요"
+)
+_STOP = re.compile(r"[?？؟]+[\"'”’」』)\]]*|[.!。！।…]+[\"'”’」』)\]]*|[;；؛]|\n")
+_CJK_STOP = frozenset("。！")
+_LINE_END = frozenset("?？؟!！.。:：;；।…\x00")
+_ABBREVIATIONS = _set(
+    "e.g eg i.e ie etc vs mr mrs ms dr st no nr approx ca cf fig vol jr sr inc ltd co z.b bzw "
+    "usw p.ex av dept min max"
+)
+_WORD_BEFORE = re.compile(r"([\w.]+)$")
+_QUESTION_MARK = re.compile(r"[?？؟]")
+_ENDS_ASKING = re.compile(r"[?？؟]\s*[\"'”’」』)\]]*\s*$")
+_COLON = re.compile(r":(?=\s)|：")
+_NEWLINE = re.compile(r"\n")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+# Several questions in one sentence: "... and who painted ... and how many ...".
+_AND_JOIN = re.compile(
+    r"(?:,\s*|\s+)(?:and|und|et|y|e|и|ve|aur|और)\s+(?=(?:"
+    r"what(?:'s|s)?\s+(?:is|are|was|were|does|do|did|can|should|would|will|the|a|an)|"
+    r"who(?:'s|s)?\s+\w+|how\s+(?:many|much|long|far|old|big|tall|often|do|does|did|is|are|can|"
+    r"should|to)|(?:why|when|where)\s+(?:is|are|was|were|do|does|did|can|should|would|will)|"
+    r"which\s+\w+\s+(?:is|are|was|were|do|does|did|should|can)|"
+    r"(?:wer|was|wie|warum|wann|wo|welche\w*|qui|quel\w*|comment|pourquoi|quand|où|combien|qué|"
+    r"quién|cómo|cuál|cuándo|dónde|cuánt\w*|chi|cosa|come|quale|quant\w*|quem|qual|onde|кто|что|"
+    r"как|где|когда|сколько|почему|какой|какая|какое|какие)\b))|\s+و(?=(?:ما|ماذا|كيف|من|متى|"
+    r"أين|كم|هل|لماذا)\s)",
+    re.IGNORECASE,
+)
+# "A? Or B?": the options of one question.
+_OR_START = re.compile(
+    r"^\W*(?:or|oder|ou|o|или|либо|yoksa|ya\s+da|veya|أم|या|ya\s+phir|还是|或者|それとも|아니면|또는)"
+    r"(?=\s|[,，、]|$)",
+    re.IGNORECASE,
+)
+# What points at something outside the part ("What do you think of this poem?").
+_DEICTIC = re.compile(
+    r"\b(?:this|these|that|those|following|below|above|here|dies\w*|folgende\w*|ce|cet|cette|ces|"
+    r"suivant\w*|este|esta|estos|estas|ese|esa|siguiente\w*|questo|questa|seguent\w*|isso|isto|"
+    r"este|esta|seguinte\w*|это|этот|эта|эти|bu|şu|ye|yeh)\b|هذا|هذه|ذلك|तिस|यह|ये|这|那|この|その|이|그",
+    re.IGNORECASE,
+)
+
+# Requests with nothing of their own to be about: "Give an example.", "Explain why."
+_GENERIC_REQUEST = re.compile(
+    r"^\W*(?:please\s+)?(?:give|show|provide|add|list|explain|tell|name|include)\s+(?:me\s+|us\s+)?"
+    r"(?:(?:an?|some|one|two|three|a\s+few|more|the|your)\s+)?(?:examples?|details?|reasons?|"
+    r"sources?|why|how|more|pros(?:\s+and\s+cons)?|cons|steps|tips|ideas|alternatives?|summary|"
+    r"explanation|code|citations?|links?|references?)\W*$",
+    re.IGNORECASE,
+)
+_MANY_QUESTIONS = re.compile(
+    r"\b(?:questions|each of|separately|the following questions|answer (?:all|each|these|the following))\b|"
+    r"以下问题|下列问题|几个问题|以下の質問|次の質問|다음 질문|질문들|各问题|分别",
+    re.IGNORECASE,
+)
+_ANOTHER = re.compile(
+    r"\b(?:also|another question|separately|two questions|unrelated|on another note|one more thing|"
+    r"second question|and another|by the way|btw|übrigens|nebenbei|außerdem|noch eine frage|"
+    r"au fait|d'ailleurs|par ailleurs|autre question|por cierto|a propósito|además|otra pregunta)\b|"
+    r"另外|还有一个问题|另一个问题|两个问题|顺便|順便|또 다른 질문|그리고 또|그런데|참고로|그나저나|"
+    r"別の質問|それと|ところで|ちなみに",
+    re.IGNORECASE,
+)
+# Words that make two questions about the speaker's own situation ("Why is my bread
+# dense? What am I doing wrong?"): one matter, never a pair to split on its own.
+_FIRST_PERSON = {
+    code: re.compile(rf"(?<!\w)(?:{words_})(?!\w)", re.IGNORECASE)
+    for code, words_ in {
+        "en": r"i|i'm|i've|i'd|my|me|mine|we|our|us",
+        "de": r"ich|mein\w*|mir|mich|wir|unser\w*",
+        "fr": r"je|j'|mon|ma|mes|moi|nous|notre|nos",
+        "es": r"yo|mi|mis|me|nosotros|nuestr\w+",
+        "it": r"io|mio|mia|miei|mie|mi|noi|nostr\w+",
+        "pt": r"eu|meu|minha|meus|minhas|nós|nosso|nossa",
+        "ru": r"я|мой|моя|моё|мои|мне|меня|мы|наш\w*",
+        "tr": r"ben|benim|bana|beni|biz|bizim",
+        "hi": r"मैं|मेरा|मेरी|मेरे|मुझे|हम|हमारा",
+        "hi-en": r"main|mera|meri|mere|mujhe|hum|hamara|i|my",
+        "ar": r"أنا|لي|عندي|نحن",
+    }.items()
+}
+
+
+@dataclass
+class _Unit:
+    start: int
+    end: int
+    body: int  # where the text after the opening connective starts
+    lead: str
+    lead_kind: str
+    line: int
+    para: int
+    stop: str  # the character that ended it ("?", ".", ";", ":", "\n" or "")
+    kind: str = "s"
+
+
+@dataclass
+class Prose:
+    """What ``read_prose`` found: the parts (spans of the text) and what is shared."""
+
+    spans: list[tuple[int, int]]
+    """Each part's text, from after its opening connective to its end."""
+    leads: list[tuple[str, str]]
+    """Each part's opening connective as written, and its kind."""
+    starts: list[int]
+    """Where each part starts, connective included."""
+    asking: list[bool]
+    """Whether each part asks (a question) rather than requests."""
+    preamble: str
+    header: str
+    postamble: str
+    cue: str
+    """Why the text holds several parts ("" when only their number says so)."""
+    style: str
+    confidence: float
+    context_before: bool = False
+    """Requests or statements before the first part (in the preamble)."""
+    reasons: list[str] = field(default_factory=list)
+
+
+def _units(text: str, masked: str) -> list[_Unit]:
+    """Cut ``text`` into units (see the module docstring)."""
+    out: list[_Unit] = []
+    newlines = [m.start() for m in _NEWLINE.finditer(masked)]
+    breaks = [m.start() for m in _BLANK_LINE.finditer(masked)]
+    start = 0
+
+    def close(end: int, stop: str) -> None:
+        a, b = start, end
+        while a < b and masked[a].isspace():
+            a += 1
+        while b > a and masked[b - 1].isspace():
+            b -= 1
+        if a < b:
+            line = bisect.bisect_left(newlines, a)
+            para = bisect.bisect_left(breaks, a)
+            out.append(_Unit(a, b, a, "", "", line, para, stop))
+
+    line_start = 0
+    for m in _STOP.finditer(masked):
+        ch = m.group()[0]
+        end = m.end()
+        if ch == "\n":
+            line_text = masked[line_start : m.start()].strip()
+            line_start = end
+            nxt_line = masked[end:].lstrip(" \t").split("\n", 1)[0]
+            if (
+                line_text
+                and nxt_line
+                and line_text[-1] not in _LINE_END
+                and (nxt_line[0].isupper() or nxt_line[0].islower())
+                and WH_START.match(nxt_line) is None
+                and REQUEST.match(nxt_line) is None
+                and lead_of(nxt_line)[1] not in ("strong", "also", "ordinal")
+                and INSTRUCTION.match(line_text) is None
+                and HEADER.match(line_text) is None
+            ):
+                continue  # a sentence that goes on on the next line (a poem, hard wrapping)
+            close(m.start(), "\n")
+            start = end
+            continue
+        if ch in "?？؟;；؛" or ch in _CJK_STOP:
+            close(end, "?" if ch in "?？؟" else ";" if ch in ";；؛" else ".")
+            start = end
+            continue
+        nxt = masked[end : end + 1]
+        if nxt and not nxt.isspace():
+            continue  # "3.5", "e.g.,", "file.txt"
+        before = _WORD_BEFORE.search(masked, max(0, m.start() - 12), m.start())
+        if (
+            before is not None
+            and m.group() == "."
+            and (
+                before.group(1).lower() in _ABBREVIATIONS
+                or (len(before.group(1)) == 1 and before.group(1).isalpha())
+            )
+        ):
+            continue
+        rest = masked[end:].lstrip(" \t")
+        if (  # "whats x. how do i y": a new sentence only if it asks or requests
+            rest[:1].islower()
+            and rest[:1].isascii()
+            and WH_START.match(rest) is None
+            and REQUEST.match(rest.split("\n", 1)[0]) is None
+        ):
+            continue
+        close(end, ".")
+        start = end
+    close(len(masked), "")
+    return out
+
+
+def _with_leads(text: str, masked: str, units: list[_Unit]) -> list[_Unit]:
+    """Each unit's opening connective, and the text before a colon that introduces
+    what follows cut off as a unit of its own."""
+    out: list[_Unit] = []
+    for u in units:
+        _lead(text, masked, u)
+        m = _COLON.search(masked, u.body, u.end)
+        if m is not None:
+            prefix = masked[u.body : m.start()]
+            suffix = masked[m.end() : u.end].strip()
+            if (
+                suffix
+                and not _QUESTION_MARK.search(prefix)
+                and "\x00" not in prefix
+                and (
+                    words(prefix) <= 6
+                    or _QUESTION_MARK.search(suffix)
+                    or INSTRUCTION.match(prefix)
+                    or LEADIN.search(prefix)
+                    or REQUEST.match(prefix)
+                )
+            ):
+                head = _Unit(u.start, m.end(), u.body, u.lead, u.lead_kind, u.line, u.para, ":")
+                b = m.end()
+                while b < u.end and masked[b].isspace():
+                    b += 1
+                tail = _Unit(b, u.end, b, "", "", u.line, u.para, u.stop)
+                _lead(text, masked, tail)
+                out += [head, tail]
+                continue
+        out.append(u)
+    return out
+
+
+def _lead(text: str, masked: str, u: _Unit) -> None:
+    lead, kind = lead_of(text[u.start : u.end])
+    if lead and "\x00" not in masked[u.start : u.start + len(lead)]:
+        u.lead, u.lead_kind = lead, kind
+        b = u.start + text[u.start : u.end].index(lead) + len(lead)
+        while b < u.end and text[b].isspace():
+            b += 1
+        u.body = b
+
+
+def _kind(masked: str, u: _Unit) -> str:
+    body = masked[u.body : u.end].strip()
+    if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
+        return "c"
+    if _ENDS_ASKING.search(body):
+        return "q"
+    if words(body) <= 16 and INSTRUCTION.match(body):
+        return "i"
+    if HEADER.match(body):
+        return "h"
+    if LEADIN.search(body) and (body.endswith((":", "：")) or words(body) <= 10):
+        return "l"
+    if WH_START.match(body):
+        return "w"
+    if REQUEST.match(body) or _QCJK_ASK.search(body):
+        return "r"
+    return "s"
+
+
+def _split_and(text: str, masked: str, u: _Unit, joins: list[re.Match[str]]) -> list[_Unit]:
+    """A question sentence cut at each "and" that opens a new question."""
+    out: list[_Unit] = []
+    a = u.body
+    lead, kind = u.lead, u.lead_kind
+    for m in joins:
+        out.append(_Unit(u.start if not out else a, m.start(), a, lead, kind, u.line, u.para, ","))
+        lead = text[m.start() : m.end()].strip(" ,")
+        kind = "join"
+        a = m.end()
+    out.append(_Unit(a, u.end, a, lead, kind, u.line, u.para, u.stop))
+    for piece in out:
+        piece.kind = "q" if _ENDS_ASKING.search(masked[piece.body : piece.end]) else "w"
+        if piece is not out[0]:
+            piece.start = piece.body - len(piece.lead) - 1
+    return out
+
+
+def _and_joins(masked: str, u: _Unit) -> list[re.Match[str]]:
+    joins = list(_AND_JOIN.finditer(masked, u.body, u.end))
+    if not joins or WH_START.match(masked[u.body : u.end]) is None:
+        return []
+    cuts = [u.body, *(m.start() for m in joins), u.end]
+    pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
+    if any(words(p) < 3 for p in pieces):
+        return []
+    return joins
+
+
+def _text_of(text: str, units: list[_Unit]) -> str:
+    """Units rejoined as written (a line break where they were on different lines)."""
+    out = ""
+    for k, u in enumerate(units):
+        if k:
+            out += "\n" if u.line != units[k - 1].line else " "
+        out += text[u.start : u.end]
+    return out.strip()
+
+
+def _short(body: str) -> bool:
+    """Too short to be a question of its own ("Why?", "And the price?", 深圳呢？)."""
+    cjk = len(_CJK.findall(body))
+    return words(body) - cjk // 2 + (cjk + 1) // 2 < 3
+
+
+def _own_topic(lang: Latin, text: str) -> tuple[set[str], bool]:
+    """The content stems of a part and whether it has enough of its own (two content
+    words, or a name or number and one more)."""
+    content, named = content_words(lang, text)
+    stems = {lang.stem(w) for w in content}
+    return stems, len(stems) >= 2 or (named and len(stems) >= 1)
+
+
+def read_prose(text: str, masked: str, lang: str) -> Prose | None:
+    """The parts of a prompt without list markers, or None if it holds fewer than two
+    (or if what surrounds them does not let them be told apart safely)."""
+    units = _with_leads(text, masked, _units(text, masked))
+    if not units:
+        return None
+    for u in units:
+        u.kind = _kind(masked, u)
+    # code and quotations in a row are one unit
+    merged: list[_Unit] = []
+    for u in units:
+        if u.kind == "c" and merged and merged[-1].kind == "c":
+            merged[-1].end = u.end
+            continue
+        merged.append(u)
+    units = merged
+
+    asking_units = [u for u in units if u.kind in ("q", "w")]
+    expanded: list[_Unit] = []
+    for u in units:
+        joins = _and_joins(masked, u) if u.kind in ("q", "w") else []
+        if joins and (len(joins) >= 2 or len(asking_units) == 1):
+            expanded += _split_and(text, masked, u, joins)
+        else:
+            expanded.append(u)
+    units = expanded
+
+    # a paragraph of context before the paragraph that asks is preamble as a whole
+    asks_in = {u.para for u in units if u.kind in ("q", "w", "r")}
+    last_para = max(asks_in, default=-1)
+    context_paras = set()
+    for p in {u.para for u in units}:
+        if p >= last_para:
+            continue
+        statements = [
+            u for u in units if u.para == p and u.kind == "s" and words(text[u.body : u.end]) >= 6
+        ]
+        size = sum(words(text[u.start : u.end]) for u in units if u.para == p)
+        if len(statements) >= 2 or size >= 60:
+            context_paras.add(p)
+    context = [u for u in units if u.para in context_paras]
+    units = [u for u in units if u.para not in context_paras]
+
+    # semicolon lists: "Define X; explain Y; name Z", "Quick facts: A; B; C"
+    semi = False
+    k = len(units)
+    while k > 0 and units[k - 1].kind in ("i", "c"):
+        k -= 1
+    first = k - 1
+    while first > 0 and units[first - 1].stop == ";":
+        first -= 1
+    if first >= 0:
+        segs = units[first:k]
+        lead_in = first > 0 and units[first - 1].stop == ":"
+        if (
+            len(segs) >= 2
+            and all(u.stop == ";" for u in segs[:-1])
+            and len({u.para for u in segs}) == 1
+            and (len(segs) >= 3 or lead_in)
+            and all(
+                u.kind in ("q", "w", "r", "s") and words(text[u.body : u.end]) >= 2 for u in segs
+            )
+            and (lead_in or all(u.kind in ("q", "w", "r") for u in segs))
+        ):
+            semi = True
+            for u in segs:
+                if u.kind == "s":
+                    u.kind = "r"
+
+    pre: list[_Unit] = list(context)
+    headers: list[_Unit] = []
+    parts: list[list[_Unit]] = []
+    firsts_of: list[_Unit] = []  # the unit that asks or requests, in each part
+    pending: list[_Unit] = []
+    for u in units:
+        if u.kind == "h":
+            headers.append(u)
+            continue
+        if u.kind not in ("q", "w", "r"):
+            if not parts and u.kind in ("i", "l"):
+                pre.append(u)
+            elif parts and u.kind in ("i", "c") and not pending:
+                parts[-1].append(u)  # an instruction or code right after a part is that part's
+            else:
+                pending.append(u)
+            continue
+        body = masked[u.body : u.end]
+        if not parts:
+            pre += pending
+            parts.append([u])
+            firsts_of.append(u)
+        elif not semi and (
+            _FOLLOW_UP.search(body)
+            or _short(body)
+            or (u.lead_kind == "and" and (words(body) < 4 or u.kind == "r"))
+            or _OR_START.match(body)
+            or (u.kind == "r" and _GENERIC_REQUEST.match(body))
+        ):
+            parts[-1] += [*pending, u]
+        elif u.lead_kind in ("strong", "also", "ordinal"):
+            parts[-1] += pending
+            parts.append([u])
+            firsts_of.append(u)
+        else:
+            parts.append([*pending, u])
+            firsts_of.append(u)
+        pending = []
+
+    # after the last part: instructions and short remarks are shared
+    post: list[_Unit] = []
+    for u in pending:
+        if u.kind == "c":
+            (parts[-1] if parts else pre).append(u)
+        elif u.kind in ("i", "l") or words(text[u.start : u.end]) <= 8:
+            post.append(u)
+        else:
+            return None  # a long statement after the questions: what they are about is unclear
+    if parts and parts[-1][-1].kind == "i" and len(parts) > 1:
+        # instructions at the very end are for every part
+        while parts[-1][-1].kind == "i":
+            post.insert(0, parts[-1].pop())
+
+    # requests at the start are the shared task unless a connective or header shows parts
+    if parts and not semi and not headers:
+        ask = next((n for n, f in enumerate(firsts_of) if f.kind in ("q", "w")), None)
+        if (
+            ask is not None
+            and ask > 0
+            and firsts_of[ask].lead_kind not in ("strong", "also", "ordinal", "and")
+        ):
+            for request in parts[:ask]:
+                pre += request
+            parts, firsts_of = parts[ask:], firsts_of[ask:]
+    if len(parts) < 2:
+        return None
+
+    # with an explicit change of topic, context before the first part is that part's own
+    if any(f.lead_kind == "strong" for f in firsts_of[1:]):
+        moved = [u for u in pre if u.kind in ("s", "c", "r") and u not in context]
+        pre = [u for u in pre if u not in moved]
+        parts[0] = moved + parts[0]
+
+    asking = [any(u.kind in ("q", "w") for u in p) for p in parts]
+    leads = [(f.lead, f.lead_kind) for f in firsts_of]
+    context_before = any(u.kind in ("r", "s", "c") for u in pre)
+
+    cue = ""
+    weak = False  # only an "and" before a whole question says the parts are separate
+    instructions = [u for u in [*pre, *post] if u.kind == "i"]
+    if headers:
+        cue = f"a header ({text[headers[0].body : headers[0].end].strip()!r})"
+    elif instructions:
+        cue = f"an instruction for every part ({text[instructions[0].body : instructions[0].end].strip()!r})"
+    elif semi:
+        cue = "items separated by semicolons"
+    else:
+        opened = [
+            n for n, (_, kind) in enumerate(leads)
+            if kind == "ordinal" or (n and kind in ("strong", "also"))
+        ]  # fmt: skip
+        m = _MANY_QUESTIONS.search(text) or _ANOTHER.search(text)
+        ands = [n for n, (_, kind) in enumerate(leads) if n and kind == "and"]
+        if opened:
+            cue = f"{leads[opened[0]][0]!r} opens part {opened[0] + 1}"
+        elif m is not None:
+            cue = f"{m.group()!r}"
+        elif ands:
+            cue, weak = f"{leads[ands[0]][0]!r} opens part {ands[0] + 1}", True
+
+    lines = [{u.line for u in p if u.kind != "c"} for p in parts]
+    one_per_line = all(len(ls) == 1 for ls in lines) and len(set().union(*lines)) == len(parts)
+    style = "lines" if one_per_line else "sentences"
+    all_questions = all(f.kind == "q" for f in firsts_of)
+    if not cue and not all(asking) and not (style == "lines" and sum(asking) >= 2):
+        return None  # requests among the parts, with nothing to say they are separate
+    reasons: list[str] = []
+    if style == "lines" and all_questions:
+        confidence = 0.8
+    elif style == "lines" and (cue or sum(asking) >= 2):
+        confidence = 0.75
+    elif cue and not weak:
+        confidence = 0.7
+    elif len(parts) >= 3 and all(asking):
+        confidence = 0.65
+    else:
+        # two questions with nothing but (at most) an "and" between them: split only if
+        # each is about something of its own, and nothing shows they are one matter
+        confidence = 0.65 if weak else 0.62
+        base = LATIN.get(lang)
+        if (
+            base is None
+            or script_of(text) is not None
+            or context_before
+            or not all(asking)
+            or len({u.para for p in parts for u in p}) > 1
+            or any(_DEICTIC.search(masked[p[0].start : p[-1].end]) for p in parts)
+            or any(_FIRST_PERSON[lang].search(masked[p[0].start : p[-1].end]) for p in parts)
+        ):
+            return None
+        topics = [
+            _own_topic(base, masked[f.body : p[-1].end])
+            for f, p in zip(firsts_of, parts, strict=True)
+        ]
+        if not all(enough for _, enough in topics) or any(
+            x[0] & y[0] for n, x in enumerate(topics) for y in topics[n + 1 :]
+        ):
+            return None
+        reasons.append("questions each about something of its own")
+    if cue:
+        reasons.append(f"several parts: {cue}")
+
+    # a part's text runs from its first unit (statements before its question included)
+    spans = [(p[0].body, p[-1].end) for p in parts]
+    starts = [p[0].start for p in parts]
+    leads = [(p[0].lead, p[0].lead_kind) for p in parts]
+    return Prose(
+        spans=spans,
+        leads=leads,
+        starts=starts,
+        asking=asking,
+        preamble=_text_of(text, sorted(pre, key=lambda u: u.start)),
+        header=_text_of(text, headers),
+        postamble=_text_of(text, post),
+        cue=cue,
+        style=style,
+        confidence=confidence,
+        context_before=context_before,
+        reasons=reasons,
+    )
+
+
+_MAY_COUNT = re.compile(
+    r"question|thing|ones|\bqs\b|quer|frage|dinge|pregunt|cosas|duda|domand|pergunt|coisa|вопрос|"
+    r"soru|şey|sawal|baat|सवाल|प्रश्न|سؤال|أسئلة|问题|質問|つ|질문|가지|개",
+    re.IGNORECASE,
+)
+
+
+def drop_headers(text: str) -> tuple[str, str]:
+    """``text`` without the units that only count the questions ("Two questions:"),
+    and those units."""
+    if not text or _MAY_COUNT.search(text) is None:
+        return text, ""
+    masked = text  # a preamble is read as written
+    units = _with_leads(text, masked, _units(text, masked))
+    headers = [u for u in units if HEADER.match(masked[u.start : u.end].strip())]
+    if not headers:
+        return text, ""
+    kept = text
+    for u in reversed(headers):
+        kept = kept[: u.start] + kept[u.end :]
+    return kept.strip(), _text_of(text, headers)
