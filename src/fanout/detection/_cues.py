@@ -280,7 +280,7 @@ WH_START = re.compile(
     r"(?:qué|cómo|cuál(?:es)?|quién(?:es)?|cuándo|dónde|cuánt[oa]s?|por\s+qué|¿)|"
     r"(?:perché|cosa|chi|quale|quali|quant[oaie])\b|"
     r"(?:o\s+que|qual|quais|quem|onde|por\s+que|quant[oa]s?)\b|"
-    r"(?:что|почему|зачем|как|кто|где|сколько|какой|какая|какое|какие|куда|откуда|чей|чья)\b|"
+    r"(?:что|почему|зачем|как|кто|где|сколько|как\w+|каков\w*|котор\w+|куда|откуда|чей|чья)\b|"
     r"(?:ماذا|لماذا|كيف|متى|أين|كم|هل)(?:\s|$)|"
     r"(?:क्या|क्यों|कैसे|कौन|कब|कहाँ|कहां|कितना|कितनी|कितने|किसने)(?:\s|$)|"
     r"(?:kya|kyu|kyun|kaise|kaun|kab|kahan|kitna|kitni|kitne|kisne|konsa|kaunsa)\b)",
@@ -290,6 +290,14 @@ WH_START = re.compile(
 
 REQUEST = re.compile(
     r"^\W*(?:(?:please|pls|plz|kindly)\s+)?(?:"
+    # asking in a statement: "I'd like to know who ...", "queria saber quem ..."
+    r"(?:i'?d\s+(?:also\s+)?like\s+to\s+know|i\s+(?:also\s+)?(?:want|need)\s+to\s+know|"
+    r"i\s+(?:also\s+)?wonder|(?:também\s+)?queria\s+saber|quero\s+saber|gostaria\s+de\s+saber|"
+    r"quisiera\s+saber|quiero\s+saber|me\s+gustaría\s+saber|ich\s+möchte\s+(?:gerne\s+)?wissen|"
+    r"ich\s+würde\s+gerne\s+wissen|je\s+voudrais\s+savoir|j'aimerais\s+savoir|vorrei\s+sapere|"
+    r"(?:я\s+)?хочу\s+знать|хотел(?:а)?\s+бы\s+знать|merak\s+ediyorum|bilmek\s+istiyorum|"
+    r"أريد\s+أن\s+أعرف|أود\s+أن\s+أعرف|जानना\s+चाहता|जानना\s+चाहती|janna\s+chahta|"
+    r"janna\s+chahti)|"
     r"(?:explain|describe|list|name|give|define|compare|summari[sz]e|translate|write|calculate|compute|"
     r"find|tell|show|suggest|recommend|outline|identify|provide|convert|estimate|create|draft|generate|"
     r"propose|solve|prove|derive|predict|recommend|teach|brainstorm|compose|convert|recommend|"

@@ -226,7 +226,7 @@ def _whole(
 def _split(
     text: str, preamble: str, parts: list[DetectedQuestion], masked_parts: list[str], *,
     style: str, confidence: float, reason: str, postamble: str = "", links: Links | None = None,
-    header: str = "", lang: str = "",
+    header: str = "", lang: str = "", leans: Sequence[str] = (),
 ) -> Detection:  # fmt: skip
     """A detection of several parts: grouped by their references, kept whole under an
     instruction over all of them or when the evidence is below ``SPLIT_THRESHOLD``."""
@@ -237,7 +237,7 @@ def _split(
             text, preamble, parts, postamble, style, [reason, f"kept whole: {frame}"], header=header
         )
     if links is None:
-        links = dependencies(masked_parts, lang=lang)
+        links = dependencies(masked_parts, lang=lang, leans=leans)
     if links.let_go:
         confidence -= _LET_GO
     confidence = round(confidence, 2)
@@ -316,6 +316,7 @@ _OPTION_OR = re.compile(
 )
 _ASK_FRAME = re.compile(
     r"\b(?:tell|give|show|explain|answer|list)\s+(?:me|us)\b|\b(?:like|want|need|wanna)\s+to\s+know\b|"
+    r"\bhelp\b|"
     r"\b(?:quick\s+)?questions?\b|\bquiero\s+saber|\bme\s+gustaría\s+saber|\bdime\b|"
     r"\bmöchte\s+(?:gerne\s+)?wissen|\bsag\s+mir\b|\bvoudrais\s+savoir|\bdis-moi\b|\bdites-moi\b|"
     r"\bvorrei\s+sapere|\bdimmi\b|\bquero\s+saber|\bme\s+diga\b|\bgostaria\s+de\s+saber|"
@@ -333,7 +334,7 @@ def _loose_list(masked: str, run: list[Item], preamble: str, parts: list[Detecte
     for item in run[1:]:
         if _OPTION_OR.search(masked[max(0, item.mstart - 12) : item.mstart]):
             return False
-    if _ASK_FRAME.search(preamble) or HEADER.match(preamble):
+    if _ASK_FRAME.search(preamble) or HEADER.match(preamble) or preamble.endswith((":", "：")):
         return True
     return all(WH_START.match(p.text) or REQUEST.match(p.text) for p in parts)
 
@@ -453,7 +454,7 @@ def detect(text: str) -> Detection:
     detection = _split(
         text, prose.preamble, parts, [m for _, m in read], style=prose.style,
         confidence=prose.confidence, reason=reason, postamble=prose.postamble,
-        header=prose.header, lang=lang,
+        header=prose.header, lang=lang, leans=prose.leans,
     )  # fmt: skip
     detection.reasons[1:1] = prose.reasons
     return detection

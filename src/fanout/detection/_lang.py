@@ -17,7 +17,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["CJK", "LATIN", "MATERIAL", "Cjk", "Latin", "language_of", "script_of"]
+__all__ = [
+    "CJK",
+    "LATIN",
+    "MATERIAL",
+    "MATERIAL_COLON",
+    "Cjk",
+    "Latin",
+    "language_of",
+    "script_of",
+]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -120,7 +129,7 @@ _EN = Latin(
         r"(?:to|that|if|whether|when|for)\b|\bit(?:'s|\s+is|\s+was|\s+will\s+be|\s+would\s+be)\s+"
         r"(?:\w+\s+){0,2}?(?:to|that|if|whether|when)\b|\b(?:does|did|will|would)\s+it\s+take\b|"
         r"\bit\s+takes?\b|\btime\s+is\s+it\b|\bhow\s+(?:far|long|late|early|cold|hot)\s+is\s+it\b|"
-        r"\bit\s+(?:seems|appears|turns\s+out|rains|snows|matters)\b|\bdoes\s+it\s+matter\b|"
+        r"\bit\s+(?:seems|appears|turns\s+out|rains|snows)\b|\bdoes\s+it\s+matter\b|"
         r"\bis\s+it\s+(?:true|possible|worth|ok|okay|safe|normal|legal|better|bad|wrong|rude|hard|easy)\b|"
         r"\bit(?:'s|\s+is|\s+was|\s+gets?)?\s+(?:so\s+|very\s+|always\s+)?(?:cold|hot|warm|dark|light|sunny|"
         r"rainy|windy|cloudy|humid|late|early|raining|snowing)\b|\bthere(?=\s+(?:is|are|was|were|will|would|"
@@ -454,7 +463,7 @@ _PT = Latin(
         **dict.fromkeys(["eles", "elas", "deles", "delas"], "pl"),
         **dict.fromkeys(["isso", "isto", "aquilo", "lá", "ali", "aí", "nisso", "disso"], "t"),
     },
-    possessive=_set("seu sua seus suas dele dela deles delas"),
+    possessive=_set("seu sua seus suas"),
     person_wh=_set("quem alguém pessoa"),
     determiners=_set(
         "o a os as um uma uns umas este esta estes estas esse essa esses essas aquele aquela meu minha "
@@ -1027,6 +1036,19 @@ _KO = Cjk(
 )
 
 CJK = {lang.code: lang for lang in (_ZH, _JA, _KO)}
+
+# A request that ends in a colon and works on what follows as text ("Translate into
+# French: Where is the station? ..."): in any language.
+MATERIAL_COLON = re.compile(
+    r"^\W*(?:please\s+|pls\s+|bitte\s+|por\s+favor,?\s+)?(?:translate|rewrite|rephrase|paraphrase|"
+    r"reword|proofread|correct|fix|improve|summari[sz]e|shorten|simplify|check|grade|edit|polish|"
+    r"critique|review|übersetze|korrigiere|verbessere|formuliere|traduis|traduisez|corrige|"
+    r"reformule|traduce|traduzca|corrige|reescribe|traduci|correggi|riscrivi|traduza|corrija|"
+    r"reescreva|переведи|исправь|перепиши|перефразируй|çevir|düzelt|ترجم|صحح|अनुवाद|translate\s+karo|"
+    r"翻译|翻譯|改写|润色|翻訳|번역)[^\n]{0,60}[:：]\s*$|(?:を|に)(?:翻訳|訳)して(?:ください)?[:：。]\s*$|"
+    r"(?:로|으로)\s*번역해\s*(?:주세요|줘)?[:：.]?\s*$|[^\n]{0,30}(?:çevir|अनुवाद\s+करें|अनुवाद\s+कीजिए)[:：]\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 # An instruction that treats the items as text to work on (rewrite, translate, correct
 # them): the items are material, not questions to answer.

@@ -88,7 +88,7 @@ _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
         ),
         True,
     ),
-    ("q-prefix", re.compile(rf"(?:{_QWORD})\s*{_NUM}\s*[:.：．)）、]\s*"), True),
+    ("q-prefix", re.compile(rf"(?:{_QWORD})\s*{_NUM}\s*(?:[:.：．)）、]|\s[-–—](?=\s))\s*"), True),
     ("q-prefix", re.compile(rf"第{_NUM}(?:个问题|個問題|题|題|问|問)\s*[:：、.．]?\s*"), True),
     ("ordinal", re.compile(r"第([一二三四五六七八九十])(?:に)?[，,、：:]\s*"), True),
     ("paren", re.compile(r"[(（](\d{1,2}|[一二三四五六七八九十])[)）]\s*"), True),

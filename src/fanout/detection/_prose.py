@@ -80,6 +80,11 @@ _AND_JOIN = re.compile(
     r"أين|كم|هل|لماذا)\s)",
     re.IGNORECASE,
 )
+_ASKS_TO_ASK = re.compile(
+    r"\b(?:a\s+few|a\s+couple(?:\s+of)?|some|several|two|three|four|\d+|few|more)\s+(?:quick\s+|short\s+|"
+    r"simple\s+|random\s+|unrelated\s+|different\s+)*(?:things|questions|qs)\b",
+    re.IGNORECASE,
+)
 # "A? Or B?": the options of one question.
 _OR_START = re.compile(
     r"^\W*(?:or|oder|ou|o|или|либо|yoksa|ya\s+da|veya|أم|या|ya\s+phir|还是|或者|それとも|아니면|또는)"
@@ -146,6 +151,7 @@ class _Unit:
     para: int
     stop: str  # the character that ended it ("?", ".", ";", ":", "\n" or "")
     kind: str = "s"
+    leans: str = ""  # why it leans on the part before, though a question of its own
 
 
 @dataclass
@@ -160,6 +166,8 @@ class Prose:
     """Where each part starts, connective included."""
     asking: list[bool]
     """Whether each part asks (a question) rather than requests."""
+    leans: list[str]
+    """Why each part leans on the one before though it asks on its own ("" if not)."""
     preamble: str
     header: str
     postamble: str
@@ -293,7 +301,8 @@ def _kind(masked: str, u: _Unit) -> str:
     if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
         return "c"
     if _ENDS_ASKING.search(body):
-        return "q"
+        # "Can you help me with a few things?": asks to ask, announcing the parts
+        return "h" if words(body) <= 12 and _ASKS_TO_ASK.search(body) else "q"
     if words(body) <= 16 and INSTRUCTION.match(body):
         return "i"
     if HEADER.match(body):
@@ -346,10 +355,63 @@ def _text_of(text: str, units: list[_Unit]) -> str:
     return out.strip()
 
 
-def _short(body: str) -> bool:
-    """Too short to be a question of its own ("Why?", "And the price?", 深圳呢？)."""
+def _short(body: str, lang: str) -> bool:
+    """Too short to be a question of its own ("Why?", "And the price?", 深圳呢？; in
+    Turkish, Arabic and Hindi, which say "what is X" in two words, one word)."""
     cjk = len(_CJK.findall(body))
-    return words(body) - cjk // 2 + (cjk + 1) // 2 < 3
+    n = words(body) - cjk // 2 + (cjk + 1) // 2
+    return n < (2 if lang in _COMPACT and not cjk else 3)
+
+
+_COMPACT = frozenset(("tr", "ar", "hi", "hi-en"))
+HELD = 0.55
+"""The confidence of parts found with nothing to show they are separate: below the
+split threshold, so they are kept in one group (and ``reasons`` says why)."""
+_AUX_START = re.compile(
+    r"^\W*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|am|ist|sind|war|kann|"
+    r"hat|gibt|est|sont|es|son|está|están|è|sono|é|são|есть|был|была)\b",
+    re.IGNORECASE,
+)
+# Question words WH_START leaves out because they also start statements.
+_WH_MORE = re.compile(
+    r"^\W*(?:come|como|que|qu'|cual|quando|dove|onde|quem|qui|quand|où|wann|wo|когда|как|o que)\b",
+    re.IGNORECASE,
+)
+_FRAGMENT_LANGS = frozenset(("en", "de", "fr", "es", "it", "pt", "ru"))
+
+
+def _follows(body: str, u: _Unit, lang: str) -> bool:
+    """A unit that only continues the part before, as one question with it: "Why?",
+    "What about X?", "And the price?", "Or B?"."""
+    if _FOLLOW_UP.search(body) or _short(body, lang) or _OR_START.match(body):
+        return True
+    return u.lead_kind == "and" and (
+        u.kind == "r" or (words(body) < 4 and WH_START.match(body) is None)
+    )
+
+
+def _leans(body: str, u: _Unit, lang: str, base: Latin | None) -> str:
+    """Why a question of its own still leans on the part before: "Give an example."
+    (a request about nothing of its own), "How long does it take?" (nothing of its own
+    to be about), "At what temperature?" (a fragment); or ""."""
+    if u.kind == "r" and _GENERIC_REQUEST.match(body):
+        return "a request with nothing of its own"
+    if base is None:
+        return ""
+    content, named = content_words(base, body)
+    if not content and not named:
+        return "nothing of its own to be about"
+    if (
+        lang in _FRAGMENT_LANGS
+        and u.kind == "q"
+        and words(body) <= 4
+        and WH_START.match(body) is None
+        and _WH_MORE.match(body) is None
+        and REQUEST.match(body) is None
+        and _AUX_START.match(body) is None
+    ):
+        return "a fragment of a question"
+    return ""
 
 
 def _own_topic(lang: Latin, text: str) -> tuple[set[str], bool]:
@@ -366,6 +428,7 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
     units = _with_leads(text, masked, _units(text, masked))
     if not units:
         return None
+    base = None if script_of(text) is not None else LATIN.get(lang)
     for u in units:
         u.kind = _kind(masked, u)
     # code and quotations in a row are one unit
@@ -451,19 +514,14 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
             pre += pending
             parts.append([u])
             firsts_of.append(u)
-        elif not semi and (
-            _FOLLOW_UP.search(body)
-            or _short(body)
-            or (u.lead_kind == "and" and (words(body) < 4 or u.kind == "r"))
-            or _OR_START.match(body)
-            or (u.kind == "r" and _GENERIC_REQUEST.match(body))
-        ):
+        elif not semi and _follows(body, u, lang):
             parts[-1] += [*pending, u]
         elif u.lead_kind in ("strong", "also", "ordinal"):
             parts[-1] += pending
             parts.append([u])
             firsts_of.append(u)
         else:
+            u.leans = "" if semi else _leans(body, u, lang, base)
             parts.append([*pending, u])
             firsts_of.append(u)
         pending = []
@@ -533,10 +591,12 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
     one_per_line = all(len(ls) == 1 for ls in lines) and len(set().union(*lines)) == len(parts)
     style = "lines" if one_per_line else "sentences"
     all_questions = all(f.kind == "q" for f in firsts_of)
-    if not cue and not all(asking) and not (style == "lines" and sum(asking) >= 2):
-        return None  # requests among the parts, with nothing to say they are separate
     reasons: list[str] = []
-    if style == "lines" and all_questions:
+    if not cue and not all(asking) and not (style == "lines" and sum(asking) >= 2):
+        # requests among the parts, with nothing to say they are separate
+        confidence = HELD
+        reasons.append("requests among the parts and no sign that they are separate")
+    elif style == "lines" and all_questions:
         confidence = 0.8
     elif style == "lines" and (cue or sum(asking) >= 2):
         confidence = 0.75
@@ -549,25 +609,31 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
         # each is about something of its own, and nothing shows they are one matter
         confidence = 0.65 if weak else 0.62
         base = LATIN.get(lang)
-        if (
-            base is None
-            or script_of(text) is not None
-            or context_before
-            or not all(asking)
-            or len({u.para for p in parts for u in p}) > 1
-            or any(_DEICTIC.search(masked[p[0].start : p[-1].end]) for p in parts)
-            or any(_FIRST_PERSON[lang].search(masked[p[0].start : p[-1].end]) for p in parts)
-        ):
-            return None
-        topics = [
-            _own_topic(base, masked[f.body : p[-1].end])
-            for f, p in zip(firsts_of, parts, strict=True)
-        ]
-        if not all(enough for _, enough in topics) or any(
-            x[0] & y[0] for n, x in enumerate(topics) for y in topics[n + 1 :]
-        ):
-            return None
-        reasons.append("questions each about something of its own")
+        why = ""
+        if base is None or script_of(text) is not None:
+            why = "no cue that they are separate"
+        elif context_before or len({u.para for p in parts for u in p}) > 1:
+            why = "context before them, and no cue that they are separate"
+        elif not all(asking):
+            why = "a request among them, and no cue that they are separate"
+        elif any(_DEICTIC.search(masked[p[0].start : p[-1].end]) for p in parts):
+            why = "a part points at something outside it"
+        elif any(_FIRST_PERSON[lang].search(masked[p[0].start : p[-1].end]) for p in parts):
+            why = "the speaker's own situation, and no cue that they are separate"
+        else:
+            topics = [
+                _own_topic(base, masked[f.body : p[-1].end])
+                for f, p in zip(firsts_of, parts, strict=True)
+            ]
+            if not all(enough for _, enough in topics):
+                why = "a part without enough of its own to be about"
+            elif any(x[0] & y[0] for n, x in enumerate(topics) for y in topics[n + 1 :]):
+                why = "the parts share what they are about"
+        if why:
+            confidence = HELD
+            reasons.append(f"{len(parts)} questions, {why}")
+        else:
+            reasons.append("questions each about something of its own")
     if cue:
         reasons.append(f"several parts: {cue}")
 
@@ -580,6 +646,7 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
         leads=leads,
         starts=starts,
         asking=asking,
+        leans=[f.leans for f in firsts_of],
         preamble=_text_of(text, sorted(pre, key=lambda u: u.start)),
         header=_text_of(text, headers),
         postamble=_text_of(text, post),

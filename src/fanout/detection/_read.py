@@ -362,14 +362,17 @@ _WH_ANYWHERE = re.compile(
     re.IGNORECASE,
 )
 _VERB_LATE = frozenset(("tr", "hi", "hi-en"))
-_ANCHOR = re.compile(r"(?<![.?!¿¡]\s)(?<!^)\b[A-Z\u0400-\u042f][\w-]*|\d|'[^']+'|\x00")
+_ANCHOR = re.compile(
+    r"(?<![.?!¿¡]\s)(?<!^)\b[A-Z\u0400-\u042f][\w-]*|\b[A-Z]{2,}\b|\d|'[^']+'|\x00"
+)
+_CAPITAL = re.compile(r"\b[A-Z\u00c0-\u00de\u0400-\u042f][\w-]*")
 
 
 def stands_alone(text: str, after: int, lang: Latin | None = None) -> bool:
     """After an opening "and" / "y" / "und": a whole question with something of its own
-    to be about (a name, a number, a quoted word; in Arabic and Hindi, which have no
-    capitals, two words of its own), as in "And what does DNA stand for?", unlike "And
-    the population?" or "And what is the capital?"."""
+    to be about (a name, a number, a quoted word, or two words of its own), as in "And
+    what does DNA stand for?" or "And why is the sky blue?", unlike "And the
+    population?" or "And what is the capital?"."""
     rest = text[after:]
     if words(rest) < 3:
         return False
@@ -378,8 +381,10 @@ def stands_alone(text: str, after: int, lang: Latin | None = None) -> bool:
         code in _VERB_LATE and _WH_ANYWHERE.search(rest)
     ):
         return False
-    if lang is not None and code in ("ar", "hi"):
-        return sum(_content(lang, t) for t in _tokens(rest)) >= 2
+    if lang is not None and sum(_content(lang, t) for t in _tokens(rest)) >= 2:
+        return True  # "And why is the sky blue?": two words of its own to be about
+    if code in _VERB_LATE and _CAPITAL.search(rest):
+        return True  # "Aur Taj Mahal kisne banwaya?": the name comes first, the question word later
     return any(m.group() != "I" for m in _ANCHOR.finditer(rest.strip()))
 
 
@@ -388,7 +393,7 @@ _NOT_TOPIC = _set(
     "doing wrong happen happens happened mean means work works need needs best good better worse bad "
     "way ways thing things stuff problem problems reason reasons risk risks side effects cost costs "
     "time long take takes difference exactly really actually possible normal okay fine right kind "
-    "example examples idea ideas option options lot much many more most"
+    "example examples idea ideas option options lot much many more most ones one"
 )
 
 

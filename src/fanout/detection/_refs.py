@@ -24,9 +24,10 @@ it; it then groups only when the part before introduced someone or something.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._lang import CJK, LATIN, MATERIAL, Cjk, Latin, language_of, script_of
+from ._lang import CJK, LATIN, MATERIAL, MATERIAL_COLON, Cjk, Latin, language_of, script_of
 from ._read import Read, read_cjk, read_latin, stands_alone, words
 
 __all__ = ["Links", "dependencies", "framing", "words"]
@@ -61,6 +62,7 @@ _NAMED_KEYS = re.compile(
 )
 _ALL_BEFORE = {
     "en": re.compile(
+        r"^\W*which\s+ones?\s+(?:would|should|could|can|will|do|did)\b|"
         r"^\W*which(?: one)?(?: of (?:them|these|those|the two|the three))?\s+(?:is|was|are|were|would|"
         r"should|has|have|costs?|takes?|do|does)\b|\b(?:rank|sort|order|compare|contrast|combine|merge|"
         r"connect|link|relate|match|classify|group)\s+(?:them|these|those|all|both|the (?:two|three|"
@@ -177,9 +179,11 @@ def dependencies(
     *,
     shared_context: bool = False,
     lang: str = "",
+    leans: Sequence[str] = (),
 ) -> Links:
     """Group parts that refer to earlier parts (with the one they name, the one they
-    lean on, or all before them). ``parts`` should have quotes and code masked."""
+    lean on, or all before them). ``parts`` should have quotes and code masked;
+    ``leans`` says, for parts already known to lean on the part before, why."""
     g = _Groups(len(parts))
     reasons: list[str] = []
     let_go: list[str] = []
@@ -204,12 +208,19 @@ def dependencies(
     def stems(j: int) -> set[str]:
         return {LATIN[codes[j]].stem(w) for w in read(j).contents} if codes[j] in LATIN else set()
 
+    def _names_before(i: int) -> int | None:
+        """The nearest earlier part that names something (a capitalised word)."""
+        return next((j for j in range(i - 1, -1, -1) if read(j).person), None)
+
     def link(i: int, j: int, why: str) -> None:
         g.union(i, j)
         reasons.append(f"part {i + 1} leans on part {j + 1}: {why}")
 
     for i, part in enumerate(parts):
         if i == 0:
+            continue
+        if i < len(leans) and leans[i]:
+            link(i, i - 1, leans[i])
             continue
         code = codes[i]
         low = lowered[i]
@@ -256,6 +267,13 @@ def dependencies(
                 to = next((j for j in earlier if stem in stems(j)), None)
                 if to is None and not shared_context:
                     to = i - 1
+            if (
+                to is None
+                and not demonstrative
+                and stem in _categories(codes[i])
+                and not _RESTRICTED.match(part, part.find(phrase) + len(phrase))
+            ):
+                to = _names_before(i)  # "Who wrote Pinocchio? When was the book published?"
             if to is not None:
                 link(i, to, repr(phrase))
         if here.generic:
@@ -279,6 +297,42 @@ def dependencies(
     return Links(g.groups(), reasons, let_go, latin)
 
 
+# Nouns for the kinds of things a name names ("Who wrote Pinocchio? When was the book
+# published?"): with a definite article they point back at the name.
+_CATEGORY_NOUNS = {
+    "en": "book novel film movie song album painting picture play poem company firm city town country "
+    "team band show series building bridge tower river mountain lake island game app brand war battle "
+    "university museum opera symphony",
+    "es": "libro novela película canción álbum cuadro obra empresa ciudad país equipo banda serie "
+    "edificio puente torre río montaña lago isla juego guerra",
+    "fr": "livre roman film chanson album tableau pièce entreprise société ville pays équipe groupe "
+    "série bâtiment pont tour fleuve montagne lac île jeu guerre",
+    "de": "buch roman film lied album bild gemälde stück firma unternehmen stadt land mannschaft band "
+    "serie gebäude brücke turm fluss berg see insel spiel krieg",
+    "it": "libro romanzo film canzone album quadro opera azienda città paese squadra gruppo serie "
+    "edificio ponte torre fiume montagna lago isola gioco guerra",
+    "pt": "livro romance filme música canção álbum quadro obra empresa cidade país time equipe banda "
+    "série prédio ponte torre rio montanha lago ilha jogo guerra",
+}
+_CATEGORY_STEMS: dict[str, frozenset[str]] = {}
+# What names the thing then and there: "the river Nile", "the city of Lyon", "the book that ...".
+_RESTRICTED = re.compile(
+    r"\s*(?:[A-Z\x00\"'“«]|\d|(?:of|de|del|des|du|di|della|von|vom|do|da|that|which|who|whose|que|qui|"
+    r"che|der|die|das|den|called|named|titled)\b)"
+)
+
+
+def _categories(code: str) -> frozenset[str]:
+    found = _CATEGORY_STEMS.get(code)
+    if found is None:
+        lang = LATIN.get(code)
+        nouns = _CATEGORY_NOUNS.get(code, "").split()
+        found = _CATEGORY_STEMS[code] = (
+            frozenset(lang.stem(n) for n in nouns) if lang else frozenset()
+        )
+    return found
+
+
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE = re.compile(r"(?<=[.?!。？！])\s*")
 
@@ -294,7 +348,7 @@ def framing(preamble: str, postamble: str, latin: str = "en") -> str | None:
         return None
     script = script_of(frame)
     lang: Latin | Cjk = CJK[script] if script is not None else LATIN.get(latin, LATIN["en"])
-    m = MATERIAL[lang.code].search(frame)
+    m = MATERIAL[lang.code].search(frame) or MATERIAL_COLON.search(last)
     if m is not None:
         return f"the items are text to work on ({m.group().strip()!r})"
     m = lang.frame_whole.search(frame)
