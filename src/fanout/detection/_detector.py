@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from ._cues import HEADER, REQUEST, WH_START, lead_of
 from ._lang import language_of, script_of
 from ._markers import Item, find_items, mask, runs
-from ._prose import drop_headers, read_prose
+from ._prose import drop_headers, maybe_several, read_prose
 from ._refs import Links, dependencies, framing, words
 
 __all__ = ["SPLIT_THRESHOLD", "DetectedQuestion", "Detection", "detect"]
@@ -361,10 +361,12 @@ def detect(text: str) -> Detection:
     if not text.strip():
         return _single(text, 1.0, "empty")
     masked = mask(text)
-    lang = "en" if script_of(text) else language_of(text)
 
     # 1. Lists.
     lists = runs(find_items(masked))
+    if not lists and not maybe_several(masked):
+        return _single(text, 0.9, "one question")
+    lang = "en" if script_of(text) else language_of(text)
     for run in reversed(lists):
         preamble, spans, postamble = _from_list(text, masked, run)
         if any(i.inline for i in run):

@@ -869,6 +869,7 @@ _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _ARABIC = re.compile(r"[\u0600-\u06ff]")
 _DEVANAGARI = re.compile(r"[\u0900-\u097f]")
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
+_NOT_LATIN = re.compile(r"[\u0400-\u04ff\u0600-\u06ff\u0900-\u097f]")
 
 
 def language_of(text: str) -> str:
@@ -877,7 +878,7 @@ def language_of(text: str) -> str:
     ``en``, ``de``, ``fr``, ``es``, ``it``, ``pt``, ``tr`` or ``hi-en`` (Hindi in Latin
     letters) from its function words and letters (``en`` when unsure)."""
     head = text[:400]
-    if not head.isascii():
+    if not head.isascii() and _NOT_LATIN.search(head):
         latin = len(_LATIN_LETTER.findall(head))
         for script, code in ((_CYRILLIC, "ru"), (_ARABIC, "ar"), (_DEVANAGARI, "hi")):
             if len(script.findall(head)) > latin:
@@ -900,6 +901,8 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 
 def script_of(text: str) -> str | None:
     """``ko``, ``ja`` or ``zh`` when the text is written in that script, else None."""
+    if text.isascii():
+        return None
     if _HANGUL.search(text):
         return "ko"
     if _KANA.search(text):

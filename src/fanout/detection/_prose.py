@@ -36,7 +36,7 @@ from ._cues import HEADER, INSTRUCTION, LEADIN, REQUEST, WH_START, lead_of
 from ._lang import LATIN, Latin, script_of
 from ._read import content_words, words
 
-__all__ = ["Prose", "drop_headers", "read_prose"]
+__all__ = ["Prose", "drop_headers", "maybe_several", "read_prose"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -188,12 +188,11 @@ def _units(text: str, masked: str) -> list[_Unit]:
     start = 0
 
     def close(end: int, stop: str) -> None:
-        a, b = start, end
-        while a < b and masked[a].isspace():
-            a += 1
-        while b > a and masked[b - 1].isspace():
-            b -= 1
-        if a < b:
+        piece = masked[start:end]
+        stripped = piece.strip()
+        if stripped:
+            a = start + len(piece) - len(piece.lstrip())
+            b = a + len(stripped)
             line = bisect.bisect_left(newlines, a)
             para = bisect.bisect_left(breaks, a)
             out.append(_Unit(a, b, a, "", "", line, para, stop))
@@ -422,9 +421,19 @@ def _own_topic(lang: Latin, text: str) -> tuple[set[str], bool]:
     return stems, len(stems) >= 2 or (named and len(stems) >= 1)
 
 
+_MAYBE_SEVERAL = re.compile(r"[?？؟;；؛。！:：]\s*\S|[.!]\s+\S|\n\s*\S")
+
+
+def maybe_several(masked: str) -> bool:
+    """Whether ``masked`` could hold two units at all (a quick test before reading it)."""
+    return bool(_MAYBE_SEVERAL.search(masked.rstrip()) or _AND_JOIN.search(masked))
+
+
 def read_prose(text: str, masked: str, lang: str) -> Prose | None:
     """The parts of a prompt without list markers, or None if it holds fewer than two
     (or if what surrounds them does not let them be told apart safely)."""
+    if not maybe_several(masked):
+        return None
     units = _with_leads(text, masked, _units(text, masked))
     if not units:
         return None

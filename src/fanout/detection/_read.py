@@ -13,7 +13,9 @@ city"). Chinese, Japanese and Korean parts are read with the patterns of
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ._lang import Cjk, Latin
@@ -34,8 +36,14 @@ _LATIN_WORD = re.compile(rf"(?:{_LETTER})+(?:'(?:{_LETTER})+)*")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+_SIMPLE_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*")
+_NEEDS_MARKS = re.compile(r"[\u0600-\u06ff\u0900-\u097f]")
+
+
 def words(text: str) -> int:
     """Words in ``text``, in any script (two CJK characters count as one word)."""
+    if text.isascii():
+        return len(_SIMPLE_WORD.findall(text))
     return len(_LATIN_WORD.findall(text)) + len(_CJK_CHAR.findall(text)) // 2
 
 
@@ -83,10 +91,15 @@ class _Tok:
     start: int
 
 
-def _tokens(text: str) -> list[_Tok]:
+_PLAIN_TOKEN = re.compile(r"[^\W\d_]+|\d+|[?？!！.。,，;；:：؟،؛।]")
+
+
+@functools.lru_cache(maxsize=256)
+def _tokens(text: str) -> tuple[_Tok, ...]:
+    """The words and punctuation of ``text`` (read once: parts are read several times)."""
     out: list[_Tok] = []
     initial = True
-    for m in _TOKEN.finditer(text):
+    for m in (_TOKEN if _NEEDS_MARKS.search(text) else _PLAIN_TOKEN).finditer(text):
         w = m.group()
         if w in _PUNCT:
             out.append(_Tok(w, w, False, False, True, m.start()))
@@ -95,7 +108,7 @@ def _tokens(text: str) -> list[_Tok]:
         hyphen = m.start() > 0 and text[m.start() - 1] == "-"
         out.append(_Tok(w, w.lower(), initial, hyphen, False, m.start()))
         initial = False
-    return out
+    return tuple(out)
 
 
 @dataclass
@@ -132,7 +145,7 @@ def _content(lang: Latin, tok: _Tok) -> bool:
 
 
 def _has_antecedent(
-    lang: Latin, toks: list[_Tok], limit: int, kind: str, *, same_clause: bool, inversion: bool
+    lang: Latin, toks: Sequence[_Tok], limit: int, kind: str, *, same_clause: bool, inversion: bool
 ) -> bool:
     if kind == "pl" and lang.code != "de":
         return any(_plural(lang, toks, j) for j in range(limit))
@@ -165,7 +178,7 @@ def _has_antecedent(
     return False
 
 
-def _plural(lang: Latin, toks: list[_Tok], j: int) -> bool:
+def _plural(lang: Latin, toks: Sequence[_Tok], j: int) -> bool:
     """Something plural for "they" or "these" to point at: a plural noun, or two joined."""
     t = toks[j]
     if t.low in ("and", "et", "y", "und"):
@@ -301,7 +314,7 @@ def _arabic_clitic(word: str) -> bool:
     return word not in _AR_NOT_CLITIC and _AR_CLITIC.match(word) is not None
 
 
-def _arabic_zero_subject(toks: list[_Tok]) -> str:
+def _arabic_zero_subject(toks: Sequence[_Tok]) -> str:
     """متى تأسست؟: a question with no noun of its own (nouns take the article ال)."""
     if not toks or toks[-1].low not in ("?", "？", "؟"):
         return ""
@@ -316,7 +329,7 @@ def _arabic_zero_subject(toks: list[_Tok]) -> str:
 _TR_POSSESSIVE = re.compile(r"(?:s?[ıiuü]|s?[ıiuü]n[ıiuüa]?)$")
 
 
-def _turkish_zero_subject(lang: Latin, toks: list[_Tok]) -> str:
+def _turkish_zero_subject(lang: Latin, toks: Sequence[_Tok]) -> str:
     """Nüfusu ne kadar?: "its population" with no owner of its own."""
     if not toks or toks[-1].low not in ("?", "？"):
         return ""
@@ -328,7 +341,7 @@ def _turkish_zero_subject(lang: Latin, toks: list[_Tok]) -> str:
     return ""
 
 
-def _bare_definite(lang: Latin, toks: list[_Tok]) -> str:
+def _bare_definite(lang: Latin, toks: Sequence[_Tok]) -> str:
     """ "What are the risks?": a question whose only subject is a definite noun with
     nothing to say which one (English only: other languages put an article before
     abstract nouns, "¿Qué es la gravedad?")."""
@@ -435,7 +448,7 @@ _PRO_DROP = {
 }
 
 
-def _zero_subject(lang: Latin, toks: list[_Tok]) -> str:
+def _zero_subject(lang: Latin, toks: Sequence[_Tok]) -> str:
     """¿Dónde nació?, Onde nasceu?, Dove è nato?: a question about someone it never
     names (Spanish, Portuguese and Italian drop subjects)."""
     if not toks or toks[-1].low not in ("?", "？"):
@@ -459,7 +472,7 @@ def _zero_subject(lang: Latin, toks: list[_Tok]) -> str:
     return "a question with no subject" if len(content) <= 2 else ""
 
 
-def _noun_after(lang: Latin, toks: list[_Tok], k: int) -> tuple[int, _Tok] | None:
+def _noun_after(lang: Latin, toks: Sequence[_Tok], k: int) -> tuple[int, _Tok] | None:
     for n in range(k + 1, min(k + 4, len(toks))):
         tok = toks[n]
         if tok.punct:
