@@ -344,6 +344,13 @@ def _and_joins(masked: str, u: _Unit) -> list[re.Match[str]]:
     return joins
 
 
+def _trimmed(masked: str, start: int, end: int) -> int:
+    """Where a part ends without the semicolon or comma that separated it from the next."""
+    while end > start and masked[end - 1] in ";；؛,，、 ":
+        end -= 1
+    return end
+
+
 def _text_of(text: str, units: list[_Unit]) -> str:
     """Units rejoined as written (a line break where they were on different lines)."""
     out = ""
@@ -647,7 +654,7 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
         reasons.append(f"several parts: {cue}")
 
     # a part's text runs from its first unit (statements before its question included)
-    spans = [(p[0].body, p[-1].end) for p in parts]
+    spans = [(p[0].body, _trimmed(masked, p[0].body, p[-1].end)) for p in parts]
     starts = [p[0].start for p in parts]
     leads = [(p[0].lead, p[0].lead_kind) for p in parts]
     return Prose(
