@@ -529,7 +529,11 @@ class TestShapesPeopleSplit:
         [
             (
                 "Define entropy; explain how a transistor works; name three Baroque composers",
-                ["Define entropy", "explain how a transistor works", "name three Baroque composers"],
+                [
+                    "Define entropy",
+                    "explain how a transistor works",
+                    "name three Baroque composers",
+                ],
             ),
             (
                 "Quick facts please: capital of Mongolia; boiling point of ethanol; author of Moby-Dick",

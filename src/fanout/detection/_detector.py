@@ -2,35 +2,45 @@
 
 ``detect(text)`` is rule-based and needs no model call. It looks for, in order:
 
-1. a list: parts starting with a marker — ``1.`` ``1)`` ``(1)`` ``Q1:`` ``1、`` ``（1）``
-   ``①`` ``i.`` ``a)`` ``一、`` ``问题一：`` ``第二题：`` ``問1：`` ``문제 1.`` or a bullet —
-   numbered in sequence from the first value, each at the start of a line or, for a
-   list written on one line, right after the end of a sentence or a colon. The last
-   such list whose items read as questions or requests is taken; the text before it
-   is the shared preamble (a document the questions are about, instructions, an
-   earlier list), the text after it a shared postamble;
-2. otherwise, two or more lines that each end with a question mark;
-3. otherwise, two or more question sentences in one paragraph.
+1. a list: parts starting with a marker — ``1.`` ``1)`` ``(1)`` ``Q1:`` ``**Question 1:**``
+   ``1、`` ``（1）`` ``①`` ``i.`` ``a)`` ``一、`` ``问题一：`` ``第二题：`` ``問1：`` ``문제 1.``
+   or a bullet (``-`` ``•`` ``・`` an emoji) — numbered in sequence from the first value,
+   each at the start of a line (indented or not) or, for a list written on one line,
+   right after the end of a sentence or a colon, or inside a sentence when what comes
+   before asks for the items ("tell me 1) ... 2) ...", "(1) ..., and (2) ...?"). The last
+   such list whose items read as questions or requests is taken; the text before it is
+   the shared preamble (a document, instructions, an earlier list), the text after it a
+   shared postamble; a header that only counts the questions ("Two questions:") is
+   left out of both;
+2. otherwise, questions and requests in sentences or lines (``_prose``): question
+   sentences and lines, requests, several questions joined by "and", items between
+   semicolons; an instruction before or after them ("Reply in Spanish.", "Keep each
+   answer short.") goes with every part, a connective that opens a part ("Also,",
+   "Separately,", "First,", También, И ещё:, 그리고, 还有，, أيضاً، ...) is left out of it.
 
 What is never split: text inside code (fenced, indented, or a comment after code),
-inline code, quotes and block quotes; a list whose items are options (``A. Paris``),
-things to consider, or steps of one task (announced by "steps", "in order", "步骤",
-...); a list under an instruction that spans its items (rank them, answer with the
-same word, one story in three parts, choose among them); a single question.
+inline code, quotes and block quotes; a list whose items are options (``A. Paris``,
+"1) X or 2) Y"), things to consider, or steps of one task (announced by "steps", "in
+order", "步骤", ...); a list under an instruction that spans its items (rank them,
+answer with the same word, one story in three parts, choose among them, improve or
+translate these questions, one FAQ or quiz); a single question.
 
-Parts that lean on an earlier part (see ``_detect_refs``: pronouns, demonstratives,
-definite references to what an earlier part introduced, ellipsis, "based on your
-answer to 2") are grouped with it: a group is sent as one question, and no group is
-ever split apart.
+Parts that lean on an earlier part (see ``_refs.dependencies``: pronouns,
+demonstratives, definite references to what an earlier part introduced or named,
+ellipsis, "based on your answer to 2", a question with nothing of its own to be about)
+are grouped with it: a group is sent as one question, and no group is ever split apart.
 
 ``confidence`` is a level of evidence, each level's precision measured on the labelled
 sets (docs/wrap.md): 0.95 a list with a marker at the start of each line, every item a
-question or request; 0.9 the same list written on one line; 0.85 bullets; 0.8 one
-question per line; 0.75 a list with some items that do not read as questions; 0.65
-question sentences in a paragraph; 0.07 less (0.88, 0.83, ...) when a pronoun was
-judged to point inside its own part or into the shared context rather than at an
-earlier part. Below ``SPLIT_THRESHOLD`` (0.6) nothing is split: question sentences
-with such a pronoun (0.58) are kept whole.
+question or request; 0.9 the same list written on one line; 0.85 bullets, or numbers
+inside a sentence; 0.8 one question per line; 0.75 a list with some items that do not
+read as questions, or lines among which some request; 0.7 sentences with a cue that
+they are separate (a shared instruction, a header, a connective, semicolons); 0.65
+three or more question sentences; 0.62 two questions each about something of its own;
+0.07 less (0.88, 0.83, ...) when a pronoun was judged to point inside its own part or
+into the shared context rather than at an earlier part. Below ``SPLIT_THRESHOLD``
+(0.6) nothing is split: question sentences with such a pronoun (0.58) and parts with
+nothing to show they are separate (0.55) are kept in one group.
 """
 
 from __future__ import annotations

@@ -533,6 +533,8 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
         elif not semi and _follows(body, u, lang):
             parts[-1] += [*pending, u]
         elif u.lead_kind in ("strong", "also", "ordinal"):
+            if u.lead_kind != "strong":  # "Also, how long does it take?" still leans
+                u.leans = "" if semi else _leans(body, u, lang, base)
             parts[-1] += pending
             parts.append([u])
             firsts_of.append(u)
