@@ -686,6 +686,52 @@ class TestShapesPeopleSplit:
         assert any("no cue" in r or "own situation" in r for r in d.reasons)
 
 
+class TestMoreShapes:
+    """Shapes whose first scoring on held-out set 4 showed a general gap."""
+
+    @pytest.mark.parametrize(
+        ("text", "n"),
+        [
+            ("Yo, couple of quick things: how do I descale a kettle, and what's the capital of Ghana?", 2),
+            ("In two words each: what is the largest planet, what gas do plants absorb, and who wrote Hamlet?", 3),
+            ("## Health\nHow much water should I drink a day?\n\n## Tech\nHow do I reset my router?", 2),
+            ("・日本の首都はどこですか？\n・富士山の高さは何メートルですか？", 2),
+            ("cuantos años tiene la tierra y quien invento el telefono y donde queda machu picchu", 3),
+            ("- ما فوائد القهوة؟\n- كم يبلغ عدد سكان طوكيو؟", 2),
+        ],
+    )  # fmt: skip
+    def test_headers_greetings_sections_and_lists_split(self, text: str, n: int) -> None:
+        """'A couple of things:' after a greeting, 'In two words each:' before questions
+        separated by commas, markdown section headings, '・' with no space, questions
+        joined by 'y' without accents, Arabic questions that name things without 'ال'."""
+        d = detect(text)
+        assert d.groups == [[i] for i in range(n)], d.reasons
+        assert not any(q.text.startswith(("・", "#", "-")) for q in d.questions)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "What is the capital of Chile? Who wrote Dracula?",
+            "Can you explain how compound interest works? Like, why does the balance grow faster later?",
+            "Which gas makes up most of the air?\nWhat is it used for in industry?",
+            "Who founded Tesla Motors?\nHow many employees did its first factory have?",
+        ],
+    )
+    def test_no_cue_sql_placeholders_and_references_keep_it_whole(self, text: str) -> None:
+        """Two questions with nothing to say they are separate are held below the
+        threshold; 'what is it used for' and 'how many X did its ...' point back."""
+        assert not detect(text).independent
+
+    def test_a_question_mark_inside_sql_or_inside_a_sentence_ends_nothing(self) -> None:
+        """SQL outside a fence is code; 'The ? marks ...' goes on after its '?'."""
+        d = detect(
+            "Is the syntax right?\nSELECT id FROM users WHERE email = ? AND name = ?;\n"
+            "The ? marks are bound later."
+        )
+        assert len(d.questions) == 1
+        assert not d.independent
+
+
 class TestReferencesInTheAddedLanguages:
     @pytest.mark.parametrize(
         "text",

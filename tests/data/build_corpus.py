@@ -998,6 +998,29 @@ dev27_check: list[tuple[str, str, str, list[list[int]], dict[str, Any]]] = [
 for lang, category, text, groups, extra in dev27_check:
     add(lang, category, text, groups, **extra)
 
+# A fourth batch, written after the first scoring of held-out set 4 for the general
+# fixes it prompted (pairs of questions with no cue held, greetings and "couple of
+# things" headers, "In one word each:", questions separated by commas, markdown section
+# headings, "・" without a space, unaccented Spanish question words, SQL outside fences,
+# "is it ... for", "how many X ... its", short Arabic questions); none is taken from it.
+dev27_after_holdout4: list[tuple[str, str, str, list[list[int]], dict[str, Any]]] = [
+    ("en", MULTI, "Hi! A couple of things: how do I descale a kettle, and what's the capital of Ghana?", [[0], [1]], {"parts": ["how do I descale", "what's the capital"]}),
+    ("en", MULTI, "In two words each: what is the largest planet, what gas do plants absorb, and who wrote Hamlet?", [[0], [1], [2]], {"parts": ["what is the largest", "what gas do plants", "who wrote Hamlet"], "shared": "In two words each"}),
+    ("en", MULTI, "## Health\nHow much water should I drink a day?\n\n## Tech\nHow do I reset my router?", [[0], [1]], {"parts": ["How much water", "How do I reset"]}),
+    ("ja", MULTI, "・日本の首都はどこですか？\n・富士山の高さは何メートルですか？", [[0], [1]], {"parts": ["日本の首都", "富士山の高さ"]}),
+    ("es", MULTI, "cuantos años tiene la tierra y quien invento el telefono y donde queda machu picchu", [[0], [1], [2]], {"parts": ["cuantos años tiene", "quien invento", "donde queda"]}),
+    ("ar", MULTI, "- ما فوائد القهوة؟\n- كم يبلغ طول نهر النيل؟", [[0], [1]], {"parts": ["ما فوائد القهوة", "كم يبلغ طول"]}),
+    ("en", "single", "Is this query OK?\nSELECT id FROM users WHERE email = ?;\nThe ? gets replaced by the driver.", ONE, {}),
+    ("en", "single", "Can you explain how compound interest works? Like, why does the balance grow faster later?", ONE, {}),
+    ("es", "single", "¿Es caro vivir en Lisboa? ¿Qué barrios recomiendas?", ONE, {}),
+    ("tr", "single", "Kedi mi köpek mi daha kolay bakılır? Hangisini önerirsin?", ONE, {}),
+    ("en", DEP, "Which planet has the most moons?\nWhat is it mostly made of?", [[0, 1]], {}),
+    ("en", DEP, "Who founded Tesla Motors?\nHow many employees did its first factory have?", [[0, 1]], {}),
+    ("it", DEP, "Chi ha dipinto la Cappella Sistina? In che anno è nato?", [[0, 1]], {}),
+]  # fmt: skip
+for lang, category, text, groups, extra in dev27_after_holdout4:
+    add(lang, category, text, groups, **extra)
+
 OUT.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
 print(f"{len(entries)} prompts written to {OUT}")
 

@@ -38,7 +38,7 @@ _ALTERNATIVE_START = re.compile(
     r"(?:(?<=\(\?:)|(?<=\|)|(?<=>)|(?<=\^)|(?<=\\W\*)|(?<=\)\?)|(?<=\)\*)|(?<=\\s\+)|(?<=\\s\*)|^)"
     r"([^\W\d_]+)(\[|\(|\\w)?"
 )
-_FIRST = re.compile(r"[\W_]*")
+_FIRST_WORD = re.compile(r"[\W_]*([^\W\d_]*)")
 _SPACED = re.compile(r"[A-Za-z\u00c0-\u024f\u0400-\u04ff]")
 
 
@@ -65,17 +65,18 @@ class Gated:
         self.prefix = re.compile(alternatives or r"(?!x)x")
 
     def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        start = _FIRST.match(text, pos)
-        at = start.end() if start else pos
+        start = _FIRST_WORD.match(text, pos)
+        if start is None:
+            return None
+        at = start.start(1)
         if at >= len(text):
             return None
         first = text[at]
         if first.isdigit() or first in self.chars or (pos < at and text[at - 1] in self.chars):
             return self.pattern.match(text, pos)
-        word = _LETTERS.match(text, at)
-        if word is None:
+        low = start.group(1).lower()
+        if not low:
             return None
-        low = word.group().lower()
         if low in self.words or self.prefix.match(low):
             return self.pattern.match(text, pos)
         return None
@@ -104,7 +105,7 @@ _STRONG = (
     # ru tr ar hi hi-en
     r"кстати|(?:и\s+)?другой\s+вопрос|ещё\s+один\s+вопрос|еще\s+один\s+вопрос|не\s+по\s+теме|"
     r"на\s+другую\s+тему|отдельный\s+вопрос|bu\s+arada|başka\s+bir\s+soru|alakasız\s+(?:ama|bir\s+soru)|"
-    r"konu\s+dışı|ayrı\s+bir\s+soru|بالمناسبة|سؤال\s+آخر|على\s+صعيد\s+آخر|بعيدا\s+عن\s+ذلك|"
+    r"konu\s+dışı|ayrı\s+bir\s+soru|و?بالمناسبة|و?سؤال\s+آخر|و?على\s+صعيد\s+آخر|بعيدا\s+عن\s+ذلك|"
     r"بعيداً\s+عن\s+ذلك|بشكل\s+منفصل|موضوع\s+آخر|वैसे|एक\s+और\s+सवाल|दूसरा\s+सवाल|अलग\s+सवाल|"
     r"waise|vaise|ek\s+aur\s+(?:sawal|sawaal|question)|alag\s+(?:sawal|question)|"
     r"dusra\s+(?:sawal|question)"
@@ -189,7 +190,7 @@ HEADER = Gated(
     re.compile(
         r"^\W*(?:(?:hey|hi|hello|ok|okay|so|bro|guys|dude|yo|bhai|yaar|sir|hola|hallo|salut)\W+)*(?:"
         # en
-        r"(?:i\s+(?:have|got)\s+|here\s+(?:are|is)\s+|(?:just\s+)?(?:some|a\s+few|a\s+couple(?:\s+of)?|"
+        r"(?:i\s+(?:have|got)\s+|here\s+(?:are|is)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
         r"few|several|my|the|two|three|four|five|\d+)\s+)*(?:(?:more|quick|short|simple|random|unrelated|"
         r"different|separate|small|little|easy|general|trivia|totally|completely)\s+)*(?:questions?|things|"
         r"ones|qs|queries|asks|topics|requests)(?:\s+(?:for\s+you|for\s+today|today|please|here|below|lol|"
@@ -250,7 +251,7 @@ INSTRUCTION = Gated(
         r"(?:\s+please)?\b|"
         r"(?:in|within|under|max(?:imum)?|at\s+most|no\s+more\s+than|less\s+than)\s+\d+\s+(?:words|"
         r"sentences|lines|characters|bullet\s+points|paragraphs)\b|"
-        r"(?:one|a\s+single|two|three|\d+)\s+(?:sentence|line|word|paragraph)s?\s+(?:each|per|max|only|"
+        r"(?:in\s+)?(?:one|a\s+single|a|two|three|\d+)\s+(?:sentence|line|word|paragraph)s?\s+(?:each|per|max|only|"
         r"please|answers?)\b|"
         r"(?:format|structure)\s+(?:it|them|each|every|the|your|as)\b|"
         r"(?:include|add|give|cite|provide)\s+(?:your\s+)?(?:sources|references|citations|examples|an\s+example|"
@@ -333,7 +334,7 @@ WH_START = Gated(
         r"she|it|there|this|that|the|a|an|my|your|our|any|anyone|someone)\b|"
         r"(?:warum|wieso|weshalb|wie|wer|woher|wohin|welche[rsnm]?|was)\b|"
         r"(?:pourquoi|comment|quel(?:le)?s?|combien)\b|"
-        r"(?:qué|cómo|cuál(?:es)?|quién(?:es)?|cuándo|dónde|cuánt[oa]s?|por\s+qué|¿)|"
+        r"(?:qué|cómo|cuál(?:es)?|quién(?:es)?|cuándo|dónde|cuánt[oa]s?|por\s+qué|¿|quien(?:es)?\b|cuant[oa]s?\b)|"
         r"(?:perché|cosa|chi|quale|quali|quant[oaie])\b|"
         r"(?:o\s+que|qual|quais|quem|onde|por\s+que|quant[oa]s?)\b|"
         r"(?:что|почему|зачем|как|кто|где|сколько|как\w+|каков\w*|котор\w+|куда|откуда|чей|чья)\b|"

@@ -241,6 +241,10 @@ def _split(
     """A detection of several parts: grouped by their references, kept whole under an
     instruction over all of them or when the evidence is below ``SPLIT_THRESHOLD``."""
     lang = links.lang if links else lang or ("en" if script_of(text) else language_of(text))
+    if links is None and confidence < SPLIT_THRESHOLD:
+        # below the threshold the parts are one group whatever refers to what
+        reasons = [reason, f"kept whole: confidence {confidence:.2f} is below {SPLIT_THRESHOLD}"]
+        return _whole(text, preamble, parts, postamble, style, reasons, confidence, header)
     frame = None if links else framing(preamble, postamble, lang)  # a list was checked already
     if frame is not None:
         return _whole(

@@ -126,7 +126,7 @@ _EN = Latin(
     ),
     expletive=re.compile(
         r"\b(?:is|was|would|will|does|did|can|could|isn't|wasn't)\s+it\s+(?:be\s+)?(?:\w+\s+){0,2}?"
-        r"(?:to|that|if|whether|when|for)\b|\bit(?:'s|\s+is|\s+was|\s+will\s+be|\s+would\s+be)\s+"
+        r"(?:to|that|if|whether|when)\b|\bit(?:'s|\s+is|\s+was|\s+will\s+be|\s+would\s+be)\s+"
         r"(?:\w+\s+){0,2}?(?:to|that|if|whether|when)\b|\b(?:does|did|will|would)\s+it\s+take\b|"
         r"\bit\s+takes?\b|\btime\s+is\s+it\b|\bhow\s+(?:far|long|late|early|cold|hot)\s+is\s+it\b|"
         r"\bit\s+(?:seems|appears|turns\s+out|rains|snows)\b|\bdoes\s+it\s+matter\b|"
@@ -853,6 +853,10 @@ _CUES = {
         "chahiye mujhe mera meri"
     ),
 }
+_CUE_OF: dict[str, tuple[str, ...]] = {}
+for _code, _words in _CUES.items():
+    for _w in _words:
+        _CUE_OF[_w] = (*_CUE_OF.get(_w, ()), _code)
 # Letters (and elisions) only some of the languages use: each scores for all of them.
 _MARK_OF = {
     **dict.fromkeys("äß", ("de",)), **dict.fromkeys("öü", ("de", "tr")), **dict.fromkeys("œîû", ("fr",)),
@@ -884,8 +888,10 @@ def language_of(text: str) -> str:
             if len(script.findall(head)) > latin:
                 return code
     lowered = head.lower()
-    seen = set(_WORD.findall(lowered))
-    scores = {code: len(seen & cues) for code, cues in _CUES.items()}
+    scores = dict.fromkeys(_CUES, 0)
+    for word in set(_WORD.findall(lowered)):
+        for code in _CUE_OF.get(word, ()):
+            scores[code] += 1
     for mark in _MARKS.findall(lowered):
         codes = _MARK_OF.get(mark, ("fr",))
         for code in codes:

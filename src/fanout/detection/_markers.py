@@ -41,6 +41,15 @@ _PROTECTED: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
         ),
     ),
     (("#", "//", "--"), re.compile(r"^[ \t]+#[^\n]*$|^[ \t]*(?://|--)[ \t][^\n]*$", re.MULTILINE)),
+    # SQL outside fences: a line that opens with an upper-case statement keyword
+    (
+        ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "ALTER", "WITH"),
+        re.compile(
+            r"^[ \t]*(?:SELECT|INSERT\s+INTO|UPDATE|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW)|"
+            r"ALTER\s+TABLE|WITH)\s[^\n]*$",
+            re.MULTILINE,
+        ),
+    ),
     (
         ("#", "//", "--"),
         re.compile(r"(?<=[\w)\]}'\";,])[ \t]+(?:#|//|--)[ \t][^\n]*$", re.MULTILINE),
@@ -48,7 +57,9 @@ _PROTECTED: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
 ]
 
 
-_ANY_PROTECTED = re.compile(r"[`~>\"“「『«#\t]|    |//|--")
+_ANY_PROTECTED = re.compile(
+    r"[`~>\"“「『«#\t]|    |//|--|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|WITH"
+)
 
 
 def mask(text: str) -> str:
@@ -104,7 +115,7 @@ _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
     ("letter", re.compile(r"([a-zA-Z])[.]\s+"), False),
     ("hangul", re.compile(r"([가나다라마바사아자차카타파하])\)\s*"), True),
     ("hangul", re.compile(r"([가나다라마바사아자차카타파하])[.]\s+"), False),
-    ("bullet", re.compile(rf"(?:[-*•・·+–—●○■□▪◦‣►➤✓✔→]|{_EMOJI})\s+"), False),
+    ("bullet", re.compile(rf"(?:[-*•・·+–—●○■□▪◦‣►➤✓✔→]|{_EMOJI})\s+|・"), False),
 ]
 
 
@@ -149,7 +160,7 @@ _MAYBE_MIDLINE = re.compile(
 
 _MAYBE_START = re.compile(
     _MAYBE_MIDLINE.pattern
-    + r"|[a-zA-Z]{1,4}[.)]\s|\([a-zA-Z]\)|[-*•・·+–—●○■□▪◦‣►➤✓✔→]\s|[가나다라마바사아자차카타파하]\.\s"
+    + r"|[a-zA-Z]{1,4}[.)]\s|\([a-zA-Z]\)|[-*•・·+–—●○■□▪◦‣►➤✓✔→]\s|・|[가나다라마바사아자차카타파하]\.\s"
     + rf"|\d{{1,2}} ?[-–] |{_EMOJI}\s"
 )
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ._lang import Cjk, Latin
 
-__all__ = ["Read", "content_words", "read_cjk", "read_latin", "stands_alone", "words"]
+__all__ = ["Read", "content_words", "has_topic", "read_cjk", "read_latin", "stands_alone", "words"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -67,6 +67,8 @@ _FORMAL_DE = _set("Sie Ihr Ihre Ihren Ihrem Ihrer Ihres Ihnen")
 _INTERROGATIVE = _set(
     "what which welche welcher welches welchen welchem quel quelle quels quelles qué cuál"
 )
+_ASKING_ABOUT = _set("how wie comment cómo como quanto quantos")
+_HOW_MUCH = _set("many much viele viel combien cuántos cuántas muchos")
 _WH_PERSON = _set("who whom whose wer wen wem wessen qui quién quiénes")
 _ES_NEUTER = _set("que mejor peor más menos mismo cual único")
 _DEMONSTRATIVE_WORDS = _set(
@@ -151,8 +153,8 @@ def _has_antecedent(
         return any(_plural(lang, toks, j) for j in range(limit))
     for j in range(limit):
         t = toks[j]
-        if t.punct:
-            continue
+        if t.punct or (j and toks[j - 1].low in _ASKING_ABOUT and t.low in _HOW_MUCH):
+            continue  # "How many years did its construction take?": "many years" is asked for
         if t.low in lang.person_wh and not (same_clause and t.low in _WH_PERSON):
             return True  # "Who is her enemy?": the one asked for is not who "her" is
         if (
@@ -316,8 +318,8 @@ def _arabic_clitic(word: str) -> bool:
 
 def _arabic_zero_subject(toks: Sequence[_Tok]) -> str:
     """متى تأسست؟: a question with no noun of its own (nouns take the article ال)."""
-    if not toks or toks[-1].low not in ("?", "？", "؟"):
-        return ""
+    if not toks or toks[-1].low not in ("?", "？", "؟") or sum(not t.punct for t in toks) > 3:
+        return ""  # longer questions name things without ال ("ارتفاع برج خليفة")
     for t in toks:
         if t.punct:
             continue
@@ -408,6 +410,19 @@ _NOT_TOPIC = _set(
     "time long take takes difference exactly really actually possible normal okay fine right kind "
     "example examples idea ideas option options lot much many more most ones one"
 )
+
+
+def has_topic(lang: Latin, text: str) -> bool:
+    """Whether ``text`` has a word that says what it is about, or names something (a
+    quick ``content_words``)."""
+    for n, m in enumerate(_LATIN_WORD.finditer(text)):
+        w = m.group()
+        if w[0].isdigit() or (n and w[0].isupper() and w != "I"):
+            return True
+        low = w.lower()
+        if len(low) >= 3 and low not in lang.function and low not in _NOT_TOPIC:
+            return True
+    return False
 
 
 def content_words(lang: Latin, text: str) -> tuple[list[str], bool]:
