@@ -52,8 +52,9 @@ from dataclasses import dataclass, field
 from ._cues import HEADER, REQUEST, WH_START, lead_of
 from ._lang import language_of, script_of
 from ._markers import Item, find_items, mask, runs
-from ._prose import drop_headers, maybe_several, read_prose
+from ._prose import read_prose
 from ._refs import Links, dependencies, framing, words
+from ._units import drop_headers, maybe_several
 
 __all__ = ["SPLIT_THRESHOLD", "DetectedQuestion", "Detection", "detect"]
 

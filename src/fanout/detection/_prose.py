@@ -1,18 +1,11 @@
 """Reading a prompt written without list markers: sentences, lines, connectives.
 
-The text is cut into *units*: sentences (after ``?`` ``？`` ``؟``, after a full stop
-followed by a space, after ``。``), lines, segments between semicolons, and the text
-before a colon that introduces what follows ("Answer in one sentence each: ...",
-"请简要回答：..."). Several questions joined by "and" in one sentence ("what is X and
-who wrote Y and how many Z") are cut at each "and" that opens a new question. Each
-unit loses its opening connective (``_cues.lead_of``) and is read as one of:
-
-- ``q`` a question (it ends with a question mark), ``w`` a question without one (a
-  question word first: "whats the capital of peru"), ``r`` a request (an imperative);
-- ``i`` an instruction about the answers ("Reply in Spanish.", "Be brief."), ``h`` a
-  header that only counts the questions ("Two questions:"), ``l`` a lead-in that points
-  at them ("Explain the following:");
-- ``s`` a statement, ``c`` code or a quotation (masked).
+The text is cut into units (``_units``: sentences, lines, segments between
+semicolons, the text before a colon that introduces what follows, and several
+questions joined by "and" in one sentence cut at each "and" that opens a new one),
+each read as a question (``q``, or ``w`` without a question mark), a request (``r``),
+an instruction about the answers (``i``), a header (``h``), a lead-in (``l``), a
+statement (``s``) or code (``c``).
 
 Questions and requests start parts; a short follow-up ("Why?", "And the price?", "Give
 an example.") stays in the part before; statements go with the part after them (with
@@ -27,20 +20,25 @@ own.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 from dataclasses import dataclass, field
 
-from ._cues import HEADER, INSTRUCTION, LEADIN, REQUEST, WH_START, lead_of
+from ._cues import REQUEST, WH_START
 from ._lang import LATIN, Latin, script_of
 from ._read import content_words, has_topic, words
+from ._units import (
+    Unit,
+    and_joins,
+    cut_units,
+    kind_of,
+    maybe_several,
+    split_and,
+    text_of,
+    trimmed,
+    with_leads,
+)
 
-__all__ = ["Prose", "drop_headers", "maybe_several", "read_prose"]
-
-
-def _set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
+__all__ = ["HELD", "Prose", "read_prose"]
 
 
 _FOLLOW_UP = re.compile(
@@ -48,45 +46,7 @@ _FOLLOW_UP = re.compile(
     r"what about|how about|is that|are they|does it|can it|为什么呢|那呢|왜요|なぜですか)",
     re.IGNORECASE,
 )
-_QCJK_ASK = re.compile(
-    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|是否|请|請|"
-    r"ですか|ますか|でしょうか|なぜ|何|どう|どの|いつ|どこ|教えて|説明して|ください|"
-    r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요"
-)
-_STOP = re.compile(r"[?？؟]+[\"'”’」』)\]]*|[.!。！।…]+[\"'”’」』)\]]*|[;；؛]|\n")
-_CJK_STOP = frozenset("。！")
-_LINE_END = frozenset("?？؟!！.。:：;；।…\x00")
-_ABBREVIATIONS = _set(
-    "e.g eg i.e ie etc vs mr mrs ms dr st no nr approx ca cf fig vol jr sr inc ltd co z.b bzw "
-    "usw p.ex av dept min max"
-)
-_WORD_BEFORE = re.compile(r"([\w.]+)$")
-_QUESTION_MARK = re.compile(r"[?？؟]")
-_ENDS_ASKING = re.compile(r"[?？؟]\s*[\"'”’」』)\]]*\s*$")
-_COLON = re.compile(r":(?=\s)|：")
-_NEWLINE = re.compile(r"\n")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
-# Several questions in one sentence: "... and who painted ... and how many ...".
-_AND_JOIN = re.compile(
-    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur|और)\s+)(?=(?:"
-    r"what(?:'s|s)?\s+(?:is|are|was|were|does|do|did|can|should|would|will|the|a|an)|"
-    r"(?:what|which)\s+\w+\s+(?:is|are|was|were|does|do|did|can|should|would|will)\b|"
-    r"who(?:'s|s)?\s+\w+|how\s+(?:many|much|long|far|old|big|tall|often|do|does|did|is|are|can|"
-    r"should|to)|(?:why|when|where)\s+(?:is|are|was|were|do|does|did|can|should|would|will)|"
-    r"which\s+\w+\s+(?:is|are|was|were|do|does|did|should|can)|"
-    r"(?:wer|was|wie|warum|wann|wo|welche\w*|qui|quel\w*|comment|pourquoi|quand|où|combien|qué|"
-    r"quién|cómo|cuál|cuándo|dónde|cuánt\w*|quien|como|cuant\w*|donde|chi|cosa|come|quale|quant\w*|"
-    r"quem|qual|onde|кто|что|"
-    r"как|где|когда|сколько|почему|какой|какая|какое|какие)\b))|\s+و(?=(?:ما|ماذا|كيف|من|متى|"
-    r"أين|كم|هل|لماذا)\s)",
-    re.IGNORECASE,
-)
-_ASKS_TO_ASK = re.compile(
-    r"\b(?:a\s+few|a\s+couple(?:\s+of)?|some|several|two|three|four|\d+|few|more)\s+(?:quick\s+|short\s+|"
-    r"simple\s+|random\s+|unrelated\s+|different\s+)*(?:things|questions|qs)\b",
-    re.IGNORECASE,
-)
 # "A? Or B?": the options of one question.
 _OR_START = re.compile(
     r"^\W*(?:or|oder|ou|o|или|либо|yoksa|ya\s+da|veya|أم|या|ya\s+phir|还是|或者|それとも|아니면|또는)"
@@ -101,8 +61,6 @@ _DEICTIC = re.compile(
     re.IGNORECASE,
 )
 
-# A cheap test before _AND_JOIN: a comma or one of its words.
-_JOINER = re.compile(r",|\b(?:and|und|et|y|e|и|ve|aur)\b|और|\sو", re.IGNORECASE)
 # Requests with nothing of their own to be about: "Give an example.", "Explain why."
 _GENERIC_REQUEST = re.compile(
     r"^\W*(?:please\s+)?(?:give|show|provide|add|list|explain|tell|name|include)\s+(?:me\s+|us\s+)?"
@@ -145,20 +103,6 @@ _FIRST_PERSON = {
 
 
 @dataclass
-class _Unit:
-    start: int
-    end: int
-    body: int  # where the text after the opening connective starts
-    lead: str
-    lead_kind: str
-    line: int
-    para: int
-    stop: str  # the character that ended it ("?", ".", ";", ":", "\n" or "")
-    kind: str = "s"
-    leans: str = ""  # why it leans on the part before, though a question of its own
-
-
-@dataclass
 class Prose:
     """What ``read_prose`` found: the parts (spans of the text) and what is shared."""
 
@@ -182,212 +126,6 @@ class Prose:
     context_before: bool = False
     """Requests or statements before the first part (in the preamble)."""
     reasons: list[str] = field(default_factory=list)
-
-
-def _units(text: str, masked: str) -> list[_Unit]:
-    """Cut ``text`` into units (see the module docstring)."""
-    out: list[_Unit] = []
-    newlines = [m.start() for m in _NEWLINE.finditer(masked)]
-    breaks = [m.start() for m in _BLANK_LINE.finditer(masked)]
-    start = 0
-
-    def close(end: int, stop: str) -> None:
-        piece = masked[start:end]
-        stripped = piece.strip()
-        if stripped:
-            a = start + len(piece) - len(piece.lstrip())
-            b = a + len(stripped)
-            line = bisect.bisect_left(newlines, a)
-            para = bisect.bisect_left(breaks, a)
-            out.append(_Unit(a, b, a, "", "", line, para, stop))
-
-    line_start = 0
-    for m in _STOP.finditer(masked):
-        ch = m.group()[0]
-        end = m.end()
-        if ch == "\n":
-            line_text = masked[line_start : m.start()].strip()
-            line_start = end
-            nxt_line = masked[end:].lstrip(" \t").split("\n", 1)[0]
-            if (
-                line_text
-                and nxt_line
-                and line_text[-1] not in _LINE_END
-                and (nxt_line[0].isupper() or nxt_line[0].islower())
-                and WH_START.match(nxt_line) is None
-                and REQUEST.match(nxt_line) is None
-                and lead_of(nxt_line)[1] not in ("strong", "also", "ordinal")
-                and INSTRUCTION.match(line_text) is None
-                and HEADER.match(line_text) is None
-            ):
-                continue  # a sentence that goes on on the next line (a poem, hard wrapping)
-            close(m.start(), "\n")
-            start = end
-            continue
-        if ch in "?":
-            rest = masked[end:].lstrip(" \t")
-            if (  # "The ? is a placeholder": a question mark inside a sentence
-                rest[:1].islower()
-                and rest[:1].isascii()
-                and masked[end : end + 1] == " "
-                and WH_START.match(rest) is None
-                and REQUEST.match(rest.split("\n", 1)[0]) is None
-                and not lead_of(rest)[1]
-            ):
-                continue
-        if ch in "?？؟;；؛" or ch in _CJK_STOP:
-            close(end, "?" if ch in "?？؟" else ";" if ch in ";；؛" else ".")
-            start = end
-            continue
-        nxt = masked[end : end + 1]
-        if nxt and not nxt.isspace():
-            continue  # "3.5", "e.g.,", "file.txt"
-        before = _WORD_BEFORE.search(masked, max(0, m.start() - 12), m.start())
-        if (
-            before is not None
-            and m.group() == "."
-            and (
-                before.group(1).lower() in _ABBREVIATIONS
-                or (len(before.group(1)) == 1 and before.group(1).isalpha())
-            )
-        ):
-            continue
-        rest = masked[end:].lstrip(" \t")
-        if (  # "whats x. how do i y": a new sentence only if it asks or requests
-            rest[:1].islower()
-            and rest[:1].isascii()
-            and WH_START.match(rest) is None
-            and REQUEST.match(rest.split("\n", 1)[0]) is None
-        ):
-            continue
-        close(end, ".")
-        start = end
-    close(len(masked), "")
-    return out
-
-
-def _with_leads(text: str, masked: str, units: list[_Unit]) -> list[_Unit]:
-    """Each unit's opening connective, and the text before a colon that introduces
-    what follows cut off as a unit of its own."""
-    out: list[_Unit] = []
-    for u in units:
-        _lead(text, masked, u)
-        m = _COLON.search(masked, u.body, u.end)
-        if m is not None:
-            prefix = masked[u.body : m.start()]
-            suffix = masked[m.end() : u.end].strip()
-            if (
-                suffix
-                and not _QUESTION_MARK.search(prefix)
-                and "\x00" not in prefix
-                and (
-                    words(prefix) <= 6
-                    or _QUESTION_MARK.search(suffix)
-                    or INSTRUCTION.match(prefix)
-                    or LEADIN.search(prefix)
-                    or REQUEST.match(prefix)
-                )
-            ):
-                head = _Unit(u.start, m.end(), u.body, u.lead, u.lead_kind, u.line, u.para, ":")
-                b = m.end()
-                while b < u.end and masked[b].isspace():
-                    b += 1
-                tail = _Unit(b, u.end, b, "", "", u.line, u.para, u.stop)
-                _lead(text, masked, tail)
-                out += [head, tail]
-                continue
-        out.append(u)
-    return out
-
-
-def _lead(text: str, masked: str, u: _Unit) -> None:
-    lead, kind = lead_of(text[u.start : u.end])
-    if lead and "\x00" not in masked[u.start : u.start + len(lead)]:
-        u.lead, u.lead_kind = lead, kind
-        b = u.start + text[u.start : u.end].index(lead) + len(lead)
-        while b < u.end and text[b].isspace():
-            b += 1
-        u.body = b
-
-
-_GREETING = re.compile(
-    r"^\W*(?:hey|hi|hello|hiya|yo|ok|okay|so|thanks|thank\s+you|thx|please|hola|hallo|salut|bonjour|"
-    r"ciao|olá|oi|привет|merhaba|مرحبا|नमस्ते|namaste|bhai|yaar|bro|dude|guys)\W*$",
-    re.IGNORECASE,
-)
-_HEADING = re.compile(r"^#{1,6}\s+\S")
-
-
-def _kind(masked: str, u: _Unit) -> str:
-    body = masked[u.body : u.end].strip()
-    if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
-        return "c"
-    if _HEADING.match(body) or _GREETING.match(body):
-        return "h"  # a section heading or a greeting: not sent, not context
-    if _ENDS_ASKING.search(body):
-        # "Can you help me with a few things?": asks to ask, announcing the parts
-        return "h" if words(body) <= 12 and _ASKS_TO_ASK.search(body) else "q"
-    if INSTRUCTION.match(body) and words(body) <= 16:
-        return "i"
-    if HEADER.match(body):
-        return "h"
-    if LEADIN.search(body) and (body.endswith((":", "：")) or words(body) <= 10):
-        return "l"
-    if WH_START.match(body):
-        return "w"
-    if REQUEST.match(body) or _QCJK_ASK.search(body):
-        return "r"
-    return "s"
-
-
-def _split_and(text: str, masked: str, u: _Unit, joins: list[re.Match[str]]) -> list[_Unit]:
-    """A question sentence cut at each "and" that opens a new question."""
-    out: list[_Unit] = []
-    a = u.body
-    lead, kind = u.lead, u.lead_kind
-    for m in joins:
-        out.append(_Unit(u.start if not out else a, m.start(), a, lead, kind, u.line, u.para, ","))
-        lead = text[m.start() : m.end()].strip(" ,")
-        kind = "join"
-        a = m.end()
-    out.append(_Unit(a, u.end, a, lead, kind, u.line, u.para, u.stop))
-    for piece in out:
-        piece.kind = "q" if _ENDS_ASKING.search(masked[piece.body : piece.end]) else "w"
-        if piece is not out[0]:
-            piece.start = piece.body - len(piece.lead) - 1
-    return out
-
-
-def _and_joins(masked: str, u: _Unit) -> list[re.Match[str]]:
-    if not _JOINER.search(masked, u.body, u.end):
-        return []
-    joins = list(_AND_JOIN.finditer(masked, u.body, u.end))
-    if not joins or WH_START.match(masked[u.body : u.end]) is None:
-        return []
-    cuts = [u.body, *(m.start() for m in joins), u.end]
-    pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
-    if any(words(p) < 3 for p in pieces):
-        return []
-    if all("," in m.group() and not m.group().strip(", ") for m in joins) and len(joins) < 2:
-        return []  # "What is X, what is Y?" with a comma alone: only as a list of three or more
-    return joins
-
-
-def _trimmed(masked: str, start: int, end: int) -> int:
-    """Where a part ends without the semicolon or comma that separated it from the next."""
-    while end > start and masked[end - 1] in ";；؛,，、 ":
-        end -= 1
-    return end
-
-
-def _text_of(text: str, units: list[_Unit]) -> str:
-    """Units rejoined as written (a line break where they were on different lines)."""
-    out = ""
-    for k, u in enumerate(units):
-        if k:
-            out += "\n" if u.line != units[k - 1].line else " "
-        out += text[u.start : u.end]
-    return out.strip()
 
 
 def _short(body: str, lang: str) -> bool:
@@ -415,7 +153,7 @@ _WH_MORE = re.compile(
 _FRAGMENT_LANGS = frozenset(("en", "de", "fr", "es", "it", "pt", "ru"))
 
 
-def _follows(body: str, u: _Unit, lang: str) -> bool:
+def _follows(body: str, u: Unit, lang: str) -> bool:
     """A unit that only continues the part before, as one question with it: "Why?",
     "What about X?", "And the price?", "Or B?"."""
     if _FOLLOW_UP.search(body) or _short(body, lang) or _OR_START.match(body):
@@ -425,7 +163,7 @@ def _follows(body: str, u: _Unit, lang: str) -> bool:
     )
 
 
-def _leans(body: str, u: _Unit, lang: str, base: Latin | None) -> str:
+def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
     """Why a question of its own still leans on the part before: "Give an example."
     (a request about nothing of its own), "How long does it take?" (nothing of its own
     to be about), "At what temperature?" (a fragment); or ""."""
@@ -449,7 +187,7 @@ def _leans(body: str, u: _Unit, lang: str, base: Latin | None) -> str:
 
 
 def _one_matter(
-    text: str, masked: str, lang: str, parts: list[list[_Unit]], firsts_of: list[_Unit],
+    text: str, masked: str, lang: str, parts: list[list[Unit]], firsts_of: list[Unit],
     asking: list[bool], context_before: bool,
 ) -> str:  # fmt: skip
     """Why questions joined only by "and" may be one matter ("" if each stands alone)."""
@@ -482,30 +220,19 @@ def _own_topic(lang: Latin, text: str) -> tuple[set[str], bool]:
     return stems, len(stems) >= 2 or (named and len(stems) >= 1)
 
 
-_MAYBE_SEVERAL = re.compile(r"[?？؟;；؛。！:：]\s*\S|[.!]\s+\S|\n\s*\S")
-
-
-def maybe_several(masked: str) -> bool:
-    """Whether ``masked`` could hold two units at all (a quick test before reading it)."""
-    return bool(
-        _MAYBE_SEVERAL.search(masked.rstrip())
-        or (_JOINER.search(masked) and _AND_JOIN.search(masked))
-    )
-
-
 def read_prose(text: str, masked: str, lang: str) -> Prose | None:
     """The parts of a prompt without list markers, or None if it holds fewer than two
     (or if what surrounds them does not let them be told apart safely)."""
     if not maybe_several(masked):
         return None
-    units = _with_leads(text, masked, _units(text, masked))
+    units = with_leads(text, masked, cut_units(text, masked))
     if not units:
         return None
     base = None if script_of(text) is not None else LATIN.get(lang)
     for u in units:
-        u.kind = _kind(masked, u)
+        u.kind = kind_of(masked, u)
     # code and quotations in a row are one unit
-    merged: list[_Unit] = []
+    merged: list[Unit] = []
     for u in units:
         if u.kind == "c" and merged and merged[-1].kind == "c":
             merged[-1].end = u.end
@@ -514,11 +241,11 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
     units = merged
 
     asking_units = [u for u in units if u.kind in ("q", "w")]
-    expanded: list[_Unit] = []
+    expanded: list[Unit] = []
     for u in units:
-        joins = _and_joins(masked, u) if u.kind in ("q", "w") else []
+        joins = and_joins(masked, u) if u.kind in ("q", "w") else []
         if joins and (len(joins) >= 2 or len(asking_units) == 1):
-            expanded += _split_and(text, masked, u, joins)
+            expanded += split_and(text, masked, u, joins)
         else:
             expanded.append(u)
     units = expanded
@@ -565,11 +292,11 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
                 if u.kind == "s":
                     u.kind = "r"
 
-    pre: list[_Unit] = list(context)
-    headers: list[_Unit] = []
-    parts: list[list[_Unit]] = []
-    firsts_of: list[_Unit] = []  # the unit that asks or requests, in each part
-    pending: list[_Unit] = []
+    pre: list[Unit] = list(context)
+    headers: list[Unit] = []
+    parts: list[list[Unit]] = []
+    firsts_of: list[Unit] = []  # the unit that asks or requests, in each part
+    pending: list[Unit] = []
     for u in units:
         if u.kind == "h":
             headers.append(u)
@@ -602,7 +329,7 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
         pending = []
 
     # after the last part: instructions and short remarks are shared
-    post: list[_Unit] = []
+    post: list[Unit] = []
     for u in pending:
         if u.kind == "c":
             (parts[-1] if parts else pre).append(u)
@@ -696,7 +423,7 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
         reasons.append(f"several parts: {cue}")
 
     # a part's text runs from its first unit (statements before its question included)
-    spans = [(p[0].body, _trimmed(masked, p[0].body, p[-1].end)) for p in parts]
+    spans = [(p[0].body, trimmed(masked, p[0].body, p[-1].end)) for p in parts]
     starts = [p[0].start for p in parts]
     leads = [(p[0].lead, p[0].lead_kind) for p in parts]
     return Prose(
@@ -705,35 +432,12 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
         starts=starts,
         asking=asking,
         leans=[f.leans for f in firsts_of],
-        preamble=_text_of(text, sorted(pre, key=lambda u: u.start)),
-        header=_text_of(text, headers),
-        postamble=_text_of(text, post),
+        preamble=text_of(text, sorted(pre, key=lambda u: u.start)),
+        header=text_of(text, headers),
+        postamble=text_of(text, post),
         cue=cue,
         style=style,
         confidence=confidence,
         context_before=context_before,
         reasons=reasons,
     )
-
-
-_MAY_COUNT = re.compile(
-    r"question|thing|ones|\bqs\b|quer|frage|dinge|pregunt|cosas|duda|domand|pergunt|coisa|вопрос|"
-    r"soru|şey|sawal|baat|सवाल|प्रश्न|سؤال|أسئلة|问题|質問|つ|질문|가지|개",
-    re.IGNORECASE,
-)
-
-
-def drop_headers(text: str) -> tuple[str, str]:
-    """``text`` without the units that only count the questions ("Two questions:"),
-    and those units."""
-    if not text or _MAY_COUNT.search(text) is None:
-        return text, ""
-    masked = text  # a preamble is read as written
-    units = _with_leads(text, masked, _units(text, masked))
-    headers = [u for u in units if HEADER.match(masked[u.start : u.end].strip())]
-    if not headers:
-        return text, ""
-    kept = text
-    for u in reversed(headers):
-        kept = kept[: u.start] + kept[u.end :]
-    return kept.strip(), _text_of(text, headers)
