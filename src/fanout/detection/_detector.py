@@ -2,35 +2,45 @@
 
 ``detect(text)`` is rule-based and needs no model call. It looks for, in order:
 
-1. a list: parts starting with a marker — ``1.`` ``1)`` ``(1)`` ``Q1:`` ``1、`` ``（1）``
-   ``①`` ``i.`` ``a)`` ``一、`` ``问题一：`` ``第二题：`` ``問1：`` ``문제 1.`` or a bullet —
-   numbered in sequence from the first value, each at the start of a line or, for a
-   list written on one line, right after the end of a sentence or a colon. The last
-   such list whose items read as questions or requests is taken; the text before it
-   is the shared preamble (a document the questions are about, instructions, an
-   earlier list), the text after it a shared postamble;
-2. otherwise, two or more lines that each end with a question mark;
-3. otherwise, two or more question sentences in one paragraph.
+1. a list: parts starting with a marker — ``1.`` ``1)`` ``(1)`` ``Q1:`` ``**Question 1:**``
+   ``1、`` ``（1）`` ``①`` ``i.`` ``a)`` ``一、`` ``问题一：`` ``第二题：`` ``問1：`` ``문제 1.``
+   or a bullet (``-`` ``•`` ``・`` an emoji) — numbered in sequence from the first value,
+   each at the start of a line (indented or not) or, for a list written on one line,
+   right after the end of a sentence or a colon, or inside a sentence when what comes
+   before asks for the items ("tell me 1) ... 2) ...", "(1) ..., and (2) ...?"). The last
+   such list whose items read as questions or requests is taken; the text before it is
+   the shared preamble (a document, instructions, an earlier list), the text after it a
+   shared postamble; a header that only counts the questions ("Two questions:") is
+   left out of both;
+2. otherwise, questions and requests in sentences or lines (``_prose``): question
+   sentences and lines, requests, several questions joined by "and", items between
+   semicolons; an instruction before or after them ("Reply in Spanish.", "Keep each
+   answer short.") goes with every part, a connective that opens a part ("Also,",
+   "Separately,", "First,", También, И ещё:, 그리고, 还有，, أيضاً، ...) is left out of it.
 
 What is never split: text inside code (fenced, indented, or a comment after code),
-inline code, quotes and block quotes; a list whose items are options (``A. Paris``),
-things to consider, or steps of one task (announced by "steps", "in order", "步骤",
-...); a list under an instruction that spans its items (rank them, answer with the
-same word, one story in three parts, choose among them); a single question.
+inline code, quotes and block quotes; a list whose items are options (``A. Paris``,
+"1) X or 2) Y"), things to consider, or steps of one task (announced by "steps", "in
+order", "步骤", ...); a list under an instruction that spans its items (rank them,
+answer with the same word, one story in three parts, choose among them, improve or
+translate these questions, one FAQ or quiz); a single question.
 
-Parts that lean on an earlier part (see ``_detect_refs``: pronouns, demonstratives,
-definite references to what an earlier part introduced, ellipsis, "based on your
-answer to 2") are grouped with it: a group is sent as one question, and no group is
-ever split apart.
+Parts that lean on an earlier part (see ``_refs.dependencies``: pronouns,
+demonstratives, definite references to what an earlier part introduced or named,
+ellipsis, "based on your answer to 2", a question with nothing of its own to be about)
+are grouped with it: a group is sent as one question, and no group is ever split apart.
 
 ``confidence`` is a level of evidence, each level's precision measured on the labelled
 sets (docs/wrap.md): 0.95 a list with a marker at the start of each line, every item a
-question or request; 0.9 the same list written on one line; 0.85 bullets; 0.8 one
-question per line; 0.75 a list with some items that do not read as questions; 0.65
-question sentences in a paragraph; 0.07 less (0.88, 0.83, ...) when a pronoun was
-judged to point inside its own part or into the shared context rather than at an
-earlier part. Below ``SPLIT_THRESHOLD`` (0.6) nothing is split: question sentences
-with such a pronoun (0.58) are kept whole.
+question or request; 0.9 the same list written on one line; 0.85 bullets, or numbers
+inside a sentence; 0.8 one question per line; 0.75 a list with some items that do not
+read as questions, or lines among which some request; 0.7 sentences with a cue that
+they are separate (a shared instruction, a header, a connective, semicolons); 0.65
+three or more question sentences; 0.62 two questions each about something of its own;
+0.07 less (0.88, 0.83, ...) when a pronoun was judged to point inside its own part or
+into the shared context rather than at an earlier part. Below ``SPLIT_THRESHOLD``
+(0.6) nothing is split: question sentences with such a pronoun (0.58) and parts with
+nothing to show they are separate (0.55) are kept in one group.
 """
 
 from __future__ import annotations
@@ -39,9 +49,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ._cues import HEADER, REQUEST, WH_START, lead_of
 from ._lang import language_of, script_of
 from ._markers import Item, find_items, mask, runs
+from ._prose import read_prose
 from ._refs import Links, dependencies, framing, words
+from ._units import drop_headers, maybe_several
 
 __all__ = ["SPLIT_THRESHOLD", "DetectedQuestion", "Detection", "detect"]
 
@@ -59,13 +72,19 @@ class DetectedQuestion:
     """One part of a prompt, as the user wrote it."""
 
     marker: str
-    """The list marker as written (``"1."``, ``"（2）"``, ``"-"``), or ``""``."""
+    """The list marker as written (``"1."``, ``"（2）"``, ``"-"``, ``"**Question 1:**"``),
+    or ``""``."""
     text: str
-    """The part without its marker (continuation lines included)."""
+    """The part without its marker and opening connective (continuation lines
+    included): what is sent for it."""
+    lead: str = ""
+    """The connective that opened it as written ("Also,", "Separately,", "First,",
+    "Then", "И ещё:", "还有，"), or ``""``."""
 
     @property
     def raw(self) -> str:
-        return f"{self.marker} {self.text}" if self.marker else self.text
+        """The part as written: marker, connective and text."""
+        return " ".join(x for x in (self.marker, self.lead, self.text) if x)
 
 
 @dataclass(frozen=True)
@@ -86,13 +105,25 @@ class Detection:
     ``circled``, ``roman``, ``letter``, ``bullet``, ``lines``, ``sentences``, or
     ``single``."""
     postamble: str = ""
-    """Shared text after the list (e.g. "Answer briefly.")."""
+    """Shared text after the parts (e.g. "Answer briefly.", "Keep each answer short.")."""
     reasons: list[str] = field(default_factory=list)
+    header: str = ""
+    """Text that only announces the parts ("Two questions:", "Quick ones:"): not sent
+    with any of them."""
 
     def group_prompt(self, group: Sequence[int]) -> str:
-        """The text to send for one group: the shared context and its parts."""
-        parts = [self.questions[i].raw for i in group]
-        chunks = [self.preamble, "\n".join(parts), self.postamble]
+        """The text to send for one group: the shared preamble (context and
+        instructions), its parts and the shared postamble. A part on its own is sent
+        without its marker and connective; parts sent together keep their markers (the
+        answer follows them) and the connectives between them."""
+        if len(group) == 1:
+            body = self.questions[group[0]].text
+        else:
+            first = self.questions[group[0]]
+            pieces = [" ".join(x for x in (first.marker, first.text) if x)]
+            pieces += [self.questions[i].raw for i in group[1:]]
+            body = ("\n" if self.style not in ("sentences", "single") else " ").join(pieces)
+        chunks = [self.preamble, body, self.postamble]
         return "\n\n".join(c for c in chunks if c.strip())
 
     def heading(self, n: int) -> str:
@@ -119,7 +150,7 @@ class Detection:
 
 
 # --- reading the parts ------------------------------------------------------------------
-_QUESTION_END = re.compile(r"[?？]\s*[)\]」』\"”]*\s*$")
+_QUESTION_END = re.compile(r"[?？؟]\s*[)\]」』\"”]*\s*$")
 _QWORDS_EN = (
     "what|why|how|who|whom|whose|when|where|which|is|are|was|were|do|does|did|can|could|should|"
     "would|will|shall|may|might|have|has|had|explain|describe|list|name|give|define|compare|"
@@ -166,28 +197,7 @@ _MANY_QUESTIONS = re.compile(
     r"以下问题|下列问题|几个问题|以下の質問|次の質問|다음 질문|질문들|各问题|分别",
     re.IGNORECASE,
 )
-_FOLLOW_UP = re.compile(
-    r"^\W*(?:why or why not|why not|if so|if not|how so|and why|or why|explain why|why\?|"
-    r"what about|how about|is that|are they|does it|can it|为什么呢|那呢|왜요|なぜですか)",
-    re.IGNORECASE,
-)
-# Two question sentences are often one question asked twice ("Is it safe? What are the
-# risks?"): split a pair only when the text says it holds several questions.
-_ANOTHER = re.compile(
-    r"\b(?:also|another question|separately|two questions|unrelated|on another note|one more thing|"
-    r"second question|and another|by the way|btw|übrigens|nebenbei|außerdem|noch eine frage|"
-    r"au fait|d'ailleurs|par ailleurs|autre question|por cierto|a propósito|además|otra pregunta)\b|"
-    r"另外|还有一个问题|另一个问题|两个问题|顺便|順便|또 다른 질문|그리고 또|그런데|참고로|그나저나|"
-    r"別の質問|それと|ところで|ちなみに",
-    re.IGNORECASE,
-)
 _SENTENCE_END = re.compile(r"[?？.。!！:：]\s*$")
-_AFTER_QUESTION = re.compile(r"(?<=[?？])\s+|(?<=[？])")
-_PARAGRAPH = re.compile(r"\n\s*\n")
-_CONJ = re.compile(
-    r"^\W*(?:or|and|also|oder|und|ou|et|o|y|还是|或者|아니면|그리고|それとも)\b[,\s]*",
-    re.IGNORECASE,
-)
 
 
 def _is_questionlike(text: str) -> bool:
@@ -200,6 +210,8 @@ def _is_questionlike(text: str) -> bool:
         or _QUESTION_END.search(t)
         or _QSTART.search(t)
         or _QCJK.search(first_line)
+        or WH_START.match(t)
+        or REQUEST.match(first_line)
     )
 
 
@@ -212,28 +224,35 @@ def _single(text: str, confidence: float, reason: str) -> Detection:
 
 def _whole(
     text: str, preamble: str, parts: list[DetectedQuestion], postamble: str, style: str,
-    reasons: list[str], confidence: float = 0.9,
+    reasons: list[str], confidence: float = 0.9, header: str = "",
 ) -> Detection:  # fmt: skip
     """Parts found under an instruction that spans them: one group, sent as it is."""
     return Detection(
         text=text, preamble=preamble, questions=parts, groups=[list(range(len(parts)))],
         independent=False, confidence=confidence, style=style, postamble=postamble,
-        reasons=reasons,
+        reasons=reasons, header=header,
     )  # fmt: skip
 
 
 def _split(
     text: str, preamble: str, parts: list[DetectedQuestion], masked_parts: list[str], *,
     style: str, confidence: float, reason: str, postamble: str = "", links: Links | None = None,
+    header: str = "", lang: str = "", leans: Sequence[str] = (),
 ) -> Detection:  # fmt: skip
     """A detection of several parts: grouped by their references, kept whole under an
     instruction over all of them or when the evidence is below ``SPLIT_THRESHOLD``."""
-    lang = links.lang if links else "en" if script_of(text) else language_of(text)
+    lang = links.lang if links else lang or ("en" if script_of(text) else language_of(text))
+    if links is None and confidence < SPLIT_THRESHOLD:
+        # below the threshold the parts are one group whatever refers to what
+        reasons = [reason, f"kept whole: confidence {confidence:.2f} is below {SPLIT_THRESHOLD}"]
+        return _whole(text, preamble, parts, postamble, style, reasons, confidence, header)
     frame = None if links else framing(preamble, postamble, lang)  # a list was checked already
     if frame is not None:
-        return _whole(text, preamble, parts, postamble, style, [reason, f"kept whole: {frame}"])
+        return _whole(
+            text, preamble, parts, postamble, style, [reason, f"kept whole: {frame}"], header=header
+        )
     if links is None:
-        links = dependencies(masked_parts, lang=lang)
+        links = dependencies(masked_parts, lang=lang, leans=leans)
     if links.let_go:
         confidence -= _LET_GO
     confidence = round(confidence, 2)
@@ -249,7 +268,7 @@ def _split(
     return Detection(
         text=text, preamble=preamble, questions=parts, groups=groups,
         independent=len(groups) > 1, confidence=confidence, style=style,
-        postamble=postamble, reasons=reasons,
+        postamble=postamble, reasons=reasons, header=header,
     )  # fmt: skip
 
 
@@ -307,10 +326,47 @@ def _ends_sentence(line: str) -> bool:
     return bool(_SENTENCE_END.search(line.strip()))
 
 
-def _sentences(paragraph: str) -> list[str]:
-    """Split a paragraph after question marks (and keep statements with what follows)."""
-    pieces = _AFTER_QUESTION.split(paragraph.strip())
-    return [p.strip() for p in pieces if p.strip()]
+_OPTION_OR = re.compile(
+    r"(?:^|\s)(?:or|oder|ou|o|или|veya|ya\s+da|أو|या|ya)\s*,?\s*$", re.IGNORECASE
+)
+_ASK_FRAME = re.compile(
+    r"\b(?:tell|give|show|explain|answer|list)\s+(?:me|us)\b|\b(?:like|want|need|wanna)\s+to\s+know\b|"
+    r"\bhelp\b|"
+    r"\b(?:quick\s+)?questions?\b|\bquiero\s+saber|\bme\s+gustaría\s+saber|\bdime\b|"
+    r"\bmöchte\s+(?:gerne\s+)?wissen|\bsag\s+mir\b|\bvoudrais\s+savoir|\bdis-moi\b|\bdites-moi\b|"
+    r"\bvorrei\s+sapere|\bdimmi\b|\bquero\s+saber|\bme\s+diga\b|\bgostaria\s+de\s+saber|"
+    r"хочу\s+знать|скажи|расскажи|подскажи|bilmek\s+istiyorum|söyle|أريد\s+أن\s+أعرف|أخبرني|"
+    r"बताइए|बताओ|\bbatao\b|\bbataiye\b",
+    re.IGNORECASE,
+)
+_TRAILING_JOIN = re.compile(r"(?:[\s,;]*\b(?:and|und|et|y|e|и|ve|aur)\b)?[\s,;]*$", re.IGNORECASE)
+
+
+def _loose_list(masked: str, run: list[Item], preamble: str, parts: list[DetectedQuestion]) -> bool:
+    """ "Tell me 1) ... 2) ...", "I'd like to know (1) ..., and (2) ...?": numbers inside a
+    sentence number its parts when what comes before asks for them (or each item asks on
+    its own), and never when they number the options of one question ("1) X or 2) Y")."""
+    for item in run[1:]:
+        if _OPTION_OR.search(masked[max(0, item.mstart - 12) : item.mstart]):
+            return False
+    if _ASK_FRAME.search(preamble) or HEADER.match(preamble) or preamble.endswith((":", "：")):
+        return True
+    return all(WH_START.match(p.text) or REQUEST.match(p.text) for p in parts)
+
+
+def _part(
+    text: str, masked: str, a: int, b: int, marker: str, found: tuple[str, str] | None = None
+) -> tuple[DetectedQuestion, str]:
+    """A part without its opening connective, and its masked text for reading references
+    (which keeps an "and" or a "then": they say the part leans on the one before)."""
+    raw = text[a:b].strip()
+    lead, kind = lead_of(raw) if found is None else found
+    if not lead:
+        return DetectedQuestion(marker, raw), masked[a:b].strip()
+    first = a + (len(text[a:b]) - len(text[a:b].lstrip()))
+    body = first + text[first:b].index(lead) + len(lead)
+    question = DetectedQuestion(marker, text[body:b].strip(), lead)
+    return question, masked[first if kind in ("and", "then") else body : b].strip()
 
 
 def detect(text: str) -> Detection:
@@ -323,14 +379,19 @@ def detect(text: str) -> Detection:
 
     # 1. Lists.
     lists = runs(find_items(masked))
-    lang = ""
+    if not lists and not maybe_several(masked):
+        return _single(text, 0.9, "one question")
+    lang = "en" if script_of(text) else language_of(text)
     for run in reversed(lists):
         preamble, spans, postamble = _from_list(text, masked, run)
-        parts = [
-            DetectedQuestion(i.marker, text[a:b].strip())
-            for i, (a, b) in zip(run, spans, strict=True)
-        ]
-        masked_parts = [masked[a:b].strip() for a, b in spans]
+        if any(i.inline for i in run):
+            spans = [
+                (a, a + len(_TRAILING_JOIN.sub("", masked[a:b])) if n < len(spans) - 1 else b)
+                for n, (a, b) in enumerate(spans)
+            ]
+        read = [_part(text, masked, a, b, i.marker) for i, (a, b) in zip(run, spans, strict=True)]
+        parts = [q for q, _ in read]
+        masked_parts = [m for _, m in read]
         style = run[0].kind
         qlike = [_is_questionlike(p.text) for p in parts]
         options = (style == "letter" and run[0].case == "upper" and not any(qlike)) or (
@@ -338,12 +399,16 @@ def detect(text: str) -> Detection:
         )
         if options:
             continue  # options of one question: this list is not the questions
-        lang = lang or ("en" if script_of(text) else language_of(text))
+        loose = any(i.loose for i in run)
+        if loose and not _loose_list(masked, run, preamble, parts):
+            continue
+        asked = loose and bool(_ASK_FRAME.search(preamble))  # "tell me 1) ... 2) ..."
+        preamble, header = drop_headers(preamble)
         frame = framing(preamble, postamble, lang)
         if frame is not None:
             return _whole(
                 text, preamble, parts, postamble, style,
-                [f"a {style} list of {len(parts)} items", f"kept whole: {frame}"],
+                [f"a {style} list of {len(parts)} items", f"kept whole: {frame}"], header=header,
             )  # fmt: skip
         links = dependencies(
             masked_parts,
@@ -354,11 +419,13 @@ def detect(text: str) -> Detection:
         heads = [qlike[g[0]] for g in links.groups]
         share = sum(heads) / len(heads)
         context = f"{preamble}\n{postamble}"
-        announced = bool(_MANY_QUESTIONS.search(context))
-        steps = bool(_STEPS.search(preamble)) and not announced
+        announced = bool(_MANY_QUESTIONS.search(context)) or bool(header) or asked
+        steps = (
+            bool(_STEPS.search(preamble)) or run[0].marker.lower().lstrip("*").startswith("step")
+        ) and not announced
         if steps and not all(_QUESTION_END.search(p.text) for p in parts):
             reason = f"kept whole: a {style} list of steps or items of one task"
-            return _whole(text, preamble, parts, postamble, style, [reason], 0.8)
+            return _whole(text, preamble, parts, postamble, style, [reason], 0.8, header=header)
         needed = 0.5 if announced else 0.75
         if share < needed:
             if (
@@ -369,70 +436,42 @@ def detect(text: str) -> Detection:
                 return _single(text, 0.75, "a list of things to consider in one task")
             continue
         inline = any(i.inline for i in run)
-        confidence = 0.75 if share < 1 else 0.85 if style == "bullet" else 0.9 if inline else 0.95
+        confidence = (
+            0.75 if share < 1 else 0.85 if style == "bullet" or loose else 0.9 if inline else 0.95
+        )
         where = " on one line" if inline and len({i.line for i in run}) == 1 else ""
         return _split(
             text, preamble, parts, masked_parts, style=style, confidence=confidence,
             reason=f"a {style} list of {len(parts)} questions{where}", postamble=postamble,
-            links=links,
+            links=links, header=header,
         )  # fmt: skip
     if lists:
         return _single(text, 0.7, "lists that are not questions")
 
-    # 2. One question per line.
-    # The same span of both (a masked tab inside an unclosed fence is not whitespace).
-    first, last_char = len(text) - len(text.lstrip()), len(text.rstrip())
-    lines = text[first:last_char].split("\n")
-    masked_lines = masked[first:last_char].split("\n")
-    question_lines = [
-        i for i, (line, m) in enumerate(zip(lines, masked_lines, strict=True))
-        if _QUESTION_END.search(m) and words(line) >= 3
-    ]  # fmt: skip
-    if len(question_lines) >= 2:
-        first = question_lines[0]
-        tail = [n for n in range(first, len(lines)) if lines[n].strip()]
-        if all(_QUESTION_END.search(masked_lines[n]) for n in tail) and len(tail) == len(
-            question_lines
-        ):
-            return _split(
-                text, "\n".join(lines[:first]).strip(),
-                [DetectedQuestion("", lines[n].strip()) for n in tail],
-                [masked_lines[n].strip() for n in tail],
-                style="lines", confidence=0.8,
-                reason=f"{len(tail)} lines that are each a question",
-            )  # fmt: skip
-
-    # 3. Several questions in one paragraph.
-    paragraphs = [p for p in _PARAGRAPH.split(text.strip()) if p.strip()]
-    last = paragraphs[-1]
-    if "\x00" not in mask(last):
-        sentences = _sentences(last)
-        merged: list[str] = []
-        statements: list[str] = []
-        lead: list[str] = []
-        for s in sentences:
-            if not _QUESTION_END.search(s):
-                statements.append(s)
-                continue
-            if not merged:
-                lead, statements = statements, []
-                merged.append(s)
-                continue
-            if (
-                _FOLLOW_UP.search(s)
-                or (_CONJ.search(s) and (words(s) < 5 or not _is_questionlike(_CONJ.sub("", s))))
-                or words(s) < 3
-            ):
-                merged[-1] = " ".join([merged[-1], *statements, s])
-            else:
-                merged.append(" ".join([*statements, s]))
-            statements = []
-        cue = _MANY_QUESTIONS.search(last) or _ANOTHER.search(last)
-        if (len(merged) >= 3 or (len(merged) == 2 and cue)) and not statements:
-            return _split(
-                text, "\n\n".join([*paragraphs[:-1], " ".join(lead)]).strip(),
-                [DetectedQuestion("", s) for s in merged], merged,
-                style="sentences", confidence=0.65,
-                reason=f"{len(merged)} question sentences in one paragraph",
-            )  # fmt: skip
-    return _single(text, 0.9, "one question")
+    # 2. Questions and requests in sentences or lines, without markers.
+    prose = read_prose(text, masked, lang)
+    if prose is None:
+        return _single(text, 0.9, "one question")
+    read = [
+        _part(text, masked, start, b, "", lead)
+        for start, (_, b), lead in zip(prose.starts, prose.spans, prose.leads, strict=True)
+    ]
+    parts = [q for q, _ in read]
+    n = len(parts)
+    if prose.style == "lines":
+        reason = (
+            f"{n} lines that are each a question"
+            if all(prose.asking)
+            else f"{n} lines that each ask or request"
+        )
+    elif all(prose.asking):
+        reason = f"{n} question sentences in one paragraph"
+    else:
+        reason = f"{n} questions or requests in sentences"
+    detection = _split(
+        text, prose.preamble, parts, [m for _, m in read], style=prose.style,
+        confidence=prose.confidence, reason=reason, postamble=prose.postamble,
+        header=prose.header, lang=lang, leans=prose.leans,
+    )  # fmt: skip
+    detection.reasons[1:1] = prose.reasons
+    return detection

@@ -33,13 +33,23 @@ _PROTECTED: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
     (
         ("    ", "\t"),
         re.compile(
-            r"^(?:    |\t)[ \t]*(?:[^\n]*[=(){}\[\];<>][^\n]*|[\w.-]+:[ \t][^\n]*|"
+            r"^(?:    |\t)(?![ \t]*(?:\d{1,2}[.)]|\(\d{1,2}\)|[-*•]|[a-z]\))[ \t]+[^\W\d_][^=;{}<>\n]*$)"
+            r"[ \t]*(?:[^\n]*[=(){}\[\];<>][^\n]*|[\w.-]+:[ \t][^\n]*|"
             r"(?:def|class|return|import|from|if|for|while|else|elif|try|except|function|"
             r"const|let|var|SELECT|WHERE|FROM|INSERT|UPDATE)\b[^\n]*)$",
             re.MULTILINE,
         ),
     ),
     (("#", "//", "--"), re.compile(r"^[ \t]+#[^\n]*$|^[ \t]*(?://|--)[ \t][^\n]*$", re.MULTILINE)),
+    # SQL outside fences: a line that opens with an upper-case statement keyword
+    (
+        ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "ALTER", "WITH"),
+        re.compile(
+            r"^[ \t]*(?:SELECT|INSERT\s+INTO|UPDATE|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW)|"
+            r"ALTER\s+TABLE|WITH)\s[^\n]*$",
+            re.MULTILINE,
+        ),
+    ),
     (
         ("#", "//", "--"),
         re.compile(r"(?<=[\w)\]}'\";,])[ \t]+(?:#|//|--)[ \t][^\n]*$", re.MULTILINE),
@@ -47,7 +57,9 @@ _PROTECTED: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
 ]
 
 
-_ANY_PROTECTED = re.compile(r"[`~>\"“「『«#\t]|    |//|--")
+_ANY_PROTECTED = re.compile(
+    r"[`~>\"“「『«#\t]|    |//|--|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|WITH"
+)
 
 
 def mask(text: str) -> str:
@@ -72,17 +84,22 @@ _CN_NUM = {c: i for i, c in enumerate("一二三四五六七八九十", 1)}
 _CIRCLED = {c: i for i, c in enumerate("①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳", 1)}
 _HANGUL = {c: i for i, c in enumerate("가나다라마바사아자차카타파하", 1)}
 _NUM = r"(\d{1,2}|[一二三四五六七八九十])"
+_EMOJI = r"(?:[\u2600-\u27bf\u2b00-\u2bff]|[\U0001f000-\U0001faff])\ufe0f?"
 
 # (kind, pattern, also in mid-line)
+_QWORD = (
+    r"Q|q|Question|question|Frage|Pregunta|pregunta|Domanda|domanda|Pergunta|pergunta|Вопрос|вопрос|"
+    r"Soru|soru|سؤال|प्रश्न|सवाल|Step|step|Task|task|Part|part|问题|問題|质问|質問|题目|題目|질문|문제|問"
+)
 _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
     (
         "q-prefix",
         re.compile(
-            r"(?:Q|q|Question|question|Frage|Pregunta|pregunta|问题|問題|质问|質問|题目|題目|"
-            rf"질문|문제|問)\s*{_NUM}\s*[:.：．)）、]\s*"
+            rf"\*\*\s*(?:(?:{_QWORD})\s*)?{_NUM}\s*[:.：．)）、]?\s*\*\*\s*[:.：．)）、]?\s*"
         ),
         True,
     ),
+    ("q-prefix", re.compile(rf"(?:{_QWORD})\s*{_NUM}\s*(?:[:.：．)）、]|\s[-–—](?=\s))\s*"), True),
     ("q-prefix", re.compile(rf"第{_NUM}(?:个问题|個問題|题|題|问|問)\s*[:：、.．]?\s*"), True),
     ("ordinal", re.compile(r"第([一二三四五六七八九十])(?:に)?[，,、：:]\s*"), True),
     ("paren", re.compile(r"[(（](\d{1,2}|[一二三四五六七八九十])[)）]\s*"), True),
@@ -90,6 +107,7 @@ _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
     ("cjk", re.compile(r"([一二三四五六七八九十])[、.．]\s*"), True),
     ("numbered", re.compile(r"(\d{1,2})[.．](?!\d)\s*"), True),
     ("numbered", re.compile(r"(\d{1,2})[)）]\s*"), True),
+    ("numbered", re.compile(r"(\d{1,2}) ?[-–] +"), False),
     ("circled", re.compile(r"([①-⑳])\s*"), True),
     ("roman", re.compile(r"((?:i{1,3}|iv|vi{0,3}|ix|xi{0,2}))[.)]\s+", re.IGNORECASE), False),
     ("letter", re.compile(r"\(([a-zA-Z])\)\s+"), True),
@@ -97,7 +115,7 @@ _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
     ("letter", re.compile(r"([a-zA-Z])[.]\s+"), False),
     ("hangul", re.compile(r"([가나다라마바사아자차카타파하])\)\s*"), True),
     ("hangul", re.compile(r"([가나다라마바사아자차카타파하])[.]\s+"), False),
-    ("bullet", re.compile(r"[-*•・·]\s+"), False),
+    ("bullet", re.compile(rf"(?:[-*•・·+–—●○■□▪◦‣►➤✓✔→]|{_EMOJI})\s+|・"), False),
 ]
 
 
@@ -111,11 +129,15 @@ class Item:
     start: int  # offset of the item's text (after the marker)
     case: str = ""
     inline: bool = False  # the marker is not at the start of its line
+    indent: int = 0  # columns of white space before a marker at the start of a line
+    loose: bool = False  # in the middle of a sentence ("tell me 1) ... 2) ..."), not after its end
 
 
 def _marker_value(kind: str, raw: str) -> tuple[int, str]:
     if kind == "bullet":
         return 0, ""
+    if kind == "q-prefix" and raw.isdigit():
+        return int(raw), ""
     if kind == "circled":
         return _CIRCLED[raw], ""
     if kind == "hangul":
@@ -131,44 +153,51 @@ def _marker_value(kind: str, raw: str) -> tuple[int, str]:
 
 # Where a marker could start in the middle of a line (one check before trying each kind).
 _MAYBE_MIDLINE = re.compile(
-    r"(?:Q|q|Question|question|Frage|Pregunta|pregunta|问题|問題|质问|質問|题目|題目|질문|문제|問|第)\s*"
-    r"[\d一二三四五六七八九十]|[(（][\da-zA-Z一二三四五六七八九十]|\d{1,2}[、.．)）]|"
+    rf"(?:{_QWORD}|第)\s*[\d一二三四五六七八九十]|\*\*|[(（][\da-zA-Z一二三四五六七八九十]|\d{{1,2}}[、.．)）]|"
     r"[一二三四五六七八九十][、.．]|[①-⑳]|[a-zA-Z가나다라마바사아자차카타파하]\)"
 )
 
 
 _MAYBE_START = re.compile(
     _MAYBE_MIDLINE.pattern
-    + r"|[a-zA-Z]{1,4}[.)]\s|\([a-zA-Z]\)|[-*•・·]\s|[가나다라마바사아자차카타파하]\.\s"
+    + r"|[a-zA-Z]{1,4}[.)]\s|\([a-zA-Z]\)|[-*•・·+–—●○■□▪◦‣►➤✓✔→]\s|・|[가나다라마바사아자차카타파하]\.\s"
+    + rf"|\d{{1,2}} ?[-–] |{_EMOJI}\s"
 )
 
 
 # A mid-line position right before something that could be a marker.
 _MIDLINE_AT = re.compile(
-    rf"(?:(?<=[?!.;:])[ \t]+|(?<=[？！。；：])[ \t]*)(?={_MAYBE_MIDLINE.pattern})"
+    rf"(?:(?<=[?!.;:؟।])[ \t]+|(?<=[？！。；：])[ \t]*)(?={_MAYBE_MIDLINE.pattern})"
 )
+# A position inside a sentence before "1)" or "(1)": "tell me 1) ... 2) ...", "(1) ..., and (2) ...".
+_LOOSE_AT = re.compile(r"(?<=[^\W_]|,)[ \t]+(?=\(?\d{1,2}\)[ \t])")
 
 
 # The characters each kind of marker can begin with (to try only those that can match).
 _FIRST = {
-    "q-prefix": "QqFfPp问問质質题題질문第", "ordinal": "第", "paren": "(（", "cjk": "0123456789一二三四五六七八九十",
-    "numbered": "0123456789", "circled": "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳", "roman": "ivxIVX",
-    "letter": "(abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
-    "hangul": "가나다라마바사아자차카타파하", "bullet": "-*•・·",
+    "q-prefix": re.compile(r"[*QqFfPpDdВвSsTtسपस问問质質题題질문第]"), "ordinal": re.compile("第"),
+    "paren": re.compile("[(（]"), "cjk": re.compile(r"[\d一二三四五六七八九十]"), "numbered": re.compile(r"\d"),
+    "circled": re.compile("[①-⑳]"), "roman": re.compile("[ivxIVX]"), "letter": re.compile(r"[(a-zA-Z]"),
+    "hangul": re.compile("[가나다라마바사아자차카타파하]"),
+    "bullet": re.compile(rf"[-*•・·+–—●○■□▪◦‣►➤✓✔→]|{_EMOJI}"),
 }  # fmt: skip
+# In the middle of a sentence only "1)" and "(1)" can start an item.
+_LOOSE_KINDS = ("numbered", "paren")
 
 
 @functools.lru_cache(maxsize=256)
 def _markers_from(first: str) -> list[tuple[str, re.Pattern[str], bool]]:
     """The markers that can begin with the character ``first``, in order."""
-    return [m for m in _MARKERS if first in _FIRST[m[0]]]
+    return [m for m in _MARKERS if _FIRST[m[0]].match(first)]
 
 
-def _match(masked_line: str, pos: int, inline: bool) -> tuple[str, re.Match[str]] | None:
+def _match(
+    masked_line: str, pos: int, inline: bool, loose: bool = False
+) -> tuple[str, re.Match[str]] | None:
     if (_MAYBE_MIDLINE if inline else _MAYBE_START).match(masked_line, pos) is None:
         return None
     for kind, pattern, midline in _markers_from(masked_line[pos]):
-        if inline and not midline:
+        if (inline and not midline) or (loose and kind not in _LOOSE_KINDS):
             continue
         m = pattern.match(masked_line, pos)
         if m is None:
@@ -190,20 +219,23 @@ def find_items(masked: str) -> list[Item]:
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    starts: list[tuple[int, int, bool]] = []  # (line, position in the line, inline)
+    starts: list[tuple[int, int, bool, bool]] = []  # (line, position, inline, loose)
     for lineno, line in enumerate(lines):
         stripped = line.lstrip(" \t")
         indent = len(line) - len(stripped)
-        if indent <= 3 and stripped:
-            starts.append((lineno, indent, False))
-    for m in _MIDLINE_AT.finditer(masked):
-        lineno = bisect.bisect_right(offsets, m.end()) - 1
-        if m.end() > offsets[lineno] + len(lines[lineno]) - len(lines[lineno].lstrip(" \t")):
-            starts.append((lineno, m.end() - offsets[lineno], True))
+        if stripped and (indent <= 3 or _columns(line[:indent]) <= 8):
+            starts.append((lineno, indent, False, False))
+    for pattern, loose in ((_MIDLINE_AT, False), (_LOOSE_AT, True)):
+        if loose and ")" not in masked:
+            continue
+        for m in pattern.finditer(masked):
+            lineno = bisect.bisect_right(offsets, m.end()) - 1
+            if m.end() > offsets[lineno] + len(lines[lineno]) - len(lines[lineno].lstrip(" \t")):
+                starts.append((lineno, m.end() - offsets[lineno], True, loose))
     starts.sort()
-    for lineno, pos, inline in starts:
+    for lineno, pos, inline, loose in starts:
         line = lines[lineno]
-        found = _match(line, pos, inline)
+        found = _match(line, pos, inline, loose)
         if found is None:
             continue
         kind, m = found
@@ -212,9 +244,16 @@ def find_items(masked: str) -> list[Item]:
         marker = line[pos : m.end()].rstrip()
         offset = offsets[lineno]
         items.append(
-            Item(kind, value, marker, lineno, offset + pos, offset + m.end(), case, inline)
-        )
+            Item(
+                kind, value, marker, lineno, offset + pos, offset + m.end(), case, inline,
+                0 if inline else _columns(line[:pos]), loose,
+            )
+        )  # fmt: skip
     return items
+
+
+def _columns(indent: str) -> int:
+    return len(indent.expandtabs(4))
 
 
 def runs(items: list[Item]) -> list[list[Item]]:
@@ -226,11 +265,13 @@ def runs(items: list[Item]) -> list[list[Item]]:
             last = current[-1]
             same_kind = item.kind == last.kind and item.case == last.case
             in_sequence = item.kind == "bullet" or item.value == last.value + 1
-            if same_kind and in_sequence:
+            if same_kind and in_sequence and not (item.loose and not last.inline):
                 current.append(item)
                 continue
             if item.inline and not (item.value == 1 and item.kind != "bullet"):
                 continue  # a number inside an item's text ("costs 2. 5 were sold") is no marker
+            if not item.inline and not last.inline and item.indent > current[0].indent:
+                continue  # a sub-item of the item before
             out.append(current)
         current = [item] if (item.kind == "bullet" or item.value == 1) else []
     if current:

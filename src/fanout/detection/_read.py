@@ -13,23 +13,37 @@ city"). Chinese, Japanese and Korean parts are read with the patterns of
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ._lang import Cjk, Latin
 
-__all__ = ["Read", "read_cjk", "read_latin", "stands_alone", "words"]
+__all__ = ["Read", "content_words", "has_topic", "read_cjk", "read_latin", "stands_alone", "words"]
 
 
 def _set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_LATIN_WORD = re.compile(r"[A-Za-zÀ-ÿ0-9']+")
+# A letter of a script written with spaces between words (Devanagari and Arabic vowel
+# signs are marks, not word characters, for ``re``), and a word of them.
+_LETTER = (
+    r"[^\W_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[\u0900-\u0963\u0971-\u097f\u064b-\u065f\u0670]"
+)
+_LATIN_WORD = re.compile(rf"(?:{_LETTER})+(?:'(?:{_LETTER})+)*")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+_SIMPLE_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*")
+_NEEDS_MARKS = re.compile(r"[\u0600-\u06ff\u0900-\u097f]")
+
+
 def words(text: str) -> int:
+    """Words in ``text``, in any script (two CJK characters count as one word)."""
+    if text.isascii():
+        return len(_SIMPLE_WORD.findall(text))
     return len(_LATIN_WORD.findall(text)) + len(_CJK_CHAR.findall(text)) // 2
 
 
@@ -53,6 +67,8 @@ _FORMAL_DE = _set("Sie Ihr Ihre Ihren Ihrem Ihrer Ihres Ihnen")
 _INTERROGATIVE = _set(
     "what which welche welcher welches welchen welchem quel quelle quels quelles qué cuál"
 )
+_ASKING_ABOUT = _set("how wie comment cómo como quanto quantos")
+_HOW_MUCH = _set("many much viele viel combien cuántos cuántas muchos")
 _WH_PERSON = _set("who whom whose wer wen wem wessen qui quién quiénes")
 _ES_NEUTER = _set("que mejor peor más menos mismo cual único")
 _DEMONSTRATIVE_WORDS = _set(
@@ -60,9 +76,11 @@ _DEMONSTRATIVE_WORDS = _set(
 )
 # What follows a noun to name it then and there: "the word 'resilience'", "the number: 7".
 _NAMED = re.compile(r"\s*(?:['\"“«「‘\x00]|:)")
-_TOKEN = re.compile(r"[^\W\d_]+|\d+|[?？!！.。,，;；:：]")
-_PUNCT = frozenset("?？!！.。,，;；:：")
-_SENTENCE_END = frozenset("?？!！.。:：")
+_TOKEN = re.compile(
+    r"(?:[^\W\d_]|[\u0900-\u0963\u0971-\u097f\u064b-\u065f\u0670])+|\d+|[?？!！.。,，;；:：؟،؛।]"
+)
+_PUNCT = frozenset("?？!！.。,，;；:：؟،؛।")
+_SENTENCE_END = frozenset("?？!！.。:：؟।")
 
 
 @dataclass(slots=True)
@@ -75,10 +93,15 @@ class _Tok:
     start: int
 
 
-def _tokens(text: str) -> list[_Tok]:
+_PLAIN_TOKEN = re.compile(r"[^\W\d_]+|\d+|[?？!！.。,，;；:：؟،؛।]")
+
+
+@functools.lru_cache(maxsize=256)
+def _tokens(text: str) -> tuple[_Tok, ...]:
+    """The words and punctuation of ``text`` (read once: parts are read several times)."""
     out: list[_Tok] = []
     initial = True
-    for m in _TOKEN.finditer(text):
+    for m in (_TOKEN if _NEEDS_MARKS.search(text) else _PLAIN_TOKEN).finditer(text):
         w = m.group()
         if w in _PUNCT:
             out.append(_Tok(w, w, False, False, True, m.start()))
@@ -87,7 +110,7 @@ def _tokens(text: str) -> list[_Tok]:
         hyphen = m.start() > 0 and text[m.start() - 1] == "-"
         out.append(_Tok(w, w.lower(), initial, hyphen, False, m.start()))
         initial = False
-    return out
+    return tuple(out)
 
 
 @dataclass
@@ -109,23 +132,29 @@ class Read:
     introduces: bool = False
     person: bool = False
     ellipsis: str = ""
+    bare: str = ""
+    """A question about "the X" alone ("What are the risks?"): about the part before,
+    or about the shared context."""
 
 
 def _content(lang: Latin, tok: _Tok) -> bool:
     return (
-        not tok.punct and tok.low not in lang.function and len(tok.low) >= 3 and tok.low.isalpha()
+        not tok.punct
+        and tok.low not in lang.function
+        and len(tok.low) >= 3
+        and not tok.low[0].isdigit()
     )
 
 
 def _has_antecedent(
-    lang: Latin, toks: list[_Tok], limit: int, kind: str, *, same_clause: bool, inversion: bool
+    lang: Latin, toks: Sequence[_Tok], limit: int, kind: str, *, same_clause: bool, inversion: bool
 ) -> bool:
     if kind == "pl" and lang.code != "de":
         return any(_plural(lang, toks, j) for j in range(limit))
     for j in range(limit):
         t = toks[j]
-        if t.punct:
-            continue
+        if t.punct or (j and toks[j - 1].low in _ASKING_ABOUT and t.low in _HOW_MUCH):
+            continue  # "How many years did its construction take?": "many years" is asked for
         if t.low in lang.person_wh and not (same_clause and t.low in _WH_PERSON):
             return True  # "Who is her enemy?": the one asked for is not who "her" is
         if (
@@ -151,7 +180,7 @@ def _has_antecedent(
     return False
 
 
-def _plural(lang: Latin, toks: list[_Tok], j: int) -> bool:
+def _plural(lang: Latin, toks: Sequence[_Tok], j: int) -> bool:
     """Something plural for "they" or "these" to point at: a plural noun, or two joined."""
     t = toks[j]
     if t.low in ("and", "et", "y", "und"):
@@ -218,7 +247,10 @@ def read_latin(lang: Latin, text: str, full: bool) -> Read:
         if lang.code == "es" and not t.text[0].isupper() and _enclitic(low):
             read.unresolved.append((t.text, "t"))
             continue
-        if lang.code == "fr" and t.hyphen and low in ("le", "la", "les", "lui", "leur", "en", "y"):
+        if t.hyphen and low in _HYPHEN_CLITICS.get(lang.code, ()):
+            read.unresolved.append((t.text, "t"))
+            continue
+        if lang.code == "ar" and _arabic_clitic(low):
             read.unresolved.append((t.text, "t"))
             continue
         # determiner + noun
@@ -255,33 +287,155 @@ def read_latin(lang: Latin, text: str, full: bool) -> Read:
             else:
                 read.unresolved.append((m.group().strip(), kind))
     ellipsis = lang.ellipsis.search(text)
-    if ellipsis is not None and words(text) < 7 and not stands_alone(text, ellipsis.end()):
+    if ellipsis is not None and words(text) < 7 and not stands_alone(text, ellipsis.end(), lang):
         read.ellipsis = ellipsis.group().strip()
-    if lang.code == "es" and not read.unresolved:
-        read.ellipsis = read.ellipsis or _spanish_zero_subject(lang, toks)
+    if not read.unresolved and not read.ellipsis:
+        if lang.code in _PRO_DROP:
+            read.ellipsis = _zero_subject(lang, toks)
+        elif lang.code == "tr":
+            read.ellipsis = _turkish_zero_subject(lang, toks)
+        elif lang.code == "ar":
+            read.ellipsis = _arabic_zero_subject(toks)
+        if not read.ellipsis and lang.code == "en":
+            read.bare = _bare_definite(lang, toks)
     return read
+
+
+_HYPHEN_CLITICS = {
+    "fr": ("le", "la", "les", "lui", "leur", "en", "y"),
+    "pt": ("lo", "la", "los", "las", "o", "a", "os", "as", "lhe", "lhes"),
+}
+_AR_CLITIC = re.compile(
+    r"^(?!ال|وال|بال|فال|لل|كال)[^\W\d_]{2,}(?:ها|هما|هم|هن|ته)$|^(?!ال|وال|بال|فال|لل|كال)[^\W\d_]{2,}[^\Wياة]ه$"
+)
+_AR_NOT_CLITIC = _set("فواكه وجه شبه فقه تشابه إله نزهه مكروه")
+
+
+def _arabic_clitic(word: str) -> bool:
+    """عمره, عاصمتها, زرتها: a word with an object or possessive pronoun attached."""
+    return word not in _AR_NOT_CLITIC and _AR_CLITIC.match(word) is not None
+
+
+def _arabic_zero_subject(toks: Sequence[_Tok]) -> str:
+    """متى تأسست؟: a question with no noun of its own (nouns take the article ال)."""
+    if not toks or toks[-1].low not in ("?", "？", "؟") or sum(not t.punct for t in toks) > 3:
+        return ""  # longer questions name things without ال ("ارتفاع برج خليفة")
+    for t in toks:
+        if t.punct:
+            continue
+        if t.low.isdigit() or t.low.isascii() or re.match(r"^(?:[وفبلك])?ال|^لل", t.low):
+            return ""
+    return "a question with no noun of its own"
+
+
+_TR_POSSESSIVE = re.compile(r"(?:s?[ıiuü]|s?[ıiuü]n[ıiuüa]?)$")
+
+
+def _turkish_zero_subject(lang: Latin, toks: Sequence[_Tok]) -> str:
+    """Nüfusu ne kadar?: "its population" with no owner of its own."""
+    if not toks or toks[-1].low not in ("?", "？"):
+        return ""
+    content = [t for t in toks if _content(lang, t)]
+    if any(t.low.isdigit() or (t.text[0].isupper() and not t.initial) for t in toks):
+        return ""
+    if not content or (len(content) == 1 and _TR_POSSESSIVE.search(content[0].low)):
+        return "a question about its ... with no owner"
+    return ""
+
+
+def _bare_definite(lang: Latin, toks: Sequence[_Tok]) -> str:
+    """ "What are the risks?": a question whose only subject is a definite noun with
+    nothing to say which one (English only: other languages put an article before
+    abstract nouns, "¿Qué es la gravedad?")."""
+    if len(toks) < 3 or toks[-1].low not in ("?", "？"):
+        return ""
+    content = [k for k, t in enumerate(toks) if _content(lang, t)]
+    if len(content) != 1 or any(t.low.isdigit() for t in toks):
+        return ""
+    k = content[0]
+    t = toks[k]
+    if t.text[0].isupper() and not t.initial and lang.code != "de":
+        return ""
+    if k == 0 or toks[k - 1].low not in lang.definite or k + 2 < len(toks):
+        return ""
+    return f"{toks[k - 1].text} {t.text} alone"
 
 
 _FULL_QUESTION = re.compile(
     r"^\W*(?!(?:what|how)\s+about\b)(?:what|why|how|who|whom|where|when|which|is|are|was|were|do|"
     r"does|did|can|could|should|would|will|wie|was|warum|wer|wann|wo|welche\w*|ist|sind|kann|"
     r"quel\w*|qu|pourquoi|comment|où|quand|combien|qué|cuál\w*|cómo|dónde|cuándo|quién\w*|"
-    r"por\s+qué|cuánt\w*)\b",
+    r"por\s+qué|cuánt\w*|che|cosa|chi|come|dove|quando|perché|qual\w*|quant\w*|o\s+que|que|quem|"
+    r"como|onde|por\s+que|что|кто|как|где|когда|почему|зачем|сколько|как\w+|куда|откуда|ما|ماذا|"
+    r"لماذا|كيف|من|متى|أين|كم|هل|أي)(?=\s|$|[^\w\u064b-\u065f])",
     re.IGNORECASE,
 )
-_ANCHOR = re.compile(r"(?<![.?!¿¡]\s)(?<!^)\b[A-Z][\w-]*|\d|'[^']+'|\x00")
+# Where the question word is not first (Turkish, Hindi, Hinglish put it before the verb).
+_WH_ANYWHERE = re.compile(
+    r"(?<!\w)(?:ne|neden|niçin|nasıl|kim\w*|nere\w*|hangi\w*|kaç|nedir|m[ıiuü]|क्या|क्यों|कैसे|कौन|"
+    r"कब|कहाँ|कहां|कितन\S*|किसने|kya|kyu|kyun|kaise|kaun|kab|kahan|kitn\w*|kisne|konsa|kaunsa)(?!\w)",
+    re.IGNORECASE,
+)
+_VERB_LATE = frozenset(("tr", "hi", "hi-en"))
+_ANCHOR = re.compile(
+    r"(?<![.?!¿¡]\s)(?<!^)\b[A-Z\u0400-\u042f][\w-]*|\b[A-Z]{2,}\b|\d|'[^']+'|\x00"
+)
+_CAPITAL = re.compile(r"\b[A-Z\u00c0-\u00de\u0400-\u042f][\w-]*")
 
 
-def stands_alone(text: str, after: int) -> bool:
+def stands_alone(text: str, after: int, lang: Latin | None = None) -> bool:
     """After an opening "and" / "y" / "und": a whole question with something of its own
-    to be about (a name, a number, a quoted word), as in "And what does DNA stand for?",
-    unlike "And the population?" or "And what is the capital?"."""
+    to be about (a name, a number, a quoted word, or two words of its own), as in "And
+    what does DNA stand for?" or "And why is the sky blue?", unlike "And the
+    population?" or "And what is the capital?"."""
     rest = text[after:]
-    return (
-        words(rest) >= 3
-        and _FULL_QUESTION.search(rest) is not None
-        and any(m.group() != "I" for m in _ANCHOR.finditer(rest.strip()))
+    if words(rest) < 3:
+        return False
+    code = lang.code if lang is not None else ""
+    if _FULL_QUESTION.search(rest) is None and not (
+        code in _VERB_LATE and _WH_ANYWHERE.search(rest)
+    ):
+        return False
+    if lang is not None and sum(_content(lang, t) for t in _tokens(rest)) >= 2:
+        return True  # "And why is the sky blue?": two words of its own to be about
+    if code in _VERB_LATE and _CAPITAL.search(rest):
+        return True  # "Aur Taj Mahal kisne banwaya?": the name comes first, the question word later
+    return any(m.group() != "I" for m in _ANCHOR.finditer(rest.strip()))
+
+
+# Words that say too little to make a question's topic ("What am I doing wrong?").
+_NOT_TOPIC = _set(
+    "doing wrong happen happens happened mean means work works need needs best good better worse bad "
+    "way ways thing things stuff problem problems reason reasons risk risks side effects cost costs "
+    "time long take takes difference exactly really actually possible normal okay fine right kind "
+    "example examples idea ideas option options lot much many more most ones one"
+)
+
+
+def has_topic(lang: Latin, text: str) -> bool:
+    """Whether ``text`` has a word that says what it is about, or names something (a
+    quick ``content_words``)."""
+    for n, m in enumerate(_LATIN_WORD.finditer(text)):
+        w = m.group()
+        if w[0].isdigit() or (n and w[0].isupper() and w != "I"):
+            return True
+        low = w.lower()
+        if len(low) >= 3 and low not in lang.function and low not in _NOT_TOPIC:
+            return True
+    return False
+
+
+def content_words(lang: Latin, text: str) -> tuple[list[str], bool]:
+    """The words of ``text`` that say what it is about, and whether it names something
+    (a capitalised word inside the sentence, or a number)."""
+    toks = _tokens(text)
+    content = [t.low for t in toks if _content(lang, t) and t.low not in _NOT_TOPIC]
+    named = any(
+        not t.punct
+        and (t.low.isdigit() or (t.text[0].isupper() and not t.initial and t.text != "I"))
+        for t in toks
     )
+    return content, named
 
 
 def _enclitic(word: str) -> bool:
@@ -296,15 +450,32 @@ def _enclitic(word: str) -> bool:
     )
 
 
-def _spanish_zero_subject(lang: Latin, toks: list[_Tok]) -> str:
-    """¿Dónde nació?: a question about someone it never names (Spanish drops subjects)."""
+_PRO_DROP = {
+    "es": _FIRST_SECOND_ES,
+    "pt": _set(
+        "eu tu você me te meu minha meus minhas posso pode devo quero tenho sou estou faço preciso "
+        "nós nosso nossa"
+    ),
+    "it": _set(
+        "io tu me te mi ti mio mia miei mie tuo tua posso puoi devo devi voglio vuoi ho hai sono sei "
+        "sto stai faccio fai noi nostro nostra"
+    ),
+}
+
+
+def _zero_subject(lang: Latin, toks: Sequence[_Tok]) -> str:
+    """¿Dónde nació?, Onde nasceu?, Dove è nato?: a question about someone it never
+    names (Spanish, Portuguese and Italian drop subjects)."""
     if not toks or toks[-1].low not in ("?", "？"):
         return ""
     content = [t for t in toks if _content(lang, t)]
     if any(t.low.isdigit() for t in toks):
         return ""  # "¿Cuánto es 9 por 7?": the numbers are what it is about
+    if len(content) >= 2 and any(t.low in ("se", "si") for t in toks):
+        return ""  # "¿Cómo se hace el pan?", "Como se faz pão de queijo?": impersonal
+    speaker = _PRO_DROP[lang.code]
     for k, t in enumerate(toks):
-        if t.low in _FIRST_SECOND_ES or (t.text[0].isupper() and not t.initial):
+        if t.low in speaker or (t.text[0].isupper() and not t.initial):
             return ""
         if (
             t.low in lang.determiners
@@ -316,7 +487,7 @@ def _spanish_zero_subject(lang: Latin, toks: list[_Tok]) -> str:
     return "a question with no subject" if len(content) <= 2 else ""
 
 
-def _noun_after(lang: Latin, toks: list[_Tok], k: int) -> tuple[int, _Tok] | None:
+def _noun_after(lang: Latin, toks: Sequence[_Tok], k: int) -> tuple[int, _Tok] | None:
     for n in range(k + 1, min(k + 4, len(toks))):
         tok = toks[n]
         if tok.punct:

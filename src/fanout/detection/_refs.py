@@ -24,9 +24,10 @@ it; it then groups only when the part before introduced someone or something.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._lang import CJK, LATIN, MATERIAL, Cjk, Latin, language_of, script_of
+from ._lang import CJK, LATIN, MATERIAL, MATERIAL_COLON, Cjk, Latin, language_of, script_of
 from ._read import Read, read_cjk, read_latin, stands_alone, words
 
 __all__ = ["Links", "dependencies", "framing", "words"]
@@ -37,10 +38,13 @@ _DEP_START = re.compile(
     r"^\W*(?:(?:it|its|it's|that|this|these|those|they|them|their|then|and then|so|if so|if not|"
     r"based on|using (?:that|this|it|the|your)|given (?:that|this|the above|your)|"
     r"from (?:that|this|the above|your)|with (?:that|this|it)|for (?:that|this|it)|the above|above|"
-    r"the (?:result|answer|previous|same)|same|in that case|next,|after that|add|now)(?:\b|\s|[,，、])|"
-    r"那么|那|它|它们|上面|上述|根据|基于|这个|这|该|然后|如果是|再|"
+    r"the (?:result|answer|previous|same)|same|in that case|next,|after that|add|now|"
+    r"dann|danach|anschließend|puis|ensuite|luego|después(?!\s+de)|entonces|poi|quindi|depois(?!\s+d[aoe]\b)|"
+    r"então|em seguida|затем|потом|после этого|sonra|ardından|daha sonra|ثم|بعد ذلك|बाद में|फिर|"
+    r"उसके बाद|phir|fir|uske baad)(?:\b|\s|[,，、،])|"
+    r"那么|那|它|它们|上面|上述|根据|基于|这个|这|该|然后|接着|之后|如果是|再|"
     r"그것|그걸|그럼|그러면|그리고 그|위의|위 |이를|이것|그 |앞의|"
-    r"それ(?!ぞれ)|上記|その|これ|では|じゃあ|じゃ|それでは|それなら|次に)",
+    r"それ(?!ぞれ)|上記|その|これ|では|じゃあ|じゃ|それでは|それなら|次に|その後|그다음|그 다음|그런 다음)",
     re.IGNORECASE,
 )
 _DEP_ALL = re.compile(
@@ -58,6 +62,7 @@ _NAMED_KEYS = re.compile(
 )
 _ALL_BEFORE = {
     "en": re.compile(
+        r"^\W*which\s+ones?\s+(?:would|should|could|can|will|do|did)\b|"
         r"^\W*which(?: one)?(?: of (?:them|these|those|the two|the three))?\s+(?:is|was|are|were|would|"
         r"should|has|have|costs?|takes?|do|does)\b|\b(?:rank|sort|order|compare|contrast|combine|merge|"
         r"connect|link|relate|match|classify|group)\s+(?:them|these|those|all|both|the (?:two|three|"
@@ -80,6 +85,21 @@ _ALL_BEFORE = {
         r"\bcompár\w+",
         re.IGNORECASE,
     ),
+    "it": re.compile(
+        r"\b(?:entrambi|entrambe|tutti e due|tutte e due|quale dei due|quale delle due|confrontali)\b",
+        re.IGNORECASE,
+    ),
+    "pt": re.compile(
+        r"\b(?:ambos|ambas|os dois|as duas|qual deles|qual delas|compare-os|compare-as)\b",
+        re.IGNORECASE,
+    ),
+    "ru": re.compile(
+        r"(?<!\w)(?:оба|обе|обоих|какой из них|какая из них|сравни их)(?!\w)", re.IGNORECASE
+    ),
+    "tr": re.compile(r"\b(?:ikisi\w*|her ikisi\w*|hangisi daha|karşılaştır\w*)\b", re.IGNORECASE),
+    "ar": re.compile(r"كلاهما|كليهما|أيهما|قارن بينهما"),
+    "hi": re.compile(r"दोनों|तुलना"),
+    "hi-en": re.compile(r"\b(?:dono|donon|dono me|konsa better|compare)\b", re.IGNORECASE),
 }
 # Words one of which a part must hold for its language's _ALL_BEFORE to match.
 _ALL_BEFORE_KEYS = {
@@ -89,10 +109,19 @@ _ALL_BEFORE_KEYS = {
     "de": re.compile("welche|beide|vergleiche"),
     "fr": re.compile("lequel|laquelle|lesquel|deux|compar"),
     "es": re.compile("cuál|ambos|ambas|dos|compár"),
+    "it": re.compile("entramb|due|confront"),
+    "pt": re.compile("ambos|ambas|dois|duas|qual|compare"),
+    "ru": re.compile("об|из них|сравни"),
+    "tr": re.compile("ikisi|hangisi|karşılaştır"),
+    "ar": re.compile("كلا|كلي|أيهما|قارن"),
+    "hi": re.compile("दोनों|तुलना"),
+    "hi-en": re.compile("dono|better|compare"),
 }
 # "And the GDP of Germany?": a short part that opens with a conjunction leans on the one before.
 _ELLIPTIC = re.compile(
-    r"^\W*(?:and|or|also|what about|how about|und|et|y|还有|那|그리고|それと)\b", re.IGNORECASE
+    r"^\W*(?:and|or|also|what about|how about|und|et|y|e|и|а|ve|peki|aur|और|还有|那|그리고|それと)"
+    r"(?=\s|$|[^\w\u0900-\u097f])|^\W*و(?=(?:ما|ماذا|كيف|من|متى|أين|كم|هل|لماذا|أي)(?:\s|$))",
+    re.IGNORECASE,
 )
 _BARE_WH = re.compile(
     r"^\W*(?:why|how|when|where|who|what|warum|wieso|wie|wann|wo|wer|was|pourquoi|comment|quand|où|"
@@ -150,9 +179,11 @@ def dependencies(
     *,
     shared_context: bool = False,
     lang: str = "",
+    leans: Sequence[str] = (),
 ) -> Links:
     """Group parts that refer to earlier parts (with the one they name, the one they
-    lean on, or all before them). ``parts`` should have quotes and code masked."""
+    lean on, or all before them). ``parts`` should have quotes and code masked;
+    ``leans`` says, for parts already known to lean on the part before, why."""
     g = _Groups(len(parts))
     reasons: list[str] = []
     let_go: list[str] = []
@@ -177,12 +208,19 @@ def dependencies(
     def stems(j: int) -> set[str]:
         return {LATIN[codes[j]].stem(w) for w in read(j).contents} if codes[j] in LATIN else set()
 
+    def _names_before(i: int) -> int | None:
+        """The nearest earlier part that names something (a capitalised word)."""
+        return next((j for j in range(i - 1, -1, -1) if read(j).person), None)
+
     def link(i: int, j: int, why: str) -> None:
         g.union(i, j)
         reasons.append(f"part {i + 1} leans on part {j + 1}: {why}")
 
     for i, part in enumerate(parts):
         if i == 0:
+            continue
+        if i < len(leans) and leans[i]:
+            link(i, i - 1, leans[i])
             continue
         code = codes[i]
         low = lowered[i]
@@ -212,7 +250,8 @@ def dependencies(
             continue
         m = _DEP_START.search(part) or _ELLIPTIC.search(part)
         if m is not None and (
-            m.re is _DEP_START or (words(part) < 7 and not stands_alone(part, m.end()))
+            m.re is _DEP_START
+            or (words(part) < 7 and not stands_alone(part, m.end(), LATIN.get(code)))
         ):
             link(i, i - 1, repr(m.group().strip()))
             continue
@@ -228,10 +267,19 @@ def dependencies(
                 to = next((j for j in earlier if stem in stems(j)), None)
                 if to is None and not shared_context:
                     to = i - 1
+            if (
+                to is None
+                and not demonstrative
+                and stem in _categories(codes[i])
+                and not _RESTRICTED.match(part, part.find(phrase) + len(phrase))
+            ):
+                to = _names_before(i)  # "Who wrote Pinocchio? When was the book published?"
             if to is not None:
                 link(i, to, repr(phrase))
         if here.generic:
             link(i, i - 1, repr(here.generic[0]))
+        if here.bare and not shared_context:
+            link(i, i - 1, f"an ellipsis ({here.bare!r})")
         if here.unresolved:
             word, kind = here.unresolved[0]
             if shared_context and not read(i - 1).introduces:
@@ -249,6 +297,42 @@ def dependencies(
     return Links(g.groups(), reasons, let_go, latin)
 
 
+# Nouns for the kinds of things a name names ("Who wrote Pinocchio? When was the book
+# published?"): with a definite article they point back at the name.
+_CATEGORY_NOUNS = {
+    "en": "book novel film movie song album painting picture play poem company firm city town country "
+    "team band show series building bridge tower river mountain lake island game app brand war battle "
+    "university museum opera symphony",
+    "es": "libro novela película canción álbum cuadro obra empresa ciudad país equipo banda serie "
+    "edificio puente torre río montaña lago isla juego guerra",
+    "fr": "livre roman film chanson album tableau pièce entreprise société ville pays équipe groupe "
+    "série bâtiment pont tour fleuve montagne lac île jeu guerre",
+    "de": "buch roman film lied album bild gemälde stück firma unternehmen stadt land mannschaft band "
+    "serie gebäude brücke turm fluss berg see insel spiel krieg",
+    "it": "libro romanzo film canzone album quadro opera azienda città paese squadra gruppo serie "
+    "edificio ponte torre fiume montagna lago isola gioco guerra",
+    "pt": "livro romance filme música canção álbum quadro obra empresa cidade país time equipe banda "
+    "série prédio ponte torre rio montanha lago ilha jogo guerra",
+}
+_CATEGORY_STEMS: dict[str, frozenset[str]] = {}
+# What names the thing then and there: "the river Nile", "the city of Lyon", "the book that ...".
+_RESTRICTED = re.compile(
+    r"\s*(?:[A-Z\x00\"'“«]|\d|(?:of|de|del|des|du|di|della|von|vom|do|da|that|which|who|whose|que|qui|"
+    r"che|der|die|das|den|called|named|titled)\b)"
+)
+
+
+def _categories(code: str) -> frozenset[str]:
+    found = _CATEGORY_STEMS.get(code)
+    if found is None:
+        lang = LATIN.get(code)
+        nouns = _CATEGORY_NOUNS.get(code, "").split()
+        found = _CATEGORY_STEMS[code] = (
+            frozenset(lang.stem(n) for n in nouns) if lang else frozenset()
+        )
+    return found
+
+
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE = re.compile(r"(?<=[.?!。？！])\s*")
 
@@ -264,7 +348,7 @@ def framing(preamble: str, postamble: str, latin: str = "en") -> str | None:
         return None
     script = script_of(frame)
     lang: Latin | Cjk = CJK[script] if script is not None else LATIN.get(latin, LATIN["en"])
-    m = MATERIAL[lang.code].search(frame)
+    m = MATERIAL[lang.code].search(frame) or MATERIAL_COLON.search(last)
     if m is not None:
         return f"the items are text to work on ({m.group().strip()!r})"
     m = lang.frame_whole.search(frame)

@@ -1,0 +1,443 @@
+"""Reading a prompt written without list markers: sentences, lines, connectives.
+
+The text is cut into units (``_units``: sentences, lines, segments between
+semicolons, the text before a colon that introduces what follows, and several
+questions joined by "and" in one sentence cut at each "and" that opens a new one),
+each read as a question (``q``, or ``w`` without a question mark), a request (``r``),
+an instruction about the answers (``i``), a header (``h``), a lead-in (``l``), a
+statement (``s``) or code (``c``).
+
+Questions and requests start parts; a short follow-up ("Why?", "And the price?", "Give
+an example.") stays in the part before; statements go with the part after them (with
+the part before when the next part opens with a connective); instructions, lead-ins
+and context before the first part are the shared preamble, instructions and short
+remarks after the last part the shared postamble, headers are left out. A paragraph of
+context (two statements or more, followed by a paragraph that asks) is preamble as a
+whole. Requests at the start of the prompt are preamble ("Explain quantum computing.
+What is a qubit? ...") unless a connective or a header shows they are parts of their
+own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ._cues import REQUEST, WH_START
+from ._lang import LATIN, Latin, script_of
+from ._read import content_words, has_topic, words
+from ._units import (
+    Unit,
+    and_joins,
+    cut_units,
+    kind_of,
+    maybe_several,
+    split_and,
+    text_of,
+    trimmed,
+    with_leads,
+)
+
+__all__ = ["HELD", "Prose", "read_prose"]
+
+
+_FOLLOW_UP = re.compile(
+    r"^\W*(?:why or why not|why not|if so|if not|how so|and why|or why|explain why|why\?|"
+    r"what about|how about|is that|are they|does it|can it|为什么呢|那呢|왜요|なぜですか)",
+    re.IGNORECASE,
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+# "A? Or B?": the options of one question.
+_OR_START = re.compile(
+    r"^\W*(?:or|oder|ou|o|или|либо|yoksa|ya\s+da|veya|أم|या|ya\s+phir|还是|或者|それとも|아니면|또는)"
+    r"(?=\s|[,，、]|$)",
+    re.IGNORECASE,
+)
+# What points at something outside the part ("What do you think of this poem?").
+_DEICTIC = re.compile(
+    r"\b(?:this|these|that|those|following|below|above|here|dies\w*|folgende\w*|ce|cet|cette|ces|"
+    r"suivant\w*|este|esta|estos|estas|ese|esa|siguiente\w*|questo|questa|seguent\w*|isso|isto|"
+    r"este|esta|seguinte\w*|это|этот|эта|эти|bu|şu|ye|yeh)\b|هذا|هذه|ذلك|तिस|यह|ये|这|那|この|その|이|그",
+    re.IGNORECASE,
+)
+
+# Requests with nothing of their own to be about: "Give an example.", "Explain why."
+_GENERIC_REQUEST = re.compile(
+    r"^\W*(?:please\s+)?(?:give|show|provide|add|list|explain|tell|name|include)\s+(?:me\s+|us\s+)?"
+    r"(?:(?:an?|some|one|two|three|a\s+few|more|the|your)\s+)?(?:examples?|details?|reasons?|"
+    r"sources?|why|how|more|pros(?:\s+and\s+cons)?|cons|steps|tips|ideas|alternatives?|summary|"
+    r"explanation|code|citations?|links?|references?)\W*$",
+    re.IGNORECASE,
+)
+_MANY_QUESTIONS = re.compile(
+    r"\b(?:questions|each of|separately|the following questions|answer (?:all|each|these|the following))\b|"
+    r"以下问题|下列问题|几个问题|以下の質問|次の質問|다음 질문|질문들|各问题|分别",
+    re.IGNORECASE,
+)
+_ANOTHER = re.compile(
+    r"\b(?:also|another question|separately|two questions|unrelated|on another note|one more thing|"
+    r"second question|and another|by the way|btw|übrigens|nebenbei|außerdem|noch eine frage|"
+    r"au fait|d'ailleurs|par ailleurs|autre question|por cierto|a propósito|además|otra pregunta)\b|"
+    r"另外|还有一个问题|另一个问题|两个问题|顺便|順便|또 다른 질문|그리고 또|그런데|참고로|그나저나|"
+    r"別の質問|それと|ところで|ちなみに",
+    re.IGNORECASE,
+)
+# Words that make two questions about the speaker's own situation ("Why is my bread
+# dense? What am I doing wrong?"): one matter, never a pair to split on its own.
+_FIRST_PERSON = {
+    code: re.compile(rf"(?<!\w)(?:{words_})(?!\w)", re.IGNORECASE)
+    for code, words_ in {
+        "en": r"i|i'm|i've|i'd|my|me|mine|we|our|us",
+        "de": r"ich|mein\w*|mir|mich|wir|unser\w*",
+        "fr": r"je|j'|mon|ma|mes|moi|nous|notre|nos",
+        "es": r"yo|mi|mis|me|nosotros|nuestr\w+",
+        "it": r"io|mio|mia|miei|mie|mi|noi|nostr\w+",
+        "pt": r"eu|meu|minha|meus|minhas|nós|nosso|nossa",
+        "ru": r"я|мой|моя|моё|мои|мне|меня|мы|наш\w*",
+        "tr": r"ben|benim|bana|beni|biz|bizim",
+        "hi": r"मैं|मेरा|मेरी|मेरे|मुझे|हम|हमारा",
+        "hi-en": r"main|mera|meri|mere|mujhe|hum|hamara|i|my",
+        "ar": r"أنا|لي|عندي|نحن",
+    }.items()
+}
+
+
+@dataclass
+class Prose:
+    """What ``read_prose`` found: the parts (spans of the text) and what is shared."""
+
+    spans: list[tuple[int, int]]
+    """Each part's text, from after its opening connective to its end."""
+    leads: list[tuple[str, str]]
+    """Each part's opening connective as written, and its kind."""
+    starts: list[int]
+    """Where each part starts, connective included."""
+    asking: list[bool]
+    """Whether each part asks (a question) rather than requests."""
+    leans: list[str]
+    """Why each part leans on the one before though it asks on its own ("" if not)."""
+    preamble: str
+    header: str
+    postamble: str
+    cue: str
+    """Why the text holds several parts ("" when only their number says so)."""
+    style: str
+    confidence: float
+    context_before: bool = False
+    """Requests or statements before the first part (in the preamble)."""
+    reasons: list[str] = field(default_factory=list)
+
+
+def _short(body: str, lang: str) -> bool:
+    """Too short to be a question of its own ("Why?", "And the price?", 深圳呢？; in
+    Turkish, Arabic and Hindi, which say "what is X" in two words, one word)."""
+    cjk = len(_CJK.findall(body))
+    n = words(body) - cjk // 2 + (cjk + 1) // 2
+    return n < (2 if lang in _COMPACT and not cjk else 3)
+
+
+_COMPACT = frozenset(("tr", "ar", "hi", "hi-en"))
+HELD = 0.55
+"""The confidence of parts found with nothing to show they are separate: below the
+split threshold, so they are kept in one group (and ``reasons`` says why)."""
+_AUX_START = re.compile(
+    r"^\W*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|am|ist|sind|war|kann|"
+    r"hat|gibt|est|sont|es|son|está|están|è|sono|é|são|есть|был|была)\b",
+    re.IGNORECASE,
+)
+# Question words WH_START leaves out because they also start statements.
+_WH_MORE = re.compile(
+    r"^\W*(?:come|como|que|qu'|cual|quando|dove|onde|quem|qui|quand|où|wann|wo|когда|как|o que)\b",
+    re.IGNORECASE,
+)
+_FRAGMENT_LANGS = frozenset(("en", "de", "fr", "es", "it", "pt", "ru"))
+
+
+def _follows(body: str, u: Unit, lang: str) -> bool:
+    """A unit that only continues the part before, as one question with it: "Why?",
+    "What about X?", "And the price?", "Or B?"."""
+    if _FOLLOW_UP.search(body) or _short(body, lang) or _OR_START.match(body):
+        return True
+    return u.lead_kind == "and" and (
+        u.kind == "r" or (words(body) < 4 and WH_START.match(body) is None)
+    )
+
+
+def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
+    """Why a question of its own still leans on the part before: "Give an example."
+    (a request about nothing of its own), "How long does it take?" (nothing of its own
+    to be about), "At what temperature?" (a fragment); or ""."""
+    if u.kind == "r" and _GENERIC_REQUEST.match(body):
+        return "a request with nothing of its own"
+    if base is None:
+        return ""
+    if not has_topic(base, body):
+        return "nothing of its own to be about"
+    if (
+        lang in _FRAGMENT_LANGS
+        and u.kind == "q"
+        and words(body) <= 4
+        and WH_START.match(body) is None
+        and _WH_MORE.match(body) is None
+        and REQUEST.match(body) is None
+        and _AUX_START.match(body) is None
+    ):
+        return "a fragment of a question"
+    return ""
+
+
+def _one_matter(
+    text: str, masked: str, lang: str, parts: list[list[Unit]], firsts_of: list[Unit],
+    asking: list[bool], context_before: bool,
+) -> str:  # fmt: skip
+    """Why questions joined only by "and" may be one matter ("" if each stands alone)."""
+    base = LATIN.get(lang)
+    if base is None or script_of(text) is not None:
+        return "no cue that they are separate"
+    if context_before or len({u.para for p in parts for u in p}) > 1:
+        return "context before them, and no cue that they are separate"
+    if not all(asking):
+        return "a request among them, and no cue that they are separate"
+    if any(_DEICTIC.search(masked[p[0].start : p[-1].end]) for p in parts):
+        return "a part points at something outside it"
+    if any(_FIRST_PERSON[lang].search(masked[p[0].start : p[-1].end]) for p in parts):
+        return "the speaker's own situation, and no cue that they are separate"
+    topics = [
+        _own_topic(base, masked[f.body : p[-1].end]) for f, p in zip(firsts_of, parts, strict=True)
+    ]
+    if not all(enough for _, enough in topics):
+        return "a part without enough of its own to be about"
+    if any(x[0] & y[0] for n, x in enumerate(topics) for y in topics[n + 1 :]):
+        return "the parts share what they are about"
+    return ""
+
+
+def _own_topic(lang: Latin, text: str) -> tuple[set[str], bool]:
+    """The content stems of a part and whether it has enough of its own (two content
+    words, or a name or number and one more)."""
+    content, named = content_words(lang, text)
+    stems = {lang.stem(w) for w in content}
+    return stems, len(stems) >= 2 or (named and len(stems) >= 1)
+
+
+def read_prose(text: str, masked: str, lang: str) -> Prose | None:
+    """The parts of a prompt without list markers, or None if it holds fewer than two
+    (or if what surrounds them does not let them be told apart safely)."""
+    if not maybe_several(masked):
+        return None
+    units = with_leads(text, masked, cut_units(text, masked))
+    if not units:
+        return None
+    base = None if script_of(text) is not None else LATIN.get(lang)
+    for u in units:
+        u.kind = kind_of(masked, u)
+    # code and quotations in a row are one unit
+    merged: list[Unit] = []
+    for u in units:
+        if u.kind == "c" and merged and merged[-1].kind == "c":
+            merged[-1].end = u.end
+            continue
+        merged.append(u)
+    units = merged
+
+    asking_units = [u for u in units if u.kind in ("q", "w")]
+    expanded: list[Unit] = []
+    for u in units:
+        joins = and_joins(masked, u) if u.kind in ("q", "w") else []
+        if joins and (len(joins) >= 2 or len(asking_units) == 1):
+            expanded += split_and(text, masked, u, joins)
+        else:
+            expanded.append(u)
+    units = expanded
+
+    # a paragraph of context before the paragraph that asks is preamble as a whole
+    asks_in = {u.para for u in units if u.kind in ("q", "w", "r")}
+    last_para = max(asks_in, default=-1)
+    context_paras = set()
+    for p in {u.para for u in units}:
+        if p >= last_para:
+            continue
+        statements = [
+            u for u in units if u.para == p and u.kind == "s" and words(text[u.body : u.end]) >= 6
+        ]
+        size = sum(words(text[u.start : u.end]) for u in units if u.para == p)
+        if len(statements) >= 2 or size >= 60:
+            context_paras.add(p)
+    context = [u for u in units if u.para in context_paras]
+    units = [u for u in units if u.para not in context_paras]
+
+    # semicolon lists: "Define X; explain Y; name Z", "Quick facts: A; B; C"
+    semi = False
+    k = len(units)
+    while k > 0 and units[k - 1].kind in ("i", "c"):
+        k -= 1
+    first = k - 1
+    while first > 0 and units[first - 1].stop == ";":
+        first -= 1
+    if first >= 0:
+        segs = units[first:k]
+        lead_in = first > 0 and units[first - 1].stop == ":"
+        if (
+            len(segs) >= 2
+            and all(u.stop == ";" for u in segs[:-1])
+            and len({u.para for u in segs}) == 1
+            and (len(segs) >= 3 or lead_in)
+            and all(
+                u.kind in ("q", "w", "r", "s") and words(text[u.body : u.end]) >= 2 for u in segs
+            )
+            and (lead_in or all(u.kind in ("q", "w", "r") for u in segs))
+        ):
+            semi = True
+            for u in segs:
+                if u.kind == "s":
+                    u.kind = "r"
+
+    pre: list[Unit] = list(context)
+    headers: list[Unit] = []
+    parts: list[list[Unit]] = []
+    firsts_of: list[Unit] = []  # the unit that asks or requests, in each part
+    pending: list[Unit] = []
+    for u in units:
+        if u.kind == "h":
+            headers.append(u)
+            continue
+        if u.kind not in ("q", "w", "r"):
+            if not parts and u.kind in ("i", "l"):
+                pre.append(u)
+            elif parts and u.kind in ("i", "c") and not pending:
+                parts[-1].append(u)  # an instruction or code right after a part is that part's
+            else:
+                pending.append(u)
+            continue
+        body = masked[u.body : u.end]
+        if not parts:
+            pre += pending
+            parts.append([u])
+            firsts_of.append(u)
+        elif not semi and _follows(body, u, lang):
+            parts[-1] += [*pending, u]
+        elif u.lead_kind in ("strong", "also", "ordinal"):
+            if u.lead_kind != "strong":  # "Also, how long does it take?" still leans
+                u.leans = "" if semi else _leans(body, u, lang, base)
+            parts[-1] += pending
+            parts.append([u])
+            firsts_of.append(u)
+        else:
+            u.leans = "" if semi else _leans(body, u, lang, base)
+            parts.append([*pending, u])
+            firsts_of.append(u)
+        pending = []
+
+    # after the last part: instructions and short remarks are shared
+    post: list[Unit] = []
+    for u in pending:
+        if u.kind == "c":
+            (parts[-1] if parts else pre).append(u)
+        elif u.kind in ("i", "l") or words(text[u.start : u.end]) <= 8:
+            post.append(u)
+        else:
+            return None  # a long statement after the questions: what they are about is unclear
+    if parts and parts[-1][-1].kind == "i" and len(parts) > 1:
+        # instructions at the very end are for every part
+        while parts[-1][-1].kind == "i":
+            post.insert(0, parts[-1].pop())
+
+    # requests at the start are the shared task unless a connective or header shows parts
+    if parts and not semi and not headers:
+        ask = next((n for n, f in enumerate(firsts_of) if f.kind in ("q", "w")), None)
+        if (
+            ask is not None
+            and ask > 0
+            and firsts_of[ask].lead_kind not in ("strong", "also", "ordinal", "and")
+        ):
+            for request in parts[:ask]:
+                pre += request
+            parts, firsts_of = parts[ask:], firsts_of[ask:]
+    if len(parts) < 2:
+        return None
+
+    # with an explicit change of topic, context before the first part is that part's own
+    if any(f.lead_kind == "strong" for f in firsts_of[1:]):
+        moved = [u for u in pre if u.kind in ("s", "c", "r") and u not in context]
+        pre = [u for u in pre if u not in moved]
+        parts[0] = moved + parts[0]
+
+    asking = [any(u.kind in ("q", "w") for u in p) for p in parts]
+    leads = [(f.lead, f.lead_kind) for f in firsts_of]
+    context_before = any(u.kind in ("r", "s", "c") for u in pre)
+
+    cue = ""
+    weak = False  # only an "and" before a whole question says the parts are separate
+    instructions = [u for u in [*pre, *post] if u.kind == "i"]
+    if headers:
+        cue = f"a header ({text[headers[0].body : headers[0].end].strip()!r})"
+    elif instructions:
+        cue = f"an instruction for every part ({text[instructions[0].body : instructions[0].end].strip()!r})"
+    elif semi:
+        cue = "items separated by semicolons"
+    else:
+        opened = [
+            n for n, (_, kind) in enumerate(leads)
+            if kind == "ordinal" or (n and kind in ("strong", "also"))
+        ]  # fmt: skip
+        m = _MANY_QUESTIONS.search(text) or _ANOTHER.search(text)
+        ands = [n for n, (_, kind) in enumerate(leads) if n and kind == "and"]
+        if opened:
+            cue = f"{leads[opened[0]][0]!r} opens part {opened[0] + 1}"
+        elif m is not None:
+            cue = f"{m.group()!r}"
+        elif ands:
+            cue, weak = f"{leads[ands[0]][0]!r} opens part {ands[0] + 1}", True
+
+    lines = [{u.line for u in p if u.kind != "c"} for p in parts]
+    one_per_line = all(len(ls) == 1 for ls in lines) and len(set().union(*lines)) == len(parts)
+    style = "lines" if one_per_line else "sentences"
+    all_questions = all(f.kind == "q" for f in firsts_of)
+    reasons: list[str] = []
+    if not cue and not all(asking) and not (style == "lines" and sum(asking) >= 2):
+        # requests among the parts, with nothing to say they are separate
+        confidence = HELD
+        reasons.append("requests among the parts and no sign that they are separate")
+    elif style == "lines" and all_questions:
+        confidence = 0.8
+    elif style == "lines" and (cue or sum(asking) >= 2):
+        confidence = 0.75
+    elif cue and not weak:
+        confidence = 0.7
+    elif len(parts) >= 3 and all(asking):
+        confidence = 0.65
+    elif weak:
+        # two questions with nothing but an "and" between them: split only if each is
+        # about something of its own, and nothing shows they are one matter
+        confidence = 0.65
+        why = _one_matter(text, masked, lang, parts, firsts_of, asking, context_before)
+        if why:
+            confidence = HELD
+            reasons.append(f"{len(parts)} questions, {why}")
+    else:
+        # two questions and nothing to say they are separate: on the blind held-out set
+        # 4 of every such pair a person reads as one question (or as a follow-up)
+        confidence = HELD
+        reasons.append(f"{len(parts)} questions and no cue that they are separate")
+    if cue:
+        reasons.append(f"several parts: {cue}")
+
+    # a part's text runs from its first unit (statements before its question included)
+    spans = [(p[0].body, trimmed(masked, p[0].body, p[-1].end)) for p in parts]
+    starts = [p[0].start for p in parts]
+    leads = [(p[0].lead, p[0].lead_kind) for p in parts]
+    return Prose(
+        spans=spans,
+        leads=leads,
+        starts=starts,
+        asking=asking,
+        leans=[f.leans for f in firsts_of],
+        preamble=text_of(text, sorted(pre, key=lambda u: u.start)),
+        header=text_of(text, headers),
+        postamble=text_of(text, post),
+        cue=cue,
+        style=style,
+        confidence=confidence,
+        context_before=context_before,
+        reasons=reasons,
+    )

@@ -1,0 +1,336 @@
+"""Cutting a prompt written without list markers into units, and reading each one.
+
+A unit is a sentence (ended by ``?`` ``？`` ``؟``, by a full stop followed by a space,
+or by ``。``), a line, a segment between semicolons, or the text before a colon that
+introduces what follows ("Answer in one sentence each: ..."). Each unit loses its
+opening connective (``_cues.lead_of``) and is read as one of ``q`` (a question),
+``w`` (a question without a question mark), ``r`` (a request), ``i`` (an instruction
+about the answers), ``h`` (a header, a greeting or a section heading: never sent),
+``l`` (a lead-in that points at the parts), ``s`` (a statement) or ``c`` (code or a
+quotation). ``_prose`` puts the units together into parts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from dataclasses import dataclass
+
+from ._cues import HEADER, INSTRUCTION, LEADIN, REQUEST, WH_START, lead_of
+from ._read import words
+
+__all__ = [
+    "Unit",
+    "and_joins",
+    "cut_units",
+    "drop_headers",
+    "kind_of",
+    "maybe_several",
+    "split_and",
+    "text_of",
+    "trimmed",
+    "with_leads",
+]
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_QCJK_ASK = re.compile(
+    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|是否|请|請|"
+    r"ですか|ますか|でしょうか|なぜ|何|どう|どの|いつ|どこ|教えて|説明して|ください|"
+    r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요"
+)
+_STOP = re.compile(r"[?？؟]+[\"'”’」』)\]]*|[.!。！।…]+[\"'”’」』)\]]*|[;；؛]|\n")
+_CJK_STOP = frozenset("。！")
+_LINE_END = frozenset("?？؟!！.。:：;；।…\x00")
+_ABBREVIATIONS = _set(
+    "e.g eg i.e ie etc vs mr mrs ms dr st no nr approx ca cf fig vol jr sr inc ltd co z.b bzw "
+    "usw p.ex av dept min max"
+)
+_WORD_BEFORE = re.compile(r"([\w.]+)$")
+_QUESTION_MARK = re.compile(r"[?？؟]")
+_ENDS_ASKING = re.compile(r"[?？؟]\s*[\"'”’」』)\]]*\s*$")
+_COLON = re.compile(r":(?=\s)|：")
+_NEWLINE = re.compile(r"\n")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+# Several questions in one sentence: "... and who painted ... and how many ...".
+_AND_JOIN = re.compile(
+    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur|और)\s+)(?=(?:"
+    r"what(?:'s|s)?\s+(?:is|are|was|were|does|do|did|can|should|would|will|the|a|an)|"
+    r"(?:what|which)\s+\w+\s+(?:is|are|was|were|does|do|did|can|should|would|will)\b|"
+    r"who(?:'s|s)?\s+\w+|how\s+(?:many|much|long|far|old|big|tall|often|do|does|did|is|are|can|"
+    r"should|to)|(?:why|when|where)\s+(?:is|are|was|were|do|does|did|can|should|would|will)|"
+    r"which\s+\w+\s+(?:is|are|was|were|do|does|did|should|can)|"
+    r"(?:wer|was|wie|warum|wann|wo|welche\w*|qui|quel\w*|comment|pourquoi|quand|où|combien|qué|"
+    r"quién|cómo|cuál|cuándo|dónde|cuánt\w*|quien|como|cuant\w*|donde|chi|cosa|come|quale|quant\w*|"
+    r"quem|qual|onde|кто|что|"
+    r"как|где|когда|сколько|почему|какой|какая|какое|какие)\b))|\s+و(?=(?:ما|ماذا|كيف|من|متى|"
+    r"أين|كم|هل|لماذا)\s)",
+    re.IGNORECASE,
+)
+_ASKS_TO_ASK = re.compile(
+    r"\b(?:a\s+few|a\s+couple(?:\s+of)?|some|several|two|three|four|\d+|few|more)\s+(?:quick\s+|short\s+|"
+    r"simple\s+|random\s+|unrelated\s+|different\s+)*(?:things|questions|qs)\b",
+    re.IGNORECASE,
+)
+# A cheap test before _AND_JOIN: a comma or one of its words.
+_JOINER = re.compile(r",|\b(?:and|und|et|y|e|и|ve|aur)\b|और|\sو", re.IGNORECASE)
+
+
+@dataclass
+class Unit:
+    """One sentence, line or segment: its span, its opening connective and its kind."""
+
+    start: int
+    end: int
+    body: int  # where the text after the opening connective starts
+    lead: str
+    lead_kind: str
+    line: int
+    para: int
+    stop: str  # the character that ended it ("?", ".", ";", ":", "\n" or "")
+    kind: str = "s"
+    leans: str = ""  # why it leans on the part before, though a question of its own
+
+
+def cut_units(text: str, masked: str) -> list[Unit]:
+    """Cut ``text`` into units (see the module docstring)."""
+    out: list[Unit] = []
+    newlines = [m.start() for m in _NEWLINE.finditer(masked)]
+    breaks = [m.start() for m in _BLANK_LINE.finditer(masked)]
+    start = 0
+
+    def close(end: int, stop: str) -> None:
+        piece = masked[start:end]
+        stripped = piece.strip()
+        if stripped:
+            a = start + len(piece) - len(piece.lstrip())
+            b = a + len(stripped)
+            line = bisect.bisect_left(newlines, a)
+            para = bisect.bisect_left(breaks, a)
+            out.append(Unit(a, b, a, "", "", line, para, stop))
+
+    line_start = 0
+    for m in _STOP.finditer(masked):
+        ch = m.group()[0]
+        end = m.end()
+        if ch == "\n":
+            line_text = masked[line_start : m.start()].strip()
+            line_start = end
+            nxt_line = masked[end:].lstrip(" \t").split("\n", 1)[0]
+            if (
+                line_text
+                and nxt_line
+                and line_text[-1] not in _LINE_END
+                and (nxt_line[0].isupper() or nxt_line[0].islower())
+                and WH_START.match(nxt_line) is None
+                and REQUEST.match(nxt_line) is None
+                and lead_of(nxt_line)[1] not in ("strong", "also", "ordinal")
+                and INSTRUCTION.match(line_text) is None
+                and HEADER.match(line_text) is None
+            ):
+                continue  # a sentence that goes on on the next line (a poem, hard wrapping)
+            close(m.start(), "\n")
+            start = end
+            continue
+        if ch in "?":
+            rest = masked[end:].lstrip(" \t")
+            if (  # "The ? is a placeholder": a question mark inside a sentence
+                rest[:1].islower()
+                and rest[:1].isascii()
+                and masked[end : end + 1] == " "
+                and WH_START.match(rest) is None
+                and REQUEST.match(rest.split("\n", 1)[0]) is None
+                and not lead_of(rest)[1]
+            ):
+                continue
+        if ch in "?？؟;；؛" or ch in _CJK_STOP:
+            close(end, "?" if ch in "?？؟" else ";" if ch in ";；؛" else ".")
+            start = end
+            continue
+        nxt = masked[end : end + 1]
+        if nxt and not nxt.isspace():
+            continue  # "3.5", "e.g.,", "file.txt"
+        before = _WORD_BEFORE.search(masked, max(0, m.start() - 12), m.start())
+        if (
+            before is not None
+            and m.group() == "."
+            and (
+                before.group(1).lower() in _ABBREVIATIONS
+                or (len(before.group(1)) == 1 and before.group(1).isalpha())
+            )
+        ):
+            continue
+        rest = masked[end:].lstrip(" \t")
+        if (  # "whats x. how do i y": a new sentence only if it asks or requests
+            rest[:1].islower()
+            and rest[:1].isascii()
+            and WH_START.match(rest) is None
+            and REQUEST.match(rest.split("\n", 1)[0]) is None
+        ):
+            continue
+        close(end, ".")
+        start = end
+    close(len(masked), "")
+    return out
+
+
+def with_leads(text: str, masked: str, units: list[Unit]) -> list[Unit]:
+    """Each unit's opening connective, and the text before a colon that introduces
+    what follows cut off as a unit of its own."""
+    out: list[Unit] = []
+    for u in units:
+        _lead(text, masked, u)
+        m = _COLON.search(masked, u.body, u.end)
+        if m is not None:
+            prefix = masked[u.body : m.start()]
+            suffix = masked[m.end() : u.end].strip()
+            if (
+                suffix
+                and not _QUESTION_MARK.search(prefix)
+                and "\x00" not in prefix
+                and (
+                    words(prefix) <= 6
+                    or _QUESTION_MARK.search(suffix)
+                    or INSTRUCTION.match(prefix)
+                    or LEADIN.search(prefix)
+                    or REQUEST.match(prefix)
+                )
+            ):
+                head = Unit(u.start, m.end(), u.body, u.lead, u.lead_kind, u.line, u.para, ":")
+                b = m.end()
+                while b < u.end and masked[b].isspace():
+                    b += 1
+                tail = Unit(b, u.end, b, "", "", u.line, u.para, u.stop)
+                _lead(text, masked, tail)
+                out += [head, tail]
+                continue
+        out.append(u)
+    return out
+
+
+def _lead(text: str, masked: str, u: Unit) -> None:
+    lead, kind = lead_of(text[u.start : u.end])
+    if lead and "\x00" not in masked[u.start : u.start + len(lead)]:
+        u.lead, u.lead_kind = lead, kind
+        b = u.start + text[u.start : u.end].index(lead) + len(lead)
+        while b < u.end and text[b].isspace():
+            b += 1
+        u.body = b
+
+
+_GREETING = re.compile(
+    r"^\W*(?:hey|hi|hello|hiya|yo|ok|okay|so|thanks|thank\s+you|thx|please|hola|hallo|salut|bonjour|"
+    r"ciao|olá|oi|привет|merhaba|مرحبا|नमस्ते|namaste|bhai|yaar|bro|dude|guys)\W*$",
+    re.IGNORECASE,
+)
+_HEADING = re.compile(r"^#{1,6}\s+\S")
+
+
+def kind_of(masked: str, u: Unit) -> str:
+    body = masked[u.body : u.end].strip()
+    if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
+        return "c"
+    if _HEADING.match(body) or _GREETING.match(body):
+        return "h"  # a section heading or a greeting: not sent, not context
+    if _ENDS_ASKING.search(body):
+        # "Can you help me with a few things?": asks to ask, announcing the parts
+        return "h" if words(body) <= 12 and _ASKS_TO_ASK.search(body) else "q"
+    if INSTRUCTION.match(body) and words(body) <= 16:
+        return "i"
+    if HEADER.match(body):
+        return "h"
+    if LEADIN.search(body) and (body.endswith((":", "：")) or words(body) <= 10):
+        return "l"
+    if WH_START.match(body):
+        return "w"
+    if REQUEST.match(body) or _QCJK_ASK.search(body):
+        return "r"
+    return "s"
+
+
+def split_and(text: str, masked: str, u: Unit, joins: list[re.Match[str]]) -> list[Unit]:
+    """A question sentence cut at each "and" that opens a new question."""
+    out: list[Unit] = []
+    a = u.body
+    lead, kind = u.lead, u.lead_kind
+    for m in joins:
+        out.append(Unit(u.start if not out else a, m.start(), a, lead, kind, u.line, u.para, ","))
+        lead = text[m.start() : m.end()].strip(" ,")
+        kind = "join"
+        a = m.end()
+    out.append(Unit(a, u.end, a, lead, kind, u.line, u.para, u.stop))
+    for piece in out:
+        piece.kind = "q" if _ENDS_ASKING.search(masked[piece.body : piece.end]) else "w"
+        if piece is not out[0]:
+            piece.start = piece.body - len(piece.lead) - 1
+    return out
+
+
+def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
+    if not _JOINER.search(masked, u.body, u.end):
+        return []
+    joins = list(_AND_JOIN.finditer(masked, u.body, u.end))
+    if not joins or WH_START.match(masked[u.body : u.end]) is None:
+        return []
+    cuts = [u.body, *(m.start() for m in joins), u.end]
+    pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
+    if any(words(p) < 3 for p in pieces):
+        return []
+    if all("," in m.group() and not m.group().strip(", ") for m in joins) and len(joins) < 2:
+        return []  # "What is X, what is Y?" with a comma alone: only as a list of three or more
+    return joins
+
+
+def trimmed(masked: str, start: int, end: int) -> int:
+    """Where a part ends without the semicolon or comma that separated it from the next."""
+    while end > start and masked[end - 1] in ";；؛,，、 ":
+        end -= 1
+    return end
+
+
+def text_of(text: str, units: list[Unit]) -> str:
+    """Units rejoined as written (a line break where they were on different lines)."""
+    out = ""
+    for k, u in enumerate(units):
+        if k:
+            out += "\n" if u.line != units[k - 1].line else " "
+        out += text[u.start : u.end]
+    return out.strip()
+
+
+_MAYBE_SEVERAL = re.compile(r"[?？؟;；؛。！:：]\s*\S|[.!]\s+\S|\n\s*\S")
+
+
+def maybe_several(masked: str) -> bool:
+    """Whether ``masked`` could hold two units at all (a quick test before reading it)."""
+    return bool(
+        _MAYBE_SEVERAL.search(masked.rstrip())
+        or (_JOINER.search(masked) and _AND_JOIN.search(masked))
+    )
+
+
+_MAY_COUNT = re.compile(
+    r"question|thing|ones|\bqs\b|quer|frage|dinge|pregunt|cosas|duda|domand|pergunt|coisa|вопрос|"
+    r"soru|şey|sawal|baat|सवाल|प्रश्न|سؤال|أسئلة|问题|質問|つ|질문|가지|개",
+    re.IGNORECASE,
+)
+
+
+def drop_headers(text: str) -> tuple[str, str]:
+    """``text`` without the units that only count the questions ("Two questions:"),
+    and those units."""
+    if not text or _MAY_COUNT.search(text) is None:
+        return text, ""
+    masked = text  # a preamble is read as written
+    units = with_leads(text, masked, cut_units(text, masked))
+    headers = [u for u in units if HEADER.match(masked[u.start : u.end].strip())]
+    if not headers:
+        return text, ""
+    kept = text
+    for u in reversed(headers):
+        kept = kept[: u.start] + kept[u.end :]
+    return kept.strip(), text_of(text, headers)
