@@ -90,7 +90,8 @@ class TestRoundTrip:
         plan = answers.report.plan
         assert plan is not None
         assert learned >= len(SHORT)
-        assert plan.inputs.endpoint.observations == learned
+        # The first plan knows the endpoint (a merge check may add observations after it).
+        assert answers.report.revisions[0].plan.inputs.endpoint.observations == learned
         assert plan.chosen.label != "split"
         assert answers.report.requests < len(MANY) / 4
 

@@ -185,7 +185,9 @@ class TestAutoPolicy:
         qs = [f"One word for colour {i}? {{{{tokens=1}}}}" for i in range(5)]
         async with sim(time_scale=scale, rpm=3) as (server, client):
             fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=3 * scale))
-            answers = await fo.ask_many(qs, policy=fanout.Policy(expected_tokens=1))
+            # The cost model's choice (the merge check, tests/test_merge_check.py, off).
+            policy = fanout.Policy(expected_tokens=1, merge_agreement=None)
+            answers = await fo.ask_many(qs, policy=policy)
             assert answers.report.plan is not None
             assert answers.report.plan.chosen.label == "merge", answers.report.plan.reason
             assert "rate limits" in answers.report.plan.reason
@@ -208,7 +210,10 @@ class TestAutoPolicy:
                 fanout.Question(text=f"One word: item {i}? {{{{tokens=1}}}}", expected_tokens=1)
                 for i in range(5)
             ]
-            answers = await fo.ask_many(qs, policy=fanout.Policy(objective="cost"))
+            # The cost model's choice (the merge check, tests/test_merge_check.py, off).
+            answers = await fo.ask_many(
+                qs, policy=fanout.Policy(objective="cost", merge_agreement=None)
+            )
             plan = answers.report.plan
             assert plan is not None
             assert plan.chosen.label == "merge", plan.reason

@@ -384,6 +384,11 @@ def _after_echo(body: str, question: str) -> str | None:
     if anchor(question).endswith(" …"):
         # A cut anchor: the copied line may go on; the answer starts below it.
         return below if line_end >= 0 else None
+    # What ends the question's line after its last word ("?", "}}", "）") may be copied too.
+    tail = re.sub(r"^.*\w", "", anchor(question), flags=re.S).strip()
+    same_line = same_line.lstrip(" \t")
+    if tail and same_line.startswith(tail):
+        same_line = same_line[len(tail) :]
     same_line = same_line.lstrip(_ECHO_END)
     if not same_line.strip():
         return below

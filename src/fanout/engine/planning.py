@@ -96,22 +96,20 @@ anchor: its first line, cut at ``merging.ANCHOR_CHARS`` characters)."""
 
 def merge_prompt_extra(inputs: PlanInputs, group: list[int]) -> float:
     """The prompt tokens a merged request of ``group`` adds to its questions': learned
-    per question where merged requests were seen, else the prior (instructions, then
-    per question its tag and, in a schema, its key)."""
+    per question where merged requests were seen, else the prior (instructions, and
+    per question its tag)."""
     if inputs.merge_prompt_per_question is not None:
         return inputs.merge_prompt_per_question * len(group)
-    return MERGE_PROMPT_OVERHEAD + sum(
-        MERGE_PROMPT_PER_QUESTION + min(inputs.question_tokens[i], ANCHOR_TOKENS) for i in group
-    )
+    return MERGE_PROMPT_OVERHEAD + MERGE_PROMPT_PER_QUESTION * len(group)
 
 
 def merge_answer_extra(inputs: PlanInputs, group: list[int]) -> float:
     """The completion tokens a merged reply adds to its answers': learned per answer
-    where merged replies were seen, else the prior (per answer its tag and framing,
-    and its question's words, the anchor)."""
+    where merged replies were seen (the anchors, the question's words each answer
+    carries, included), else the prior."""
     if inputs.merge_answer_overhead is not None:
         return inputs.merge_answer_overhead * len(group)
-    return sum(MERGE_ANSWER_OVERHEAD + min(inputs.question_tokens[i], ANCHOR_TOKENS) for i in group)
+    return MERGE_ANSWER_OVERHEAD * len(group)
 
 
 def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, int, float]:
