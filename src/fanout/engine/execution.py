@@ -131,11 +131,13 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
             request_ids=tally.request_ids, error=error,
             refusal=getattr(exc, "refusal", None), tool_calls=getattr(exc, "tool_calls", []),
         )  # fmt: skip
-    # The transport checked it: at least one choice, each with a message.
-    choice = completion.choices[0]
+    # The transport checked it: at least one choice, each with a message. With n > 1
+    # the choices are put in the order of their index, whatever order they came in.
+    ordered = sorted(completion.choices, key=lambda c: c.index if isinstance(c.index, int) else 0)
+    choice = ordered[0]
     if completion.usage is not None:
         transport.endpoint.observe_answer(completion.usage.completion_tokens)
-    choices = [c.message.content or "" for c in completion.choices]  # n > 1: all of them
+    choices = [c.message.content or "" for c in ordered]  # n > 1: all of them
     return Answer(
         index=job.index,
         question=q.text,

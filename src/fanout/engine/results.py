@@ -25,7 +25,16 @@ def shared_copy(answer: Answer, index: int, question: Question) -> Answer:
     """A duplicate question's copy of an answer: its own index, no usage of its own."""
     error = answer.error
     if isinstance(error, QuestionError):
-        copy = type(error)(str(error), index=index, question=question.text, attempts=error.attempts)
+        message = str(error)
+        said = f"question {answer.index}"
+        if message.startswith(said):  # the message names this question, not the first
+            message = (
+                f"question {index} (asked once, as question {answer.index})" + message[len(said) :]
+            )
+        # Same class and fields (a refusal, tool calls), its own message and position.
+        copy = BaseException.__new__(type(error), message)
+        copy.__dict__.update(vars(error))
+        copy.index, copy.question = index, question.text
         copy.__cause__ = error.__cause__
         error = copy
     return answer.model_copy(

@@ -125,8 +125,27 @@ def is_retryable(exc: BaseException) -> bool:
         return True
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
+    if _body_read_error(exc):
+        return True
     # A 200 whose body is not the JSON it claims to be (cut short, garbled).
     return isinstance(exc, json.JSONDecodeError)
+
+
+def _body_read_error(exc: BaseException) -> bool:
+    """An error of the HTTP client (httpx, or the SDK's httpx2) while reading a response's
+    body: the connection reset mid-body, a body that does not decompress. The SDK wraps
+    errors of sending a request as ``APIConnectionError``, not those of reading its body."""
+    kind = type(exc)
+    return kind.__module__.split(".")[0] in ("httpx", "httpx2") and any(
+        base.__name__ in _BODY_READ_ERRORS for base in kind.__mro__
+    )
+
+
+_BODY_READ_ERRORS = frozenset(
+    {"NetworkError", "RemoteProtocolError", "DecodingError", "TimeoutException"}
+)
+"""httpx's errors of a connection or a body (not of the request itself: a bad URL or
+protocol is the caller's)."""
 
 
 def server_retry_after(headers: Mapping[str, str]) -> float | None:

@@ -1,0 +1,72 @@
+"""What an adversarial review of the hardening found (its own hostile cases, written
+before it read the fixes): body-read errors retried, choices in index order, and a
+duplicate's error naming its own position."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+from openai import AsyncOpenAI
+
+import fanout
+from fanout.engine.retrying import is_retryable
+
+from ._reply_server import Reply, Request, as_json, completion, serve_replies
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [httpx2.ReadError("connection reset mid-body"), httpx2.RemoteProtocolError("peer closed"),
+     httpx2.DecodingError("Error -3 while decompressing data")],
+)  # fmt: skip
+def test_an_error_while_reading_a_body_is_retried(exc: Exception) -> None:
+    """The SDK wraps errors of sending a request, not of reading its body: a reset
+    mid-body or a body that does not decompress is a connection error all the same."""
+    assert is_retryable(exc)
+
+
+def test_an_error_of_the_request_itself_is_not_retried() -> None:
+    """An invalid URL (a bug of the caller's) is no connection error."""
+    assert not is_retryable(httpx2.UnsupportedProtocol("no scheme"))
+
+
+async def test_choices_come_back_in_the_order_of_their_index() -> None:
+    """``n=2`` with index 1 listed before index 0: ``text`` is choice 0's."""
+
+    def reply(_: Request) -> Reply:
+        choices = [
+            {"index": 1, "finish_reason": "stop", "message": {"role": "assistant", "content": "SECOND"}},
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "FIRST"}},
+        ]  # fmt: skip
+        return as_json(completion(choices))
+
+    with serve_replies(reply) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        answers = await fanout.ask_many(["q?"], client=client, model="m", n=2, memory=False)
+        await client.close()
+    assert answers[0].text == "FIRST"
+    assert answers[0].choices == ["FIRST", "SECOND"]
+
+
+async def test_a_duplicate_of_a_failed_question_names_its_own_position() -> None:
+    """The same failing question at positions 0 and 2: the copy's error has index 2 and
+    its message says question 2 (asked once, as question 0), not 'question 0 failed'."""
+
+    def reply(request: Request) -> Reply:
+        if request.question == "bad?":
+            return as_json({"error": {"message": "no", "type": "invalid_request_error"}}, 400)
+        return as_json(completion([{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": "ok"}}]))  # fmt: skip
+
+    with serve_replies(reply) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        answers = await fanout.ask_many(["bad?", "good?", "bad?"], client=client, model="m",
+                                        on_error="return", memory=False)  # fmt: skip
+        await client.close()
+    error: Any = answers[2].error
+    assert isinstance(error, fanout.QuestionError)
+    assert error.index == 2
+    assert str(error).startswith("question 2 (asked once, as question 0)")
+    assert str(answers[0].error).startswith("question 0")
