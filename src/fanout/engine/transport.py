@@ -15,7 +15,7 @@ import contextvars
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -388,7 +388,7 @@ class Transport:
         retry: Retry,
         *,
         on_send: Callable[[], object] | None = None,
-    ) -> AsyncIterator[ChatCompletionChunk]:
+    ) -> AsyncGenerator[ChatCompletionChunk, None]:
         """Stream one request under the limits, retried until the stream opens (once
         chunks flow, a failure is the caller's to handle). ``on_send`` is called as
         each attempt leaves, after the limits let it go."""
@@ -396,7 +396,13 @@ class Transport:
         register_headers(params.get("extra_headers"))
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         reserve = estimate_messages_tokens(params["messages"], params.get("model")) + int(max_out)
-        async with self._slots:
+        # The slot is held by the stream, not by a task: whoever reads it (each step may
+        # run in a task of its own, as under ``asyncio.wait_for``), and whoever closes it
+        # (the task that gives up on it, the loop's finalizer if it is dropped), the slot
+        # taken for it is the one given back.
+        borrower = _StreamSlot()
+        await self._slots.acquire_on_behalf_of(borrower)
+        try:
             retrying = build_retrying(retry, sleep=anyio.sleep)
             stream: AsyncStream[ChatCompletionChunk] | None = None
             async for attempt in retrying:
@@ -434,6 +440,14 @@ class Transport:
             finally:
                 self.in_flight -= 1
                 await stream.close()
+        finally:
+            self._slots.release_on_behalf_of(borrower)
+
+
+class _StreamSlot:
+    """The borrower of one stream's concurrency slot (see ``Transport.stream_chunks``)."""
+
+    __slots__ = ()
 
 
 _MIN_DECODE_S = 2.5e-4  # a stream faster than 4,000 tokens/s came whole, buffered

@@ -309,54 +309,62 @@ class FanoutClient:
             return f"{heading} " if heading else ""
 
         async def chunks() -> AsyncIterator[ChatCompletionChunk]:
-            prompt_tokens = completion_tokens = 0
-            finish = "stop"
-            # The first answer, live.
-            params = {
-                "model": model,
-                **kwargs,
-                "messages": messages_for(questions[0], fo.system),
-            }
-            yield chunk(head(0))
-            live = False  # the live stream brought text
-            async for piece in fo._transport.stream_chunks(params, fo.retry):
-                if piece.usage is not None:
-                    prompt_tokens += piece.usage.prompt_tokens
-                    completion_tokens += piece.usage.completion_tokens
-                for choice in piece.choices or ():
-                    if choice.finish_reason == "length":
+            try:
+                prompt_tokens = completion_tokens = 0
+                finish = "stop"
+                # The first answer, live.
+                params = {
+                    "model": model,
+                    **kwargs,
+                    "messages": messages_for(questions[0], fo.system),
+                }
+                yield chunk(head(0))
+                live = False  # the live stream brought text
+                # Closed with this one, whichever task closes it (its slot goes back at once).
+                first_part = fo._transport.stream_chunks(params, fo.retry)
+                async with contextlib.aclosing(first_part):
+                    async for piece in first_part:
+                        if piece.usage is not None:
+                            prompt_tokens += piece.usage.prompt_tokens
+                            completion_tokens += piece.usage.completion_tokens
+                        for choice in piece.choices or ():
+                            if choice.finish_reason == "length":
+                                finish = "length"
+                            if choice.delta.content:
+                                live = live or bool(choice.delta.content.strip())
+                                yield chunk(choice.delta.content)
+                if not live:
+                    # No text came (an empty reply, a refusal): the part is asked again whole,
+                    # judged and retried like every other part; an empty section is no answer.
+                    again = await fo.ask_many(
+                        questions[:1], model=model, policy=policy, on_error="return", **kwargs
+                    )
+                    _raise_failures(again)
+                    prompt_tokens += again.report.prompt_tokens
+                    completion_tokens += again.report.completion_tokens
+                    if again[0].finish_reason == "length":
                         finish = "length"
-                    if choice.delta.content:
-                        live = live or bool(choice.delta.content.strip())
-                        yield chunk(choice.delta.content)
-            if not live:
-                # No text came (an empty reply, a refusal): the part is asked again whole,
-                # judged and retried like every other part; an empty section is no answer.
-                again = await fo.ask_many(
-                    questions[:1], model=model, policy=policy, on_error="return", **kwargs
-                )
-                _raise_failures(again)
-                prompt_tokens += again.report.prompt_tokens
-                completion_tokens += again.report.completion_tokens
-                if again[0].finish_reason == "length":
-                    finish = "length"
-                yield chunk((again[0].text or "").strip())
-            # Then each next answer, in order, as soon as it is there.
-            if rest is not None:
-                answers = await rest
-                _raise_failures(answers, offset=1)
-                for i, answer in enumerate(answers, start=1):
-                    prompt_tokens += answer.usage.prompt_tokens
-                    completion_tokens += answer.usage.completion_tokens
-                    if answer.finish_reason == "length":
-                        finish = "length"
-                    yield chunk(f"\n\n{head(i)}{(answer.text or '').strip()}")
-            yield chunk(None, finish)
-            if include_usage:
-                yield chunk(None, usage=CompletionUsage(
-                    prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                    total_tokens=prompt_tokens + completion_tokens,
-                ))  # fmt: skip
+                    yield chunk((again[0].text or "").strip())
+                # Then each next answer, in order, as soon as it is there.
+                if rest is not None:
+                    answers = await rest
+                    _raise_failures(answers, offset=1)
+                    for i, answer in enumerate(answers, start=1):
+                        prompt_tokens += answer.usage.prompt_tokens
+                        completion_tokens += answer.usage.completion_tokens
+                        if answer.finish_reason == "length":
+                            finish = "length"
+                        yield chunk(f"\n\n{head(i)}{(answer.text or '').strip()}")
+                yield chunk(None, finish)
+                if include_usage:
+                    yield chunk(None, usage=CompletionUsage(
+                        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                        total_tokens=prompt_tokens + completion_tokens,
+                    ))  # fmt: skip
+            finally:
+                # Read to its end, closed, or dropped: the parts not needed any more stop.
+                if rest is not None and not rest.done():
+                    rest.cancel()
 
         iterator = telemetry.follow(chunks())
 
