@@ -145,6 +145,21 @@ class _Chat:
         return getattr(self._owner.client.chat, name)
 
 
+class _Beta:
+    """``wrapped.beta``: the client's own, but for ``chat``, which is fanout's (the SDK's
+    ``beta.chat`` is its ``chat``; LangChain streams structured output through it)."""
+
+    def __init__(self, owner: FanoutClient) -> None:
+        self._owner = owner
+
+    @property
+    def chat(self) -> _Chat:
+        return self._owner._fanout_chat
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.client.beta, name)
+
+
 class FanoutClient:
     """What :func:`wrap` returns: a copy of the user's client — an instance of its own
     class (``AsyncOpenAI``, ``AsyncAzureOpenAI``, ...) and of this one — whose
@@ -188,6 +203,10 @@ class FanoutClient:
     @property
     def chat(self) -> Any:
         return self._fanout_chat
+
+    @property
+    def beta(self) -> Any:
+        return _Beta(self)
 
     def copy(self, **options: Any) -> Any:
         """A wrapped copy of ``.client.copy(**options)``, sharing this wrapper's limits
@@ -436,7 +455,7 @@ class _Passed:
 
 
 _WRAPPED_CLASSES: dict[type, type] = {}
-_OVERRIDES = ("chat", "copy", "with_options", "__repr__")
+_OVERRIDES = ("chat", "beta", "copy", "with_options", "__repr__")
 
 
 def _wrapped_class(base: type) -> type:
