@@ -69,7 +69,6 @@ class TestChatOpenAIOnAWrappedClient:
             assert completion_tokens == sum(r.completion_tokens for r in server.stats.requests)
             assert len(server.stats.requests) == 2
 
-    @pytest.mark.xfail(strict=True, reason="the simulator answers a schema with filler text")
     async def test_with_structured_output_answers_with_the_model(self, sim: SimFactory) -> None:
         """The json_schema method (LangChain's default) goes through
         root_async_client.chat.completions.with_raw_response.parse: one request, whose
@@ -82,7 +81,6 @@ class TestChatOpenAIOnAWrappedClient:
             assert first == again
             assert len(server.stats.requests) == 2
 
-    @pytest.mark.xfail(strict=True, reason="the simulator answers a schema with filler text")
     async def test_with_structured_output_by_function_calling(self, sim: SimFactory) -> None:
         """method="function_calling": the simulator answers with a call of the tool."""
         async with sim(time_scale=100) as (server, client):
@@ -90,7 +88,9 @@ class TestChatOpenAIOnAWrappedClient:
             spider = await llm.ainvoke("Describe a spider.")
             assert isinstance(spider, Spider)
 
-    @pytest.mark.xfail(strict=True, reason="the simulator answers a schema with filler text")
+    # LangChain dumps the SDK's parsed stream events, whose `parsed` field is typed None:
+    # pydantic warns (langchain-openai 1.7, openai 3.3); the values are right.
+    @pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
     async def test_with_structured_output_streamed(self, sim: SimFactory) -> None:
         """astream on a structured model goes through root_async_client.beta.chat.completions.stream."""
         async with sim(time_scale=100) as (server, client):
@@ -112,7 +112,6 @@ class TestTheWrappedClientsBetaNamespace:
             assert reply.choices[0].message.content == _expected(TWO, 4)
             assert len(server.stats.requests) == 2
 
-    @pytest.mark.xfail(strict=True, reason="the simulator answers a schema with filler text")
     async def test_parse_passes_through_and_fills_the_model(self, sim: SimFactory) -> None:
         """parse (its own response_format: one answer in the caller's schema) passes
         straight through, on chat and on beta.chat, with .parsed filled."""

@@ -17,16 +17,9 @@ from ._engine import Engine, Sequence
 from ._http import HTTPServer, Request, Responder
 from ._limits import Bucket, SlidingWindow, go_duration
 from ._prompt import read_prompt
+from ._reply import Reply, compose_chat, token_ends
 from ._stats import RequestRecord, SimStats
-from ._text import (
-    _TOKEN,
-    answer_for,
-    count_tokens,
-    end_line,
-    render_merged,
-    split_questions,
-    wanted_tokens,
-)
+from ._text import count_tokens
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -93,20 +86,6 @@ def _auth_error(api_key: str, required: str | None) -> dict[str, Any] | None:
     return _error(f"Incorrect API key provided: {shown}. This simulator accepts only the key it "
                   "was started with (SimConfig.api_key, fanout sim --api-key).",
                   "invalid_request_error", "invalid_api_key")  # fmt: skip
-
-
-def _truncate(text: str, tokens: int) -> str:
-    """The prefix of ``text`` holding its first ``tokens`` tokens."""
-    if tokens <= 0:
-        return ""
-    for i, match in enumerate(_TOKEN.finditer(text)):
-        if i == tokens - 1:
-            return text[: match.end()]
-    return text
-
-
-def _token_ends(text: str) -> list[int]:
-    return [m.end() for m in _TOKEN.finditer(text)]
 
 
 class SimServer:
@@ -359,9 +338,9 @@ class SimServer:
             record.disconnected = True
             return
 
-        content, finish_reason, parts = self._compose(payload, question, max_tokens)
-        completion_tokens = count_tokens(content)
-        record.questions = parts
+        reply = compose_chat(payload, prompt, question, cfg.answer_tokens, max_tokens)
+        completion_tokens = count_tokens(reply.text)
+        record.questions = reply.parts
         seq = Sequence(prompt_tokens=prompt_tokens, target_tokens=completion_tokens, prompt=prompt)
         if not self._engine.fits_ever(seq):
             await fail(400, _error("request does not fit in the KV cache", "invalid_request_error",
@@ -380,7 +359,7 @@ class SimServer:
         }
 
         if stream:
-            await self._stream(out, record, seq, content, finish_reason, n, usage, payload,
+            await self._stream(out, record, seq, reply, n, usage, payload,
                                completion_id, created, model, limit_headers, cut=fault == "stream_cut")  # fmt: skip
             return
 
@@ -400,9 +379,9 @@ class SimServer:
             "choices": [
                 {
                     "index": i,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "message": reply.message(),
                     "logprobs": None,
-                    "finish_reason": finish_reason,
+                    "finish_reason": reply.finish_reason,
                 }
                 for i in range(n)
             ],
@@ -421,34 +400,6 @@ class SimServer:
             return
         record.status = 200
         await out.send_json(200, limit_headers, body)
-
-    def _compose(
-        self, payload: dict[str, Any], question: str, max_tokens: int | None
-    ) -> tuple[str, str, int]:
-        """(content, finish_reason, questions answered)."""
-        parts = split_questions(question)
-        schema: dict[str, Any] | None = None
-        fmt = payload.get("response_format")
-        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-            js = fmt.get("json_schema")
-            if isinstance(js, dict) and isinstance(js.get("schema"), dict):
-                schema = js["schema"]
-        if len(parts) == 1 and schema is None:
-            text = parts[0].text
-            tokens = wanted_tokens(text, self.config.answer_tokens)
-            if payload.get("ignore_eos") and max_tokens is not None:
-                tokens = max_tokens  # like llama.cpp and vLLM: write until max_tokens
-            content = answer_for(text, tokens)
-        else:
-            answers = [
-                answer_for(p.text, wanted_tokens(p.text, self.config.answer_tokens)) for p in parts
-            ]
-            content = render_merged(parts, answers, schema, end=end_line(question))
-        finish_reason = "stop"
-        if max_tokens is not None and count_tokens(content) > max_tokens:
-            content = _truncate(content, max_tokens)
-            finish_reason = "length"
-        return content, finish_reason, len(parts)
 
     async def _wait_done(self, seq: Sequence, out: Responder) -> bool:
         """Wait for the sequence; False (and the sequence dropped) if the client left."""
@@ -480,8 +431,7 @@ class SimServer:
         out: Responder,
         record: RequestRecord,
         seq: Sequence,
-        content: str,
-        finish_reason: str,
+        reply: Reply,
         n: int,
         usage: dict[str, Any],
         payload: dict[str, Any],
@@ -493,7 +443,8 @@ class SimServer:
         cut: bool,
     ) -> None:
         include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
-        ends = _token_ends(content)
+        content = reply.text
+        ends = token_ends(content)
         # (tokens written so far, when): each chunk reaches the client half a round trip
         # after its last token was written, as over a network, the first one as much as
         # the rest.
@@ -557,19 +508,17 @@ class SimServer:
                     out.cut()
                     return
                 end = ends[min(generated, len(ends)) - 1]
-                delta: dict[str, Any] = {"content": content[sent_chars:end]}
-                if first:
-                    delta = {"role": "assistant", **delta}
-                    first = False
+                delta = reply.delta(content[sent_chars:end], first=first)
+                first = False
                 sent_chars, sent_tokens = end, generated
                 await out.write_chunk(chunk(delta, None))
             if first:
-                await out.write_chunk(chunk({"role": "assistant", "content": ""}, None))
+                await out.write_chunk(chunk(reply.delta("", first=True), None))
             self._mark(record, seq, usage["completion_tokens"])
             usage["prompt_tokens_details"]["cached_tokens"] = seq.cached_tokens
             if first:  # nothing written: the end takes the way back instead
                 await self._sleep_model(self.config.rtt_s / 2)
-            await out.write_chunk(chunk({}, finish_reason))
+            await out.write_chunk(chunk({}, reply.finish_reason))
             if include_usage:
                 await out.write_chunk(chunk({}, None, with_usage=True))
             await out.write_chunk(b"data: [DONE]\n\n")
