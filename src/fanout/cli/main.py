@@ -532,6 +532,8 @@ async def _run_sim(args: argparse.Namespace) -> None:
         config = SimConfig.from_profile(EndpointProfile.load(args.profile), **settings)
     else:
         config = SimConfig(**settings)
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be 0-65535 (0 picks a free one), got {args.port}")
     async with contextlib.AsyncExitStack() as stack:
         try:
             server = await stack.enter_async_context(serve(config, port=args.port))

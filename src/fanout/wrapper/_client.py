@@ -20,12 +20,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
-from openai.types.chat.chat_completion import Choice
-from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
-from openai.types.chat.chat_completion_chunk import ChoiceDelta
-from openai.types.completion_usage import PromptTokensDetails
+import openai
 
 from .. import telemetry as telemetry
 from ..core.config import Policy
@@ -37,7 +32,11 @@ from ..engine.facade import Fanout
 from ..engine.intake import messages_for
 
 if TYPE_CHECKING:
+    # The SDK's response types are built only when a call is fanned out: imported then,
+    # not with fanout (an SDK that loads its types lazily keeps ``import fanout`` light).
     from openai import AsyncOpenAI
+    from openai.types import CompletionUsage
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 __all__ = ["FanoutClient", "FanoutStream", "report_of", "wrap"]
 
@@ -302,6 +301,11 @@ class FanoutClient:
         include_usage: bool,
         kwargs: dict[str, Any],
     ) -> FanoutStream:
+        from openai.types import CompletionUsage
+        from openai.types.chat import ChatCompletionChunk
+        from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
+        from openai.types.chat.chat_completion_chunk import ChoiceDelta
+
         fo = self.fanout
         completion_id = f"chatcmpl-fanout-{uuid.uuid4().hex[:20]}"
         created = int(time.time())
@@ -420,6 +424,11 @@ def _raise_failures(answers: Answers, offset: int = 0) -> None:
 
 
 def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompletion:
+    from openai.types import CompletionUsage
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat.chat_completion import Choice
+    from openai.types.completion_usage import PromptTokensDetails
+
     texts = [a.text or "" for a in answers]
     finish = "length" if any(a.finish_reason == "length" for a in answers) else "stop"
     report = answers.report
@@ -491,6 +500,15 @@ def wrap(client: ClientT, **config: Any) -> ClientT:
     """
     if isinstance(client, FanoutClient):
         client = client.client  # wrapping twice wraps the user's client once
+    if isinstance(client, openai.OpenAI):
+        raise ConfigError(
+            f"wrap needs an openai.AsyncOpenAI, not a synchronous openai.{type(client).__name__}: "
+            "a wrapped client asks a prompt's questions concurrently, on an event loop, and "
+            "fanout has no synchronous wrapper. Make an AsyncOpenAI with the same arguments and "
+            "await its calls; or, from synchronous code, split the prompt yourself: "
+            "d = fanout.detect(prompt); answers = fanout.ask_many_sync([d.group_prompt(g) for g "
+            "in d.groups], client=client, model=...); text = d.layout(answers.texts)"
+        )
     if not hasattr(client, "with_options") or not hasattr(client, "chat"):
         raise ConfigError(f"wrap needs an openai.AsyncOpenAI, not {type(client).__name__}")
     wrapped = client.with_options()  # a copy: same class, same settings, same pool
