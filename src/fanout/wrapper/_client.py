@@ -17,7 +17,8 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import openai
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
     from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    from openai.types.responses import Response
 
 __all__ = ["FanoutClient", "FanoutStream", "report_of", "wrap"]
 
@@ -49,9 +51,9 @@ _PASS_THROUGH_PARAMS = frozenset(
 _REPORT_FIELD = "fanout_report"
 
 
-def report_of(completion: ChatCompletion) -> Report | None:
-    """The fanout report attached to a completion the wrapper built (None if it
-    passed straight through)."""
+def report_of(completion: ChatCompletion | Response) -> Report | None:
+    """The fanout report attached to a completion (or a Responses API response) the
+    wrapper built (None if it passed straight through)."""
     report = getattr(completion, _REPORT_FIELD, None)
     return report if isinstance(report, Report) else None
 
@@ -207,6 +209,13 @@ class FanoutClient:
     def beta(self) -> Any:
         return _Beta(self)
 
+    @property
+    def responses(self) -> Any:
+        # Imported here: _responses builds on this module (a one-way import otherwise).
+        from ._responses import Responses
+
+        return Responses(self)
+
     def copy(self, **options: Any) -> Any:
         """A wrapped copy of ``.client.copy(**options)``, sharing this wrapper's limits
         and endpoint model."""
@@ -255,17 +264,7 @@ class FanoutClient:
         return _RawResponse(result) if raw else result
 
     async def _answer(self, kwargs: dict[str, Any], *, raw: bool) -> Any:
-        policy: Policy | str | None = kwargs.pop("fanout", None)
-        extra_body = kwargs.get("extra_body")
-        if isinstance(extra_body, Mapping) and "fanout" in extra_body:
-            extra_body = dict(extra_body)
-            policy = extra_body.pop("fanout")
-            if extra_body:
-                kwargs["extra_body"] = extra_body
-            else:
-                del kwargs["extra_body"]
-        if policy is not None:
-            policy = Policy.coerce(policy)
+        policy = pop_policy(kwargs)
         split = await self._plan_split(kwargs)
         if split is None:
             completions = self.client.chat.completions
@@ -306,14 +305,8 @@ class FanoutClient:
         from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
         from openai.types.chat.chat_completion_chunk import ChoiceDelta
 
-        fo = self.fanout
         completion_id = f"chatcmpl-fanout-{uuid.uuid4().hex[:20]}"
         created = int(time.time())
-        rest: asyncio.Task[Answers] | None = None
-        if len(questions) > 1:
-            rest = asyncio.get_running_loop().create_task(
-                fo.ask_many(questions[1:], model=model, policy=policy, on_error="return", **kwargs)
-            )
 
         def chunk(
             content: str | None, finish: str | None = None, usage: CompletionUsage | None = None
@@ -327,69 +320,97 @@ class FanoutClient:
                 choices=choices, usage=usage,
             )  # fmt: skip
 
+        async def chunks(
+            parts: AsyncIterator[str | StreamEnd],
+        ) -> AsyncIterator[ChatCompletionChunk]:
+            async for part in parts:
+                if not isinstance(part, StreamEnd):
+                    yield chunk(part)
+                    continue
+                yield chunk(None, part.finish)
+                if include_usage:
+                    yield chunk(None, usage=CompletionUsage(
+                        prompt_tokens=part.prompt_tokens, completion_tokens=part.completion_tokens,
+                        total_tokens=part.prompt_tokens + part.completion_tokens,
+                    ))  # fmt: skip
+
+        return self.stream_parts(detection, questions, model, policy, kwargs, chunks)
+
+    def stream_parts(
+        self,
+        detection: Detection,
+        questions: list[Question],
+        model: str,
+        policy: Policy | None,
+        kwargs: dict[str, Any],
+        render: Callable[[AsyncIterator[str | StreamEnd]], AsyncIterator[Any]],
+        *,
+        api: str = "chat",
+    ) -> FanoutStream:
+        """The parts' answers as one stream, whatever the API: ``render`` turns the text
+        pieces (the first part's live, then each next part whole, under the user's own
+        markers) and the closing :class:`StreamEnd` into the API's chunks or events."""
+        fo = self.fanout
+        rest: asyncio.Task[Answers] | None = None
+        if len(questions) > 1:
+            rest = asyncio.get_running_loop().create_task(fo.ask_many(
+                questions[1:], model=model, policy=policy, on_error="return", api=api, **kwargs
+            ))  # fmt: skip
+
         def head(i: int) -> str:
             heading = detection.heading(i)
             return f"{heading} " if heading else ""
 
-        async def chunks() -> AsyncIterator[ChatCompletionChunk]:
+        async def pieces() -> AsyncGenerator[str | StreamEnd, None]:
             try:
-                prompt_tokens = completion_tokens = 0
-                finish = "stop"
+                end = StreamEnd()
                 # The first answer, live.
-                params = {
-                    "model": model,
-                    **kwargs,
-                    "messages": messages_for(questions[0], fo.system),
-                }
-                yield chunk(head(0))
+                params = {"model": model, **kwargs,
+                          "messages": messages_for(questions[0], fo.system)}  # fmt: skip
+                yield head(0)
                 live = False  # the live stream brought text
                 # Closed with this one, whichever task closes it (its slot goes back at once).
-                first_part = fo._transport.stream_chunks(params, fo.retry)
+                first_part = fo._transport.stream_chunks(params, fo.retry, api=api)
                 async with contextlib.aclosing(first_part):
                     async for piece in first_part:
                         if piece.usage is not None:
-                            prompt_tokens += piece.usage.prompt_tokens
-                            completion_tokens += piece.usage.completion_tokens
+                            end.prompt_tokens += piece.usage.prompt_tokens
+                            end.completion_tokens += piece.usage.completion_tokens
                         for choice in piece.choices or ():
                             if choice.finish_reason == "length":
-                                finish = "length"
+                                end.finish = "length"
                             if choice.delta.content:
                                 live = live or bool(choice.delta.content.strip())
-                                yield chunk(choice.delta.content)
+                                yield choice.delta.content
                 if not live:
                     # No text came (an empty reply, a refusal): the part is asked again whole,
                     # judged and retried like every other part; an empty section is no answer.
-                    again = await fo.ask_many(
-                        questions[:1], model=model, policy=policy, on_error="return", **kwargs
-                    )
+                    again = await fo.ask_many(questions[:1], model=model, policy=policy,
+                                              on_error="return", api=api, **kwargs)  # fmt: skip
                     _raise_failures(again)
-                    prompt_tokens += again.report.prompt_tokens
-                    completion_tokens += again.report.completion_tokens
-                    if again[0].finish_reason == "length":
-                        finish = "length"
-                    yield chunk((again[0].text or "").strip())
+                    end.add(again[0], again.report.prompt_tokens, again.report.completion_tokens)
+                    yield (again[0].text or "").strip()
                 # Then each next answer, in order, as soon as it is there.
                 if rest is not None:
                     answers = await rest
                     _raise_failures(answers, offset=1)
                     for i, answer in enumerate(answers, start=1):
-                        prompt_tokens += answer.usage.prompt_tokens
-                        completion_tokens += answer.usage.completion_tokens
-                        if answer.finish_reason == "length":
-                            finish = "length"
-                        yield chunk(f"\n\n{head(i)}{(answer.text or '').strip()}")
-                yield chunk(None, finish)
-                if include_usage:
-                    yield chunk(None, usage=CompletionUsage(
-                        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                        total_tokens=prompt_tokens + completion_tokens,
-                    ))  # fmt: skip
+                        end.add(answer, answer.usage.prompt_tokens, answer.usage.completion_tokens)
+                        yield f"\n\n{head(i)}{(answer.text or '').strip()}"
+                yield end
             finally:
                 # Read to its end, closed, or dropped: the parts not needed any more stop.
                 if rest is not None and not rest.done():
                     rest.cancel()
 
-        iterator = telemetry.follow(chunks())
+        parts = pieces()
+
+        async def rendered() -> AsyncIterator[Any]:
+            async with contextlib.aclosing(parts):
+                async for item in render(parts):
+                    yield item
+
+        iterator = telemetry.follow(rendered())
 
         async def close() -> None:
             with contextlib.suppress(Exception):
@@ -400,6 +421,35 @@ class FanoutClient:
                     await rest
 
         return FanoutStream(iterator, close)
+
+
+@dataclass
+class StreamEnd:
+    """The end of a wrapped stream: why it finished, and the usage of every part."""
+
+    finish: str = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, answer: Any, prompt_tokens: int, completion_tokens: int) -> None:
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        if answer.finish_reason == "length":
+            self.finish = "length"
+
+
+def pop_policy(kwargs: dict[str, Any]) -> Policy | None:
+    """The call's ``fanout=`` (or ``extra_body={"fanout": ...}``), taken out of ``kwargs``."""
+    policy: Policy | str | None = kwargs.pop("fanout", None)
+    extra_body = kwargs.get("extra_body")
+    if isinstance(extra_body, Mapping) and "fanout" in extra_body:
+        extra_body = dict(extra_body)
+        policy = extra_body.pop("fanout")
+        if extra_body:
+            kwargs["extra_body"] = extra_body
+        else:
+            del kwargs["extra_body"]
+    return None if policy is None else Policy.coerce(policy)
 
 
 def _could_split(detection: Detection) -> bool:
@@ -464,7 +514,7 @@ class _Passed:
 
 
 _WRAPPED_CLASSES: dict[type, type] = {}
-_OVERRIDES = ("chat", "beta", "copy", "with_options", "__repr__")
+_OVERRIDES = ("chat", "beta", "responses", "copy", "with_options", "__repr__")
 
 
 def _wrapped_class(base: type) -> type:
