@@ -5,6 +5,9 @@ multi-question ``input``. Through the real SDK over HTTP."""
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -224,6 +227,24 @@ class TestTheWrappedClientsResponses:
             message = await llm.ainvoke(THREE)
             assert message.text == _expected(THREE, 4)
             assert len(server.stats.requests) == 3
+
+
+async def test_fanout_run_through_the_responses_api(sim: SimFactory, tmp_path: Path) -> None:
+    """`fanout run --api responses`: every question answered, every request a response."""
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "question": f"q{i}?"}) + "\n" for i in range(6)))
+    async with sim(time_scale=100, answer_tokens=3) as (server, _):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "fanout", "run", str(src), str(dst), "--base-url",
+            server.base_url, "--model", "m", "--api-key", "sim", "--api", "responses",
+            "--no-progress", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    records = [json.loads(line) for line in dst.read_text().splitlines()]
+    assert sorted(r["answer"] for r in records) == sorted(answer_for(f"q{i}?", 3) for i in range(6))
+    assert server.stats.requests
+    assert {r.api for r in server.stats.requests} == {"responses"}
 
 
 @pytest.fixture(autouse=True)

@@ -129,6 +129,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="on standard error: a bar on a terminal, else a log line every few "
                      "seconds (default: on)")  # fmt: skip
     _endpoint_args(run)
+    for command in (ask, run):
+        command.add_argument("--api", choices=("chat", "responses"), default="chat",
+                             help="send through chat completions (default) or the Responses API")  # fmt: skip
 
     plan = sub.add_parser("plan", help="dry run: the plan for a prompt or a JSONL file, and why",
                           description="Nothing is sent: prints the detection (for a prompt), every "
@@ -273,6 +276,7 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     # The built-in simulator is on a new port each time; bench compares policies cold.
     if not args.memory or not args.base_url or args.command == "bench":
         extra["memory"] = False
+    extra["api"] = getattr(args, "api", "chat")
     return Fanout(client, model=model, system=args.system, limits=limits, policy=policy, **extra)
 
 
