@@ -124,6 +124,14 @@ class TestResponseFormatJsonSchema:
             weather = reply.choices[0].message.parsed
             assert weather is not None
             assert count_tokens(weather.city) == 40
+            # A default 200-token answer: one string gets at most 50 of them.
+            reply = await client.chat.completions.parse(
+                model="m", response_format=Weather,
+                messages=[{"role": "user", "content": "Weather in Oslo?"}],
+            )  # fmt: skip
+            capped = reply.choices[0].message.parsed
+            assert capped is not None
+            assert count_tokens(capped.city) == 50
 
     async def test_fanouts_merged_json_still_answers_each_question_in_its_place(
         self, sim: SimFactory

@@ -3,8 +3,8 @@ and for a tool call's arguments.
 
 Deterministic: every value is drawn from a digest of the question and of the value's
 path in the document, so the same question gets the same JSON and two fields get
-different values. The strings share the answer's length between them (``tokens``), so
-a structured answer takes as long to write as a plain one.
+different values. The strings share the answer's length between them (``tokens``, at
+most 50 tokens each), so a structured answer takes about as long to write as a plain one.
 
 Covered: ``type`` (one or a list), ``properties`` (every one is written, as strict mode
 asks), ``items`` / ``prefixItems`` with ``minItems`` / ``maxItems``, ``enum``,
@@ -29,6 +29,7 @@ __all__ = ["find_schema", "instance"]
 
 _MAX_DEPTH = 6  # below it, a recursive schema gets its smallest value
 _DEFAULT_ITEMS = 2
+_MAX_STRING_TOKENS = 50  # a 200-token "name" reads as a bug, not as an answer
 
 
 def _seed(question: str, path: str) -> int:
@@ -197,10 +198,11 @@ class _Filler:
 
 def instance(schema: dict[str, Any], question: str, tokens: int) -> Any:
     """A value that fits ``schema``, drawn from ``question``; its free-text strings hold
-    about ``tokens`` tokens between them (at least two each: ``ref`` and the digest)."""
+    about ``tokens`` tokens between them (at least two each: ``ref`` and the digest; at
+    most 50 each)."""
     counter = _Filler(schema, question, 2)
     counter.value(schema, "")
-    share = max(2, tokens // max(1, counter.strings))
+    share = min(_MAX_STRING_TOKENS, max(2, tokens // max(1, counter.strings)))
     return _Filler(schema, question, share).value(schema, "")
 
 
