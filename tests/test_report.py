@@ -33,6 +33,27 @@ async def test_print_report_is_a_short_summary_with_the_plan_and_its_reason(
     assert len(text) < len(repr(report)) / 2  # the full data stays in the model
 
 
+async def test_a_wrapped_call_planned_twice_reports_the_whole_plan(sim: SimFactory) -> None:
+    """A call re-planned as the limits' room and the answers came in: the plan line
+    counts every request of the call and its reason is the call's, not the last
+    revision's ("split, 1 requests ... the only possible plan for 1 question(s)")."""
+    three = "1. What is A?\n2. What is B?\n3. What is C?"
+    async with sim(time_scale=20, answer_tokens=20) as (_, client):
+        wrapped = fanout.wrap(client, limits=fanout.Limits(rpm=500))
+        reply = await wrapped.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": three}]
+        )
+    report = fanout.report_of(reply)
+    assert report is not None
+    assert len(report.revisions) > 1  # the case at hand: re-planned for the last question
+    text = str(report)
+    plan_line = next(line for line in text.splitlines() if line.startswith("plan: "))
+    assert plan_line.startswith(f"plan: split, {report.requests} requests, estimated ")
+    assert plan_line.endswith(f"over {len(report.revisions)} revisions")
+    assert "only possible plan for 1 question" not in text
+    assert "split (3 requests)" in text
+
+
 async def test_rich_prints_the_report_as_a_table(sim: SimFactory) -> None:
     """rich.print(report) renders a titled table of the same lines."""
     async with sim(time_scale=50, answer_tokens=5) as (_, client):

@@ -13,8 +13,6 @@ submodules: :mod:`fanout.planning`, :mod:`fanout.limits`, :mod:`fanout.profile`,
 :mod:`fanout.jobs`, :mod:`fanout.detection`, :mod:`fanout.wrapper`, :mod:`fanout.sim`.
 """
 
-from __future__ import annotations
-
 import importlib as _importlib
 import importlib.metadata as _metadata
 import warnings as _warnings

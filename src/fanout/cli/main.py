@@ -24,6 +24,7 @@ from ..endpoint.model import EndpointModel
 from ..endpoint.profile import EndpointProfile, profile_endpoint
 from ..engine.facade import Fanout
 from ..jobs._run import JobSummary, run_into
+from .plots import plot_timeline, pyplot
 
 __all__ = ["main"]
 
@@ -129,6 +130,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="on standard error: a bar on a terminal, else a log line every few "
                      "seconds (default: on)")  # fmt: skip
     _endpoint_args(run)
+    for command in (ask, run):
+        command.add_argument("--api", choices=("chat", "responses"), default="chat",
+                             help="send through chat completions (default) or the Responses API")  # fmt: skip
 
     plan = sub.add_parser("plan", help="dry run: the plan for a prompt or a JSONL file, and why",
                           description="Nothing is sent: prints the detection (for a prompt), every "
@@ -273,6 +277,7 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     # The built-in simulator is on a new port each time; bench compares policies cold.
     if not args.memory or not args.base_url or args.command == "bench":
         extra["memory"] = False
+    extra["api"] = getattr(args, "api", "chat")
     return Fanout(client, model=model, system=args.system, limits=limits, policy=policy, **extra)
 
 
@@ -393,7 +398,7 @@ async def _bench(args: argparse.Namespace) -> int:
         print("--plot draws the simulator's view of each request (queued, prefill, decode); "
               "an external endpoint does not report it", file=sys.stderr)  # fmt: skip
         return 2
-    plt = _pyplot("bench") if args.plot else None  # before the benchmark, not after it
+    plt = pyplot("bench") if args.plot else None  # before the benchmark, not after it
     rows = []
     spans: dict[str, list[dict[str, Any]]] = {}
     for mode in ("merge", "split", "auto"):
@@ -435,13 +440,13 @@ async def _bench(args: argparse.Namespace) -> int:
     if not args.base_url:
         print("(times are model seconds: wall x time scale)")
     if plt is not None:
-        _plot_timeline(plt, spans, args.plot, scale)
+        plot_timeline(plt, spans, args.plot, scale)
         print(f"timeline written to {args.plot}")
     return 0
 
 
 async def _profile(args: argparse.Namespace) -> int:
-    plt = _pyplot("profile") if args.plot else None  # before spending any request
+    plt = pyplot("profile") if args.plot else None  # before spending any request
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
         extra = {"ignore_eos": True} if args.ignore_eos else None
@@ -472,53 +477,6 @@ async def _profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pyplot(command: str) -> Any:
-    """matplotlib's pyplot (drawing to files), or an exit with an install hint that
-    works as written, from the package index or from a checkout."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise SystemExit(
-            f"fanout {command} --plot needs matplotlib: pip install matplotlib "
-            "(in a checkout of fanout: pip install -e '.[plot]')"
-        ) from None
-    return plt
-
-
-def _plot_timeline(
-    plt: Any, spans: dict[str, list[dict[str, Any]]], path: str, scale: float
-) -> None:
-    fig, axes = plt.subplots(
-        len(spans),
-        1,
-        sharex=True,
-        figsize=(9, 1.2 + 0.5 * sum(len(v) for v in spans.values())),
-        squeeze=False,
-    )
-    for ax, (mode, requests) in zip(axes[:, 0], spans.items(), strict=True):
-        t0 = min((r["arrival"] for r in requests), default=0.0)
-        for i, r in enumerate(requests):
-            phases = [("network / queue", r["arrival"], r["admitted"], "#bbbbbb"),
-                      ("prefill", r["admitted"], r["first"], "#f0a030"),
-                      ("decode", r["first"], r["finished"], "#3070c0")]  # fmt: skip
-            for _name, a, b, color in phases:
-                if a is not None and b is not None and b >= a:
-                    ax.barh(i, (b - a) * scale, left=(a - t0) * scale, color=color, height=0.6)
-        ax.set_title(mode, loc="left")
-        ax.set_yticks([])
-        ax.set_xlabel("model seconds")
-    from matplotlib.patches import Patch
-
-    fig.legend(handles=[Patch(color=c, label=n) for n, c in
-                        (("network / queue", "#bbbbbb"), ("prefill", "#f0a030"), ("decode", "#3070c0"))],
-               loc="upper right")  # fmt: skip
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-
-
 async def _run_sim(args: argparse.Namespace) -> None:
     from ..sim import SimConfig, serve
 
@@ -539,6 +497,8 @@ async def _run_sim(args: argparse.Namespace) -> None:
         config = SimConfig.from_profile(EndpointProfile.load(args.profile), **settings)
     else:
         config = SimConfig(**settings)
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be 0-65535 (0 picks a free one), got {args.port}")
     async with contextlib.AsyncExitStack() as stack:
         try:
             server = await stack.enter_async_context(serve(config, port=args.port))

@@ -233,7 +233,9 @@ class Report(BaseModel):
         ]  # fmt: skip
         if self.deduplicated:
             rows.append(("", f"{self.deduplicated} duplicate questions answered once"))
-        if self.plan is not None:
+        if len(self.revisions) > 1:
+            rows.extend(self._plans_summary())
+        elif self.plan is not None:
             chosen = self.plan.chosen
             rows.append(("plan", f"{chosen.label}, {chosen.requests} requests, "
                                  f"estimated {chosen.est_wall_s:.2f} s"))  # fmt: skip
@@ -250,6 +252,27 @@ class Report(BaseModel):
         for check in self.merge_checks:
             rows.append(("merge check", check))
         return rows
+
+    def _plans_summary(self) -> list[tuple[str, str]]:
+        """The plan of a call planned more than once, as a whole: each step (a first wave,
+        the plan, a change of plan), the requests they sent, and the call's estimate."""
+        steps: list[str] = []
+        for revision in self.revisions:
+            if revision.trigger.startswith("first wave"):
+                step = f"a first wave of {revision.questions} alone"
+            else:
+                step = revision.plan.chosen.label
+            if not steps or steps[-1] != step:
+                steps.append(step)
+        requests = sum(revision.requests for revision in self.revisions)
+        estimated = self.estimated_wall_s or 0.0
+        first, last = self.revisions[0].plan, self.revisions[-1].plan
+        why = first.reason if len(steps) == 1 else f"{first.reason} Then: {last.reason}"
+        return [
+            ("plan", f"{', then '.join(steps)}, {requests} requests, estimated {estimated:.2f} s, "
+                     f"over {len(self.revisions)} revisions"),
+            ("why", why),
+        ]  # fmt: skip
 
     def __str__(self) -> str:
         """A short summary for people: ``print(answers.report)``. The full data

@@ -187,6 +187,14 @@ class PlanRevision:
     sent_until_s: float | None = None
     """When the requests already sent and not yet answered were expected to be, by the
     same estimate as the plan (seconds since the call started; None: none were)."""
+    requests_sent: int | None = None
+    """The requests of this plan that were sent before the next revision re-planned the
+    rest (None: all of them)."""
+
+    @property
+    def requests(self) -> int:
+        """The requests this revision sent (or will send)."""
+        return self.plan.chosen.requests if self.requests_sent is None else self.requests_sent
 
     @property
     def est_end_s(self) -> float:
@@ -204,5 +212,6 @@ class PlanRevision:
             "observations": self.observations,
             "answer_tokens": None if self.answer_tokens is None else round(self.answer_tokens, 1),
             "sent_until_s": None if self.sent_until_s is None else round(self.sent_until_s, 4),
+            "requests_sent": self.requests_sent,
             "reason": self.plan.reason,
         }

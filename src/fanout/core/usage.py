@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-from openai.types import CompletionUsage
-from openai.types.completion_usage import CompletionTokensDetails, PromptTokensDetails
 from pydantic import Field, TypeAdapter, ValidationError
+
+if TYPE_CHECKING:  # imported when usage is read, not with fanout (see wrapper/_client.py)
+    from openai.types import CompletionUsage
 
 __all__ = ["clean_usage"]
 
@@ -36,6 +37,9 @@ def clean_usage(usage: object) -> CompletionUsage | None:
     """The usage a reply reported, as counts that can be added up: None (unreported)
     when its prompt or completion count is missing, negative, or not a number; a bad
     cached or reasoning count is left out. A string of digits is read as its number."""
+    from openai.types import CompletionUsage
+    from openai.types.completion_usage import CompletionTokensDetails, PromptTokensDetails
+
     if usage is None:
         return None
     prompt = _count(_field(usage, "prompt_tokens"))

@@ -17,6 +17,7 @@ from ..core.exceptions import ConfigError
 from ..core.models import Answer, Usage
 from ..core.params import params_problem
 from ..core.plans import Plan, PlanRevision
+from .responses import APIS, check_responses_kwargs
 
 __all__ = [
     "CallOptions",
@@ -24,6 +25,7 @@ __all__ = [
     "OnAnswer",
     "OnError",
     "Tally",
+    "check_api",
     "check_create_kwargs",
     "check_on_error",
     "resolve_options",
@@ -34,7 +36,7 @@ OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
 # fanout's own keyword arguments: offered as corrections of a misspelt one.
 OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "timeout", "progress",
-           "on_answer", "dedupe", "limiter", "endpoint", "client", "memory")  # fmt: skip
+           "on_answer", "dedupe", "limiter", "endpoint", "client", "memory", "api")  # fmt: skip
 
 
 @dataclass
@@ -49,6 +51,8 @@ class CallOptions:
     on_answer: OnAnswer | None
     dedupe: bool
     create_kwargs: dict[str, Any]
+    api: str = "chat"
+    """The API the requests go through: ``"chat"`` (Chat Completions) or ``"responses"``."""
 
 
 @dataclass
@@ -112,6 +116,7 @@ def resolve_options(
     on_answer: OnAnswer | None,
     dedupe: bool,
     create_kwargs: dict[str, Any],
+    api: str | None = None,
 ) -> CallOptions:
     """The call's overrides on top of the ``Fanout``'s ``defaults``, checked.
 
@@ -137,6 +142,10 @@ def resolve_options(
     ):
         raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
     check_create_kwargs({**defaults.create_kwargs, **create_kwargs})
+    resolved_api = api or defaults.api
+    check_api(resolved_api)
+    if resolved_api == "responses":
+        check_responses_kwargs({**defaults.create_kwargs, **create_kwargs})
     return CallOptions(
         model=resolved_model,
         system=resolved_system,
@@ -148,4 +157,10 @@ def resolve_options(
         on_answer=on_answer,
         dedupe=dedupe,
         create_kwargs={**defaults.create_kwargs, **create_kwargs},
+        api=resolved_api,
     )
+
+
+def check_api(api: object) -> None:
+    if api not in APIS:
+        raise ConfigError(f"api must be one of {', '.join(map(repr, APIS))}, got {api!r}")

@@ -207,7 +207,7 @@ async def drive(
                 evidence.wave_back += 1
             evidence.add()
 
-    def revise(plan: Plan, trigger: str, questions: int, *, first_batch: bool) -> None:
+    def revise(plan: Plan, trigger: str, questions: int, *, first_batch: bool) -> int:
         endpoint = transport.endpoint
         stats.revisions.append(PlanRevision(
             at_s=anyio.current_time() - started, trigger=trigger, questions=questions, plan=plan,
@@ -217,6 +217,7 @@ async def drive(
         if (first_batch and not trigger.startswith("first wave")) or stats.plan is None:
             stats.plan = plan
         telemetry.planned(plan)
+        return len(stats.revisions) - 1
 
     async def dispatch(tg: TaskGroup, batch: list[Job]) -> None:
         """Plan the batch and start its groups; while its answer lengths (or the limits'
@@ -246,8 +247,11 @@ async def drive(
                 # merged group is asked both ways, and the rest planned with what it shows.
                 merged_groups = [g for g in plan.groups if len(g) > 1]
                 positions = [i for g in merged_groups for i in g][:MERGE_CHECK_SAMPLE]
-                revise(plan, trigger, len(pending), first_batch=first_batch)
+                revision = revise(plan, trigger, len(pending), first_batch=first_batch)
                 sample = [pending[i] for i in positions]
+                stats.revisions[revision] = dataclasses.replace(  # alone, and once merged
+                    stats.revisions[revision], requests_sent=len(sample) + 1
+                )
                 taken = set(positions)
                 pending = [job for i, job in enumerate(pending) if i not in taken]
                 result = await check_merged(transport, sample, opts, stats, intake.finish)
@@ -261,7 +265,7 @@ async def drive(
                     "with split ones"
                 )
                 continue
-            revise(plan, trigger, len(pending), first_batch=first_batch)
+            revision = revise(plan, trigger, len(pending), first_batch=first_batch)
             replan_at = max(2 * evidence.count, evidence.count + 2) if adaptive else None
             # A plan made before the endpoint reported its room is redone once it has.
             room_at = evidence.reports if not transport.limiter.budget().room_known else None
@@ -273,6 +277,9 @@ async def drive(
                 if replan_at is not None and due(replan_at, room_at):
                     window.release()
                     left = [pending[i] for group in plan.groups[n:] for i in group]
+                    stats.revisions[revision] = dataclasses.replace(
+                        stats.revisions[revision], requests_sent=n
+                    )
                     break
                 evidence.running += 1
                 tg.start_soon(run_group, [pending[i] for i in positions])

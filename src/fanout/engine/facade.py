@@ -32,12 +32,14 @@ from .call import (
     CallStats,
     OnAnswer,
     OnError,
+    check_api,
     check_create_kwargs,
     check_on_error,
     resolve_options,
 )
 from .dispatch import commit_plan, drive, open_plan
 from .intake import Job, QuestionLike, check_container, params_for, to_question
+from .responses import check_responses_kwargs
 from .results import aborted, assemble
 from .transport import Transport
 
@@ -77,9 +79,11 @@ class Fanout:
         limiter: RateLimiter | None = None,
         endpoint: EndpointModel | None = None,
         memory: MemorySetting = None,
+        api: str = "chat",
         **create_kwargs: Any,
     ) -> None:
         _check_client(client)
+        check_api(api)
         if limits is not None and not isinstance(limits, Limits):
             raise ConfigError(f"limits must be a fanout.Limits, not {type(limits).__name__}")
         if retry is not None and not isinstance(retry, Retry):
@@ -95,6 +99,11 @@ class Fanout:
         self.policy = Policy.coerce(policy)
         self.on_error: OnError = on_error
         self.create_kwargs = dict(create_kwargs)
+        self.api = api
+        """The API every call's requests go through unless it says otherwise: ``"chat"``
+        (Chat Completions, the default) or ``"responses"`` (``client.responses.create``)."""
+        if api == "responses":
+            check_responses_kwargs(self.create_kwargs)
         self._transport = Transport(client, self.limits, limiter=limiter, endpoint=endpoint)
         self._memory = EndpointMemory(memory, str(client.base_url))
 
@@ -159,6 +168,7 @@ class Fanout:
         progress: bool = False,
         on_answer: OnAnswer | None = None,
         dedupe: bool = True,
+        api: str | None = None,
         **create_kwargs: Any,
     ) -> Answers:
         """Answer every question; the answers come back in input order.
@@ -170,10 +180,16 @@ class Fanout:
         iterator not read to its end by then: see ``Report.input_exhausted``).
         If the input iterator or ``on_answer`` raises, the call stops and raises
         :class:`CallAbortedError` with the answers finished so far.
+
+        ``api="responses"`` sends the requests through the Responses API
+        (``client.responses.create``) instead of Chat Completions; the keyword
+        arguments keep their Chat Completions names (``max_tokens``,
+        ``response_format``, ``tools``), translated (see docs/engine.md).
         """
         opts = self._options(model=model, system=system, retry=retry, policy=policy,
                              on_error=on_error, timeout=timeout, progress=progress,
-                             on_answer=on_answer, dedupe=dedupe, create_kwargs=create_kwargs)  # fmt: skip
+                             on_answer=on_answer, dedupe=dedupe, api=api,
+                             create_kwargs=create_kwargs)  # fmt: skip
         check_container(questions)
         known: list[Question] | None = None
         if isinstance(questions, (list, tuple)):
@@ -207,7 +223,7 @@ class Fanout:
         """
         check_container(questions)
         named = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
-                 "on_answer", "dedupe")  # fmt: skip
+                 "on_answer", "dedupe", "api")  # fmt: skip
         opts = self._options(**{k: overrides.pop(k) for k in named if k in overrides},
                              create_kwargs=overrides)  # fmt: skip
         send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
@@ -244,10 +260,11 @@ class Fanout:
         defaults = CallOptions(
             model=self.model or "", system=self.system, retry=self.retry, policy=self.policy,
             on_error=self.on_error, timeout=None, progress=False, on_answer=None, dedupe=True,
-            create_kwargs=self.create_kwargs,
+            create_kwargs=self.create_kwargs, api=self.api,
         )  # fmt: skip
         named = {"model": None, "system": None, "retry": None, "policy": None, "on_error": None,
-                 "timeout": None, "progress": False, "on_answer": None, "dedupe": True}  # fmt: skip
+                 "timeout": None, "progress": False, "on_answer": None, "dedupe": True,
+                 "api": None}  # fmt: skip
         return resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
 
 
@@ -278,6 +295,7 @@ async def ask_many(
     on_answer: OnAnswer | None = None,
     dedupe: bool = True,
     memory: MemorySetting = None,
+    api: str = "chat",
     **create_kwargs: Any,
 ) -> Answers:
     """Answer many independent questions concurrently; see :meth:`Fanout.ask_many`.
@@ -292,7 +310,7 @@ async def ask_many(
     from its memory (``memory``: see :class:`Fanout`).
     """
     fo = Fanout(client, model=model, system=system, limits=limits, retry=retry, policy=policy,
-                on_error=on_error, memory=memory)  # fmt: skip
+                on_error=on_error, memory=memory, api=api)  # fmt: skip
     return await fo.ask_many(
         questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
         **create_kwargs,

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from openai.types.chat import ChatCompletion, ChatCompletionMessage
-from openai.types.chat.chat_completion import Choice
 from pydantic import BaseModel
 
 from ..core.usage import clean_usage
 from .retrying import EmptyReplyError, RefusedReplyError, UnreadableResponseError
+
+if TYPE_CHECKING:  # imported when a reply is read, not with fanout (see wrapper/_client.py)
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 __all__ = ["checked_completion", "clean_usage", "completion_from_json", "judge", "tool_calls_of"]
 
@@ -62,6 +63,9 @@ def checked_completion(raw: object) -> ChatCompletion:
     choice, each with a message whose text fields are text; its usage cleaned
     (:func:`clean_usage`). Raises :class:`UnreadableResponseError` (retried) if it is
     no chat completion, :class:`EmptyReplyError` if its choices are empty."""
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat.chat_completion import Choice
+
     if not isinstance(raw, ChatCompletion):
         raise UnreadableResponseError(f"the reply is not a chat completion: {_glimpse(raw)!r}")
     choices = getattr(raw, "choices", None)
@@ -96,6 +100,8 @@ def checked_completion(raw: object) -> ChatCompletion:
 def completion_from_json(body: bytes) -> ChatCompletion:
     """The completion in a JSON body, read as the SDK reads one (without validating it),
     then checked (:func:`checked_completion`)."""
+    from openai.types.chat import ChatCompletion
+
     try:
         data = json.loads(body)
     except ValueError:

@@ -15,7 +15,7 @@ import contextvars
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from ..limits._local import LocalLimiter, RateLimiter, current_ticket
 from ..limits._redis import RedisUnavailableError
 from .call import CallOptions, CallStats, Tally
 from .replies import checked_completion, clean_usage, completion_from_json
+from .responses import chunks_of, completion_of, to_responses
 from .retrying import (
     AttemptTimeoutError,
     IncompleteResponseError,
@@ -233,7 +234,7 @@ class Transport:
                 first_token: _FirstToken | None = None
                 with telemetry.attempt_span(self.client, params, tally.attempts, waited) as span:
                     with anyio.move_on_after(deadline):
-                        completion, first_token = await self._exchange(params, tally)
+                        completion, first_token = await self._exchange(params, tally, opts.api)
                     if completion is None:
                         raise AttemptTimeoutError(
                             f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
@@ -267,18 +268,24 @@ class Transport:
         return completion
 
     async def _exchange(
-        self, params: dict[str, Any], tally: Tally
+        self, params: dict[str, Any], tally: Tally, api: str = "chat"
     ) -> tuple[ChatCompletion, _FirstToken | None]:
         """Send, read the headers, and return the completion, and when its first token
         came if it was streamed. The first request to an endpoint whose limits are
         unknown is streamed: its headers, which the other requests wait for, then come
-        with its first token instead of its last."""
+        with its first token instead of its last. With ``api="responses"`` the request
+        goes through ``responses.create``, whole, and its reply is read as a completion
+        (``engine/responses.py``)."""
         completions = self.client.chat.completions
         register_headers(params.get("extra_headers"))
         ticket = current_ticket.get()
         wanted = (ticket is not None and ticket.probe) or stream_for_headers.get()
-        streamed = wanted and not (_NOT_STREAMED & params.keys())
+        streamed = wanted and api == "chat" and not (_NOT_STREAMED & params.keys())
         raw: Any = None
+        if api == "responses":
+            raw = await self.client.responses.with_raw_response.create(**to_responses(params))
+            self._heard(raw.headers, tally)
+            return completion_of(raw.parse()), None
         if streamed and self._stream_first:
             try:
                 raw = await completions.with_raw_response.create(
@@ -291,14 +298,7 @@ class Transport:
         if raw is None:
             streamed = False
             raw = await completions.with_raw_response.create(**params)
-        # A key from a callable is known only once the SDK has called it.
-        register_secret(getattr(self.client, "api_key", None))
-        self.limiter.observe(raw.headers)
-        for listener in list(self.header_listeners):
-            listener()
-        request_id = raw.headers.get("x-request-id")
-        if request_id:
-            tally.request_ids.append(request_id)
+        self._heard(raw.headers, tally)
         if not streamed:
             completion: ChatCompletion = raw.parse()
             return completion, None
@@ -329,6 +329,23 @@ class Transport:
         except Exception as exc:  # the connection broke mid-stream (httpx's errors)
             raise IncompleteResponseError(f"the stream broke off: {exc}") from exc
         return _assemble(chunks), first
+
+    def _heard(self, headers: Mapping[str, str], tally: Tally) -> None:
+        """A response's headers came: the limits' room, and its request id."""
+        # A key from a callable is known only once the SDK has called it.
+        register_secret(getattr(self.client, "api_key", None))
+        self.limiter.observe(headers)
+        for listener in list(self.header_listeners):
+            listener()
+        request_id = headers.get("x-request-id")
+        if request_id:
+            tally.request_ids.append(request_id)
+
+    async def _open_stream(self, params: dict[str, Any], api: str) -> Any:
+        if api != "responses":
+            return await self.client.chat.completions.create(**params)
+        args = to_responses({k: v for k, v in params.items() if k != "stream_options"})
+        return _ResponsesStream(await self.client.responses.create(**args))
 
     def _done_tokens(self) -> tuple[int, int]:
         return self._done_prompt_tokens, self._done_completion_tokens
@@ -401,15 +418,23 @@ class Transport:
         retry: Retry,
         *,
         on_send: Callable[[], object] | None = None,
-    ) -> AsyncIterator[ChatCompletionChunk]:
+        api: str = "chat",
+    ) -> AsyncGenerator[ChatCompletionChunk, None]:
         """Stream one request under the limits, retried until the stream opens (once
         chunks flow, a failure is the caller's to handle). ``on_send`` is called as
-        each attempt leaves, after the limits let it go."""
+        each attempt leaves, after the limits let it go. With ``api="responses"`` it
+        goes through ``responses.create``, its events read as chunks."""
         params = {**params, "stream": True, "stream_options": {"include_usage": True}}
         register_headers(params.get("extra_headers"))
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         reserve = estimate_messages_tokens(params["messages"], params.get("model")) + int(max_out)
-        async with self._slots:
+        # The slot is held by the stream, not by a task: whoever reads it (each step may
+        # run in a task of its own, as under ``asyncio.wait_for``), and whoever closes it
+        # (the task that gives up on it, the loop's finalizer if it is dropped), the slot
+        # taken for it is the one given back.
+        borrower = _StreamSlot()
+        await self._slots.acquire_on_behalf_of(borrower)
+        try:
             retrying = build_retrying(retry, sleep=anyio.sleep)
             stream: AsyncStream[ChatCompletionChunk] | None = None
             async for attempt in retrying:
@@ -422,7 +447,7 @@ class Transport:
                         with telemetry.attempt_span(self.client, params,
                                                     attempt.retry_state.attempt_number, waited,
                                                     stream=True) as span:  # fmt: skip
-                            stream = span.watch(await self.client.chat.completions.create(**params))
+                            stream = span.watch(await self._open_stream(params, api))
                     except openai.APIStatusError as exc:
                         self.limiter.observe(exc.response.headers)
                         if isinstance(exc, openai.RateLimitError):
@@ -447,6 +472,33 @@ class Transport:
             finally:
                 self.in_flight -= 1
                 await stream.close()
+        finally:
+            self._slots.release_on_behalf_of(borrower)
+
+
+class _ResponsesStream:
+    """A Responses API stream read as chat completion chunks (``chunks_of``), with the
+    SDK stream's ``response`` and ``close``."""
+
+    def __init__(self, events: AsyncStream[Any]) -> None:
+        self._events = events
+        self._chunks = chunks_of(events)
+        self.response = events.response
+
+    def __aiter__(self) -> AsyncIterator[ChatCompletionChunk]:
+        return self._chunks
+
+    async def __anext__(self) -> ChatCompletionChunk:
+        return await self._chunks.__anext__()
+
+    async def close(self) -> None:
+        await self._events.close()
+
+
+class _StreamSlot:
+    """The borrower of one stream's concurrency slot (see ``Transport.stream_chunks``)."""
+
+    __slots__ = ()
 
 
 _MIN_DECODE_S = 2.5e-4  # a stream faster than 4,000 tokens/s came whole, buffered

@@ -12,39 +12,23 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from ._api import CHAT, RESPONSES, Api, Parsed
 from ._config import SimConfig
 from ._engine import Engine, Sequence
 from ._http import HTTPServer, Request, Responder
 from ._limits import Bucket, SlidingWindow, go_duration
 from ._prompt import read_prompt
+from ._reply import Reply, token_ends
 from ._stats import RequestRecord, SimStats
-from ._text import (
-    _TOKEN,
-    answer_for,
-    asks_echo,
-    count_tokens,
-    end_line,
-    render_merged,
-    split_questions,
-    wanted_tokens,
-)
+from ._text import count_tokens
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 __all__ = ["SimServer", "serve"]
 
-KNOWN_PARAMS = frozenset(
-    {
-        "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
-        "n", "stream", "stream_options", "stop", "presence_penalty", "frequency_penalty",
-        "logit_bias", "logprobs", "top_logprobs", "user", "seed", "response_format", "tools",
-        "tool_choice", "parallel_tool_calls", "metadata", "store", "service_tier",
-        "reasoning_effort", "modalities", "prediction", "audio", "web_search_options",
-        "prompt_cache_key", "safety_identifier", "verbosity", "functions", "function_call",
-        "ignore_eos",
-    }
-)  # fmt: skip
+KNOWN_PARAMS = CHAT.known
+"""The parameters ``POST /v1/chat/completions`` takes."""
 
 
 class _KeyLimits:
@@ -94,20 +78,6 @@ def _auth_error(api_key: str, required: str | None) -> dict[str, Any] | None:
     return _error(f"Incorrect API key provided: {shown}. This simulator accepts only the key it "
                   "was started with (SimConfig.api_key, fanout sim --api-key).",
                   "invalid_request_error", "invalid_api_key")  # fmt: skip
-
-
-def _truncate(text: str, tokens: int) -> str:
-    """The prefix of ``text`` holding its first ``tokens`` tokens."""
-    if tokens <= 0:
-        return ""
-    for i, match in enumerate(_TOKEN.finditer(text)):
-        if i == tokens - 1:
-            return text[: match.end()]
-    return text
-
-
-def _token_ends(text: str) -> list[int]:
-    return [m.end() for m in _TOKEN.finditer(text)]
 
 
 class SimServer:
@@ -167,7 +137,10 @@ class SimServer:
             "/v1/chat/completions",
             "/chat/completions",
         ):
-            await self._chat(request, out)
+            await self._chat(request, out, CHAT)
+            return
+        if request.method == "POST" and request.path in ("/v1/responses", "/responses"):
+            await self._chat(request, out, RESPONSES)
             return
         await out.send_json(
             404, {}, _error(f"no route {request.path}", "invalid_request_error", None)
@@ -198,14 +171,14 @@ class SimServer:
         return None
 
     # --- chat completions -------------------------------------------------------------
-    async def _chat(self, request: Request, out: Responder) -> None:
+    async def _chat(self, request: Request, out: Responder, api: Api) -> None:
         self._count += 1
-        record = RequestRecord(number=self._count, arrival=self._now())
+        record = RequestRecord(number=self._count, arrival=self._now(), api=api.name)
         self.stats.requests.append(record)
         self.stats.in_flight += 1
         self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
         try:
-            await self._chat_inner(request, out, record)
+            await self._chat_inner(request, out, record, api)
         finally:
             self.stats.in_flight -= 1
             self._sync_engine_stats()
@@ -214,7 +187,9 @@ class SimServer:
             if record.finished is None:
                 record.finished = self._now()
 
-    async def _chat_inner(self, request: Request, out: Responder, record: RequestRecord) -> None:
+    async def _chat_inner(
+        self, request: Request, out: Responder, record: RequestRecord, api: Api
+    ) -> None:
         cfg = self.config
         request_id = f"req_{uuid.uuid4().hex[:16]}"
         base_headers = {"x-request-id": request_id}
@@ -245,7 +220,7 @@ class SimServer:
                 400, _error("request body must be a JSON object", "invalid_request_error", None)
             )
             return
-        unknown = sorted(set(payload) - KNOWN_PARAMS)
+        unknown = sorted(set(payload) - api.known)
         for name in unknown:
             self.stats.unknown_params[name] += 1
         if unknown:
@@ -255,33 +230,13 @@ class SimServer:
                        "unknown_parameter", unknown[0]),
             )  # fmt: skip
             return
-        messages = payload.get("messages")
-        if not isinstance(messages, list) or not messages:
-            await fail(400, _error("'messages' must be a non-empty array", "invalid_request_error",
-                                   None, "messages"))  # fmt: skip
+        parsed = api.read(payload, cfg.supports_response_format)
+        if not isinstance(parsed, Parsed):
+            await fail(400, parsed)
             return
-        if not isinstance(payload.get("model"), str):
-            await fail(400, _error("'model' is required", "invalid_request_error", None, "model"))
-            return
-        n = payload.get("n") or 1
-        max_tokens = payload.get("max_completion_tokens", payload.get("max_tokens"))
-        if (
-            not isinstance(n, int)
-            or n < 1
-            or (max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1))
-        ):
-            await fail(400, _error("invalid 'n' or 'max_tokens'", "invalid_request_error", None))
-            return
-        if payload.get("response_format") is not None and not cfg.supports_response_format:
-            await fail(
-                400,
-                _error("response_format is not supported by this model", "invalid_request_error",
-                       "unsupported_parameter", "response_format"),
-            )  # fmt: skip
-            return
-        stream = bool(payload.get("stream"))
-        record.stream = stream
-        prompt, question, prompt_tokens = read_prompt(messages)
+        n, max_tokens = parsed.n, parsed.max_tokens
+        record.stream = parsed.stream
+        prompt, question, prompt_tokens = read_prompt(parsed.messages)
         record.prompt_tokens = prompt_tokens
 
         keys = self._keys.get(api_key)
@@ -360,18 +315,15 @@ class SimServer:
             record.disconnected = True
             return
 
-        content, finish_reason, parts = self._compose(payload, question, max_tokens)
-        completion_tokens = count_tokens(content)
-        record.questions = parts
+        reply = api.compose(parsed, prompt, question, cfg.answer_tokens)
+        completion_tokens = count_tokens(reply.text)
+        record.questions = reply.parts
         seq = Sequence(prompt_tokens=prompt_tokens, target_tokens=completion_tokens, prompt=prompt)
         if not self._engine.fits_ever(seq):
             await fail(400, _error("request does not fit in the KV cache", "invalid_request_error",
                                    "context_length_exceeded"))  # fmt: skip
             return
         keys.spent += prompt_tokens + completion_tokens * n
-        created = int(time.time())
-        completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
-        model = payload["model"]
         usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens * n,
@@ -380,9 +332,9 @@ class SimServer:
             "prompt_tokens_details": {"cached_tokens": 0},
         }
 
-        if stream:
-            await self._stream(out, record, seq, content, finish_reason, n, usage, payload,
-                               completion_id, created, model, limit_headers, cut=fault == "stream_cut")  # fmt: skip
+        if parsed.stream:
+            await self._stream(out, record, seq, api, parsed, reply, usage, limit_headers,
+                               cut=fault == "stream_cut")  # fmt: skip
             return
 
         self._engine.submit(seq)
@@ -393,27 +345,11 @@ class SimServer:
         self._mark(record, seq, completion_tokens * n)
         usage["prompt_tokens_details"]["cached_tokens"] = seq.cached_tokens
         await self._sleep_model(cfg.rtt_s / 2)
-        body = {
-            "id": completion_id,
-            "object": "chat.completion",
-            "created": created,
-            "model": model,
-            "choices": [
-                {
-                    "index": i,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
-                    "logprobs": None,
-                    "finish_reason": finish_reason,
-                }
-                for i in range(n)
-            ],
-            "usage": usage,
-            "system_fingerprint": "fp_fanout_sim",
-        }
+        body = api.body(parsed, reply, usage)
         if fault == "malformed":
             record.status = 200
             await out.send(200, {**limit_headers, "content-type": "application/json"},
-                           b'{"id": "' + completion_id.encode() + b'", "choices": [{"mess')  # fmt: skip
+                           b'{"id": "' + parsed.id.encode() + b'", "choices": [{"mess')  # fmt: skip
             return
         if fault == "stream_cut":
             record.status = 200
@@ -422,36 +358,6 @@ class SimServer:
             return
         record.status = 200
         await out.send_json(200, limit_headers, body)
-
-    def _compose(
-        self, payload: dict[str, Any], question: str, max_tokens: int | None
-    ) -> tuple[str, str, int]:
-        """(content, finish_reason, questions answered)."""
-        parts = split_questions(question)
-        schema: dict[str, Any] | None = None
-        fmt = payload.get("response_format")
-        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-            js = fmt.get("json_schema")
-            if isinstance(js, dict) and isinstance(js.get("schema"), dict):
-                schema = js["schema"]
-        if len(parts) == 1 and schema is None:
-            text = parts[0].text
-            tokens = wanted_tokens(text, self.config.answer_tokens)
-            if payload.get("ignore_eos") and max_tokens is not None:
-                tokens = max_tokens  # like llama.cpp and vLLM: write until max_tokens
-            content = answer_for(text, tokens)
-        else:
-            answers = [
-                answer_for(p.text, wanted_tokens(p.text, self.config.answer_tokens)) for p in parts
-            ]
-            content = render_merged(
-                parts, answers, schema, end=end_line(question), echo=asks_echo(question)
-            )
-        finish_reason = "stop"
-        if max_tokens is not None and count_tokens(content) > max_tokens:
-            content = _truncate(content, max_tokens)
-            finish_reason = "length"
-        return content, finish_reason, len(parts)
 
     async def _wait_done(self, seq: Sequence, out: Responder) -> bool:
         """Wait for the sequence; False (and the sequence dropped) if the client left."""
@@ -483,20 +389,16 @@ class SimServer:
         out: Responder,
         record: RequestRecord,
         seq: Sequence,
-        content: str,
-        finish_reason: str,
-        n: int,
+        api: Api,
+        parsed: Parsed,
+        reply: Reply,
         usage: dict[str, Any],
-        payload: dict[str, Any],
-        completion_id: str,
-        created: int,
-        model: str,
         headers: dict[str, str],
         *,
         cut: bool,
     ) -> None:
-        include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
-        ends = _token_ends(content)
+        content = reply.text
+        ends = token_ends(content)
         # (tokens written so far, when): each chunk reaches the client half a round trip
         # after its last token was written, as over a network, the first one as much as
         # the rest.
@@ -512,27 +414,11 @@ class SimServer:
         way_back = self.config.scaled(self.config.rtt_s / 2)
         self._engine.submit(seq)
 
-        def chunk(delta: dict[str, Any], finish: str | None, *, with_usage: bool = False) -> bytes:
-            obj: dict[str, Any] = {
-                "id": completion_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [
-                    {"index": i, "delta": delta, "logprobs": None, "finish_reason": finish}
-                    for i in range(n)
-                ],
-            }
-            if with_usage:
-                obj["choices"] = []
-                obj["usage"] = usage
-            elif include_usage:
-                obj["usage"] = None
-            return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
-
         gone = out.disconnected()
         await out.start_stream(200, {**headers, "content-type": "text/event-stream"})
         record.status = 200
+        for event in api.opening(parsed, reply):
+            await out.write_chunk(event)
         sent_chars = 0
         sent_tokens = 0
         first = True
@@ -560,22 +446,18 @@ class SimServer:
                     out.cut()
                     return
                 end = ends[min(generated, len(ends)) - 1]
-                delta: dict[str, Any] = {"content": content[sent_chars:end]}
-                if first:
-                    delta = {"role": "assistant", **delta}
-                    first = False
+                piece = api.piece(parsed, reply, content[sent_chars:end], first=first)
+                first = False
                 sent_chars, sent_tokens = end, generated
-                await out.write_chunk(chunk(delta, None))
-            if first:
-                await out.write_chunk(chunk({"role": "assistant", "content": ""}, None))
+                await out.write_chunk(piece)
+            if first and api is CHAT:  # a chat stream starts with the role, even if empty
+                await out.write_chunk(api.piece(parsed, reply, "", first=True))
             self._mark(record, seq, usage["completion_tokens"])
             usage["prompt_tokens_details"]["cached_tokens"] = seq.cached_tokens
             if first:  # nothing written: the end takes the way back instead
                 await self._sleep_model(self.config.rtt_s / 2)
-            await out.write_chunk(chunk({}, finish_reason))
-            if include_usage:
-                await out.write_chunk(chunk({}, None, with_usage=True))
-            await out.write_chunk(b"data: [DONE]\n\n")
+            for event in api.closing(parsed, reply, usage):
+                await out.write_chunk(event)
             await out.end_stream()
         except (ConnectionError, asyncio.CancelledError):
             self._engine.cancel(seq)

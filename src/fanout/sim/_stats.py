@@ -26,6 +26,8 @@ class RequestRecord:
     status: int | None = None
     error_code: str | None = None
     fault: str | None = None
+    api: str = "chat"
+    """The API it came through: ``"chat"`` (``/v1/chat/completions``) or ``"responses"``."""
     disconnected: bool = False
 
 

@@ -17,15 +17,11 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
-from openai.types.chat.chat_completion import Choice
-from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
-from openai.types.chat.chat_completion_chunk import ChoiceDelta
-from openai.types.completion_usage import PromptTokensDetails
+import openai
 
 from .. import telemetry as telemetry
 from ..core.config import Policy
@@ -37,7 +33,12 @@ from ..engine.facade import Fanout
 from ..engine.intake import messages_for
 
 if TYPE_CHECKING:
+    # The SDK's response types are built only when a call is fanned out: imported then,
+    # not with fanout (an SDK that loads its types lazily keeps ``import fanout`` light).
     from openai import AsyncOpenAI
+    from openai.types import CompletionUsage
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    from openai.types.responses import Response
 
 __all__ = ["FanoutClient", "FanoutStream", "report_of", "wrap"]
 
@@ -50,9 +51,9 @@ _PASS_THROUGH_PARAMS = frozenset(
 _REPORT_FIELD = "fanout_report"
 
 
-def report_of(completion: ChatCompletion) -> Report | None:
-    """The fanout report attached to a completion the wrapper built (None if it
-    passed straight through)."""
+def report_of(completion: ChatCompletion | Response) -> Report | None:
+    """The fanout report attached to a completion (or a Responses API response) the
+    wrapper built (None if it passed straight through)."""
     report = getattr(completion, _REPORT_FIELD, None)
     return report if isinstance(report, Report) else None
 
@@ -145,6 +146,21 @@ class _Chat:
         return getattr(self._owner.client.chat, name)
 
 
+class _Beta:
+    """``wrapped.beta``: the client's own, but for ``chat``, which is fanout's (the SDK's
+    ``beta.chat`` is its ``chat``; LangChain streams structured output through it)."""
+
+    def __init__(self, owner: FanoutClient) -> None:
+        self._owner = owner
+
+    @property
+    def chat(self) -> _Chat:
+        return self._owner._fanout_chat
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.client.beta, name)
+
+
 class FanoutClient:
     """What :func:`wrap` returns: a copy of the user's client — an instance of its own
     class (``AsyncOpenAI``, ``AsyncAzureOpenAI``, ...) and of this one — whose
@@ -188,6 +204,17 @@ class FanoutClient:
     @property
     def chat(self) -> Any:
         return self._fanout_chat
+
+    @property
+    def beta(self) -> Any:
+        return _Beta(self)
+
+    @property
+    def responses(self) -> Any:
+        # Imported here: _responses builds on this module (a one-way import otherwise).
+        from ._responses import Responses
+
+        return Responses(self)
 
     def copy(self, **options: Any) -> Any:
         """A wrapped copy of ``.client.copy(**options)``, sharing this wrapper's limits
@@ -237,17 +264,7 @@ class FanoutClient:
         return _RawResponse(result) if raw else result
 
     async def _answer(self, kwargs: dict[str, Any], *, raw: bool) -> Any:
-        policy: Policy | str | None = kwargs.pop("fanout", None)
-        extra_body = kwargs.get("extra_body")
-        if isinstance(extra_body, Mapping) and "fanout" in extra_body:
-            extra_body = dict(extra_body)
-            policy = extra_body.pop("fanout")
-            if extra_body:
-                kwargs["extra_body"] = extra_body
-            else:
-                del kwargs["extra_body"]
-        if policy is not None:
-            policy = Policy.coerce(policy)
+        policy = pop_policy(kwargs)
         split = await self._plan_split(kwargs)
         if split is None:
             completions = self.client.chat.completions
@@ -283,14 +300,13 @@ class FanoutClient:
         include_usage: bool,
         kwargs: dict[str, Any],
     ) -> FanoutStream:
-        fo = self.fanout
+        from openai.types import CompletionUsage
+        from openai.types.chat import ChatCompletionChunk
+        from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
+        from openai.types.chat.chat_completion_chunk import ChoiceDelta
+
         completion_id = f"chatcmpl-fanout-{uuid.uuid4().hex[:20]}"
         created = int(time.time())
-        rest: asyncio.Task[Answers] | None = None
-        if len(questions) > 1:
-            rest = asyncio.get_running_loop().create_task(
-                fo.ask_many(questions[1:], model=model, policy=policy, on_error="return", **kwargs)
-            )
 
         def chunk(
             content: str | None, finish: str | None = None, usage: CompletionUsage | None = None
@@ -304,61 +320,97 @@ class FanoutClient:
                 choices=choices, usage=usage,
             )  # fmt: skip
 
+        async def chunks(
+            parts: AsyncIterator[str | StreamEnd],
+        ) -> AsyncIterator[ChatCompletionChunk]:
+            async for part in parts:
+                if not isinstance(part, StreamEnd):
+                    yield chunk(part)
+                    continue
+                yield chunk(None, part.finish)
+                if include_usage:
+                    yield chunk(None, usage=CompletionUsage(
+                        prompt_tokens=part.prompt_tokens, completion_tokens=part.completion_tokens,
+                        total_tokens=part.prompt_tokens + part.completion_tokens,
+                    ))  # fmt: skip
+
+        return self.stream_parts(detection, questions, model, policy, kwargs, chunks)
+
+    def stream_parts(
+        self,
+        detection: Detection,
+        questions: list[Question],
+        model: str,
+        policy: Policy | None,
+        kwargs: dict[str, Any],
+        render: Callable[[AsyncIterator[str | StreamEnd]], AsyncIterator[Any]],
+        *,
+        api: str = "chat",
+    ) -> FanoutStream:
+        """The parts' answers as one stream, whatever the API: ``render`` turns the text
+        pieces (the first part's live, then each next part whole, under the user's own
+        markers) and the closing :class:`StreamEnd` into the API's chunks or events."""
+        fo = self.fanout
+        rest: asyncio.Task[Answers] | None = None
+        if len(questions) > 1:
+            rest = asyncio.get_running_loop().create_task(fo.ask_many(
+                questions[1:], model=model, policy=policy, on_error="return", api=api, **kwargs
+            ))  # fmt: skip
+
         def head(i: int) -> str:
             heading = detection.heading(i)
             return f"{heading} " if heading else ""
 
-        async def chunks() -> AsyncIterator[ChatCompletionChunk]:
-            prompt_tokens = completion_tokens = 0
-            finish = "stop"
-            # The first answer, live.
-            params = {
-                "model": model,
-                **kwargs,
-                "messages": messages_for(questions[0], fo.system),
-            }
-            yield chunk(head(0))
-            live = False  # the live stream brought text
-            async for piece in fo._transport.stream_chunks(params, fo.retry):
-                if piece.usage is not None:
-                    prompt_tokens += piece.usage.prompt_tokens
-                    completion_tokens += piece.usage.completion_tokens
-                for choice in piece.choices or ():
-                    if choice.finish_reason == "length":
-                        finish = "length"
-                    if choice.delta.content:
-                        live = live or bool(choice.delta.content.strip())
-                        yield chunk(choice.delta.content)
-            if not live:
-                # No text came (an empty reply, a refusal): the part is asked again whole,
-                # judged and retried like every other part; an empty section is no answer.
-                again = await fo.ask_many(
-                    questions[:1], model=model, policy=policy, on_error="return", **kwargs
-                )
-                _raise_failures(again)
-                prompt_tokens += again.report.prompt_tokens
-                completion_tokens += again.report.completion_tokens
-                if again[0].finish_reason == "length":
-                    finish = "length"
-                yield chunk((again[0].text or "").strip())
-            # Then each next answer, in order, as soon as it is there.
-            if rest is not None:
-                answers = await rest
-                _raise_failures(answers, offset=1)
-                for i, answer in enumerate(answers, start=1):
-                    prompt_tokens += answer.usage.prompt_tokens
-                    completion_tokens += answer.usage.completion_tokens
-                    if answer.finish_reason == "length":
-                        finish = "length"
-                    yield chunk(f"\n\n{head(i)}{(answer.text or '').strip()}")
-            yield chunk(None, finish)
-            if include_usage:
-                yield chunk(None, usage=CompletionUsage(
-                    prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                    total_tokens=prompt_tokens + completion_tokens,
-                ))  # fmt: skip
+        async def pieces() -> AsyncGenerator[str | StreamEnd, None]:
+            try:
+                end = StreamEnd()
+                # The first answer, live.
+                params = {"model": model, **kwargs,
+                          "messages": messages_for(questions[0], fo.system)}  # fmt: skip
+                yield head(0)
+                live = False  # the live stream brought text
+                # Closed with this one, whichever task closes it (its slot goes back at once).
+                first_part = fo._transport.stream_chunks(params, fo.retry, api=api)
+                async with contextlib.aclosing(first_part):
+                    async for piece in first_part:
+                        if piece.usage is not None:
+                            end.prompt_tokens += piece.usage.prompt_tokens
+                            end.completion_tokens += piece.usage.completion_tokens
+                        for choice in piece.choices or ():
+                            if choice.finish_reason == "length":
+                                end.finish = "length"
+                            if choice.delta.content:
+                                live = live or bool(choice.delta.content.strip())
+                                yield choice.delta.content
+                if not live:
+                    # No text came (an empty reply, a refusal): the part is asked again whole,
+                    # judged and retried like every other part; an empty section is no answer.
+                    again = await fo.ask_many(questions[:1], model=model, policy=policy,
+                                              on_error="return", api=api, **kwargs)  # fmt: skip
+                    _raise_failures(again)
+                    end.add(again[0], again.report.prompt_tokens, again.report.completion_tokens)
+                    yield (again[0].text or "").strip()
+                # Then each next answer, in order, as soon as it is there.
+                if rest is not None:
+                    answers = await rest
+                    _raise_failures(answers, offset=1)
+                    for i, answer in enumerate(answers, start=1):
+                        end.add(answer, answer.usage.prompt_tokens, answer.usage.completion_tokens)
+                        yield f"\n\n{head(i)}{(answer.text or '').strip()}"
+                yield end
+            finally:
+                # Read to its end, closed, or dropped: the parts not needed any more stop.
+                if rest is not None and not rest.done():
+                    rest.cancel()
 
-        iterator = telemetry.follow(chunks())
+        parts = pieces()
+
+        async def rendered() -> AsyncIterator[Any]:
+            async with contextlib.aclosing(parts):
+                async for item in render(parts):
+                    yield item
+
+        iterator = telemetry.follow(rendered())
 
         async def close() -> None:
             with contextlib.suppress(Exception):
@@ -369,6 +421,35 @@ class FanoutClient:
                     await rest
 
         return FanoutStream(iterator, close)
+
+
+@dataclass
+class StreamEnd:
+    """The end of a wrapped stream: why it finished, and the usage of every part."""
+
+    finish: str = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, answer: Any, prompt_tokens: int, completion_tokens: int) -> None:
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        if answer.finish_reason == "length":
+            self.finish = "length"
+
+
+def pop_policy(kwargs: dict[str, Any]) -> Policy | None:
+    """The call's ``fanout=`` (or ``extra_body={"fanout": ...}``), taken out of ``kwargs``."""
+    policy: Policy | str | None = kwargs.pop("fanout", None)
+    extra_body = kwargs.get("extra_body")
+    if isinstance(extra_body, Mapping) and "fanout" in extra_body:
+        extra_body = dict(extra_body)
+        policy = extra_body.pop("fanout")
+        if extra_body:
+            kwargs["extra_body"] = extra_body
+        else:
+            del kwargs["extra_body"]
+    return None if policy is None else Policy.coerce(policy)
 
 
 def _could_split(detection: Detection) -> bool:
@@ -393,6 +474,11 @@ def _raise_failures(answers: Answers, offset: int = 0) -> None:
 
 
 def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompletion:
+    from openai.types import CompletionUsage
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat.chat_completion import Choice
+    from openai.types.completion_usage import PromptTokensDetails
+
     texts = [a.text or "" for a in answers]
     finish = "length" if any(a.finish_reason == "length" for a in answers) else "stop"
     report = answers.report
@@ -428,7 +514,7 @@ class _Passed:
 
 
 _WRAPPED_CLASSES: dict[type, type] = {}
-_OVERRIDES = ("chat", "copy", "with_options", "__repr__")
+_OVERRIDES = ("chat", "beta", "responses", "copy", "with_options", "__repr__")
 
 
 def _wrapped_class(base: type) -> type:
@@ -464,6 +550,15 @@ def wrap(client: ClientT, **config: Any) -> ClientT:
     """
     if isinstance(client, FanoutClient):
         client = client.client  # wrapping twice wraps the user's client once
+    if isinstance(client, openai.OpenAI):
+        raise ConfigError(
+            f"wrap needs an openai.AsyncOpenAI, not a synchronous openai.{type(client).__name__}: "
+            "a wrapped client asks a prompt's questions concurrently, on an event loop, and "
+            "fanout has no synchronous wrapper. Make an AsyncOpenAI with the same arguments and "
+            "await its calls; or, from synchronous code, split the prompt yourself: "
+            "d = fanout.detect(prompt); answers = fanout.ask_many_sync([d.group_prompt(g) for g "
+            "in d.groups], client=client, model=...); text = d.layout(answers.texts)"
+        )
     if not hasattr(client, "with_options") or not hasattr(client, "chat"):
         raise ConfigError(f"wrap needs an openai.AsyncOpenAI, not {type(client).__name__}")
     wrapped = client.with_options()  # a copy: same class, same settings, same pool
