@@ -224,6 +224,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _usage_error(message: str) -> None:
+    """A command that cannot start for a missing or bad option: one line, exit 2."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
 def _common_args(p: argparse.ArgumentParser) -> None:
     """Options every subcommand also takes after its name (``fanout run -v ...``).
 
@@ -244,9 +250,9 @@ async def _endpoint(
     if args.base_url:
         api_key = args.api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key:
-            raise SystemExit("fanout: no API key: pass --api-key or set OPENAI_API_KEY")
+            _usage_error("fanout: no API key: pass --api-key or set OPENAI_API_KEY")
         if not args.model:
-            raise SystemExit("fanout: --model is required with --base-url")
+            _usage_error("fanout: --model is required with --base-url")
         client = AsyncOpenAI(base_url=args.base_url, api_key=api_key)
         try:
             yield client, args.model, None
@@ -270,7 +276,7 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     )
     policy = Policy(mode=args.policy, objective=args.objective, max_group_size=args.max_group_size)
     extra: dict[str, Any] = {}
-    if args.max_tokens:
+    if args.max_tokens is not None:  # 0 too: refused as the Python API refuses it
         extra["max_tokens"] = args.max_tokens
     if getattr(args, "endpoint_profile", None):
         extra["endpoint"] = EndpointModel.from_profile(EndpointProfile.load(args.endpoint_profile))
