@@ -18,7 +18,9 @@ RECOVERABLE = [k for k in FAULT_KINDS if k != "hang"]
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple[list[str], list[int], dict[int, str], int]:
     n = draw(st.integers(min_value=1, max_value=25))
-    lengths = draw(st.lists(st.integers(min_value=0, max_value=60), min_size=n, max_size=n))
+    lengths = draw(
+        st.lists(st.integers(min_value=1, max_value=60), min_size=n, max_size=n)
+    )  # empty is no answer
     # Some questions repeat on purpose: duplicates must be answered too.
     texts = [f"q{draw(st.integers(min_value=0, max_value=n))} {{{{tokens={t}}}}}" for t in lengths]
     schedule = draw(

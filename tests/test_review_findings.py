@@ -68,7 +68,8 @@ async def test_a_duplicate_of_a_failed_question_names_its_own_position() -> None
     error: Any = answers[2].error
     assert isinstance(error, fanout.QuestionError)
     assert error.index == 2
-    assert str(error).startswith("question 2 (asked once, as question 0)")
+    assert str(error).startswith("question 2 failed")
+    assert str(error).endswith("(asked once, as question 0)")
     assert str(answers[0].error).startswith("question 0")
 
 

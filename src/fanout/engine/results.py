@@ -28,9 +28,8 @@ def shared_copy(answer: Answer, index: int, question: Question) -> Answer:
         message = str(error)
         said = f"question {answer.index}"
         if message.startswith(said):  # the message names this question, not the first
-            message = (
-                f"question {index} (asked once, as question {answer.index})" + message[len(said) :]
-            )
+            rest = message[len(said) :]
+            message = f"question {index}{rest} (asked once, as question {answer.index})"
         # Same class and fields (a refusal, tool calls), its own message and position.
         copy = BaseException.__new__(type(error), message)
         copy.__dict__.update(vars(error))
