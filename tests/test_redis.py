@@ -59,7 +59,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 async def test_four_processes_share_one_rpm_budget(sim: SimFactory, redis_url: str) -> None:
-    """4 processes, one key, one RPM limit: no 429s, and within 10 % of the ideal time.
+    """4 processes, one key, one RPM limit: no 429s, and within 25 % of the ideal time.
 
     The sim polices 600 rpm over 5-model-second windows (a bucket of 50 requests,
     refilled at 20 per wall second); four processes pacing on their own would each
@@ -96,7 +96,8 @@ async def test_four_processes_share_one_rpm_budget(sim: SimFactory, redis_url: s
               f"ratio {wall / ideal:.3f}, 429s {server.stats.rate_limited}")  # fmt: skip
         assert server.stats.rate_limited == 0
         assert sum(o["answered"] for o in outs) == 4 * per_process
-        assert wall <= 1.10 * ideal, (wall, ideal)
+        # Generous: leases are renewed and re-checked while waiting (measured 1.0-1.1 idle).
+        assert wall <= 1.25 * ideal, (wall, ideal)
         # They did share one budget: at most the bucket went early.
         assert wall >= 0.9 * (4 * per_process - bucket) / (rpm_wall / 60), (wall, ideal)
 
