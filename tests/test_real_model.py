@@ -43,8 +43,19 @@ def instruct_server() -> Iterator[str]:
         yield url
 
 
+_CLIENTS: list[AsyncOpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_clients() -> Any:
+    yield
+    while _CLIENTS:
+        await _CLIENTS.pop().close()
+
+
 def _fanout(url: str, **kw: Any) -> fanout.Fanout:
     client = AsyncOpenAI(base_url=url, api_key="local", timeout=300)
+    _CLIENTS.append(client)  # closed after the test
     return fanout.Fanout(client, model="m", memory=False, **kw)
 
 
