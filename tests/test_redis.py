@@ -5,9 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -19,6 +16,7 @@ import fanout
 from fanout import Limits
 from fanout.limits import RedisLimiter
 
+from ._redis_server import free_port, redis_server
 from .conftest import SimFactory
 
 # Known and open (the adversarial review of this round): a call with redis limits can
@@ -39,38 +37,10 @@ def _collect_leaked_connections() -> Iterator[None]:
 WORKER = Path(__file__).with_name("_redis_worker.py")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A redis-server of our own on 127.0.0.1 (CI installs the binary; see .ci/run)."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed: .ci/run should have installed it")
-        pytest.skip("redis-server is not installed")
-    port = _free_port()
-    workdir = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        for _ in range(100):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    yield from redis_server(tmp_path_factory.mktemp("redis"))
 
 
 async def test_four_processes_share_one_rpm_budget(sim: SimFactory, redis_url: str) -> None:
@@ -205,7 +175,7 @@ async def test_a_process_reserves_its_other_slots_once_its_first_request_is_answ
 
 async def test_unreachable_redis_fails_before_anything_is_sent(sim: SimFactory) -> None:
     """A dead redis: a clear error and no request; with fallback_local, local limits."""
-    dead = f"redis://127.0.0.1:{_free_port()}/0"
+    dead = f"redis://127.0.0.1:{free_port()}/0"
     async with sim(time_scale=100, answer_tokens=2) as (server, client):
         fo = fanout.Fanout(client, model="m", limits=Limits(rpm=6000, backend=dead))
         with pytest.raises(fanout.RedisUnavailableError, match="cannot reach redis"):
