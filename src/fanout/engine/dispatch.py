@@ -49,6 +49,16 @@ __all__ = ["commit_plan", "drive", "open_plan", "plan_batch"]
 Emit = Callable[[Answer], Awaitable[None]]
 
 
+def check_sample(group_size: int, *, more: bool) -> int:
+    """How many questions of a merge check's group are also asked alone: never all of
+    it, so that at least one question takes its merged answer if the sample agreed
+    (the check then costs fewer requests than splitting the group would). A call with
+    more merged groups to come checks up to ``MERGE_CHECK_SAMPLE`` (enough to decide
+    for them); a call that is one merged group, about half of it."""
+    wanted = MERGE_CHECK_SAMPLE if more else (group_size + 1) // 2
+    return max(1, min(group_size - 1, wanted))
+
+
 def plan_batch(
     transport: Transport, batch: list[Job], opts: CallOptions, budget: Budget | None = None
 ) -> Plan:
@@ -244,17 +254,19 @@ async def drive(
         while pending:
             if plan.merge_check:
                 # Merged answers not yet known to agree with split ones here: the first
-                # merged group is asked both ways, and the rest planned with what it shows.
+                # merged group is sent merged, a sample of it alone as well, and the
+                # rest planned with what the comparison shows.
                 merged_groups = [g for g in plan.groups if len(g) > 1]
-                positions = [i for g in merged_groups for i in g][:MERGE_CHECK_SAMPLE]
+                positions = merged_groups[0]
+                sample = check_sample(len(positions), more=len(merged_groups) > 1)
                 revision = revise(plan, trigger, len(pending), first_batch=first_batch)
-                sample = [pending[i] for i in positions]
+                group = [pending[i] for i in positions]
                 stats.revisions[revision] = dataclasses.replace(  # alone, and once merged
-                    stats.revisions[revision], requests_sent=len(sample) + 1
+                    stats.revisions[revision], requests_sent=sample + 1
                 )
                 taken = set(positions)
                 pending = [job for i, job in enumerate(pending) if i not in taken]
-                result = await check_merged(transport, sample, opts, stats, intake.finish)
+                result = await check_merged(transport, group, sample, opts, stats, intake.finish)
                 evidence.add()
                 if not pending:
                     break

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import openai
 
 from .. import telemetry as telemetry
-from ..core.config import Policy
+from ..core.config import DEFAULT_MERGE_AGREEMENT, Policy
 from ..core.exceptions import (
     EmptyAnswerError,
     MalformedResponseError,
@@ -239,7 +239,29 @@ async def ask_merged(
     for job in group:
         job.tallies.append(tally)  # one request for the group: each job counts it
     request, completion = await _send_merged(transport, group, opts, stats, tally)
+    await _deliver_merged(transport, group, request, completion, tally, opts, stats, finish, start)
 
+
+async def _deliver_merged(
+    transport: Transport,
+    group: list[Job],
+    request: MergedRequest,
+    completion: ChatCompletion | None,
+    tally: Tally,
+    opts: CallOptions,
+    stats: CallStats,
+    finish: Finish,
+    start: float,
+    *,
+    alone: Mapping[int, Answer] | None = None,
+    trusted: bool = True,
+) -> None:
+    """Finish a group from its merged reply: each answer found is the question's (with
+    its share of the request's usage), each one missing is asked alone. ``alone``: the
+    answers of the questions (by position in the group) a merge check asked alone as
+    well; they are those questions' answers (with their share of the merged request).
+    ``trusted=False``: the check found the merged answers wrong, and the rest of the
+    group is asked alone."""
     found: dict[str, str] = {}
     prompt_shares = [0] * len(group)
     cached_shares = [0] * len(group)
@@ -271,7 +293,16 @@ async def ask_merged(
     for i, (job, tag) in enumerate(zip(group, request.tags, strict=True)):
         share = Usage(prompt_tokens=prompt_shares[i], completion_tokens=completion_shares[i],
                       cached_prompt_tokens=cached_shares[i])  # fmt: skip
-        text = found.get(tag)
+        own = alone.get(i) if alone else None
+        if own is not None:
+            await finish(job, own.model_copy(update={
+                "usage": own.usage + share,
+                "attempts": own.attempts + tally.attempts,
+                "request_ids": [*own.request_ids, *tally.request_ids],
+                "latency_s": time.monotonic() - start,
+            }))  # fmt: skip
+            continue
+        text = found.get(tag) if trusted else None
         if text is None:
             reask.append((job, share))
             continue
@@ -303,21 +334,33 @@ async def ask_merged(
                 tg.start_soon(again, job, share)
 
 
+def _questions(n: int) -> str:
+    return f"{n} question" if n == 1 else f"{n} questions"
+
+
 async def check_merged(
     transport: Transport,
     group: list[Job],
+    sample: int,
     opts: CallOptions,
     stats: CallStats,
     finish: Finish,
 ) -> CheckResult:
-    """The merge check (``Policy.merge_agreement``): ask the group's questions alone and
-    merged at once; the split answers are the call's answers, the merged ones are only
-    compared with them (``agreement.compare``), and what was found is kept in the
-    endpoint model (and so in its memory). The merged request's usage is shared out over
-    the group's answers, like a re-ask's."""
+    """The merge check (``Policy.merge_agreement``): the group is asked merged and, at
+    the same time, its last ``sample`` questions alone (late positions are where a
+    merged reply goes wrong first: answers shifted by one, or the first answer
+    repeated). Those split answers are the sampled questions' answers, and the merged
+    ones are compared with them (``agreement.compare``); what was found is kept in the
+    endpoint model (and so in its memory). The rest of the group takes its merged
+    answers if the sample agreed (at least ``merge_agreement`` of it, none with another
+    question's answer), and is asked alone if not. The merged request's usage is
+    shared out over the group."""
     start = time.monotonic()
     tally = Tally()
-    alone: list[Answer | None] = [None] * len(group)
+    checked = range(len(group) - sample, len(group))
+    for job in group[: checked.start]:
+        job.tallies.append(tally)
+    alone: dict[int, Answer] = {}
     merged: tuple[MergedRequest, ChatCompletion | None] | None = None
 
     async def one(i: int) -> None:
@@ -327,11 +370,10 @@ async def check_merged(
         nonlocal merged
         merged = await _send_merged(transport, group, opts, stats, tally)
 
-    with telemetry.merged_request(len(group)):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(together)
-            for i in range(len(group)):
-                tg.start_soon(one, i)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(together)
+        for i in checked:
+            tg.start_soon(one, i)
     assert merged is not None
     request, completion = merged
     found: dict[str, str] = {}
@@ -340,28 +382,36 @@ async def check_merged(
         found = parse_merged(choice.message.content, request,
                              truncated=choice.finish_reason == "length")  # fmt: skip
     result = compare(
-        [a.text if a is not None and a.error is None else None for a in alone],
-        [found.get(tag) for tag in request.tags],
+        [alone[i].text if alone[i].error is None else None for i in checked],
+        [found.get(request.tags[i]) for i in checked],
     )
     if completion is not None:
         transport.endpoint.observe_merge_check(
             request.format, result.compared, result.agreed, result.misattributed
         )
+    threshold = opts.policy.merge_agreement or DEFAULT_MERGE_AGREEMENT
+    trusted = (
+        completion is not None
+        and result.compared > 0
+        and result.misattributed == 0
+        and result.agreed >= threshold * result.compared
+    )
+    rest = checked.start
     stats.merge_checks.append(
         f"{result.agreed} of {result.compared} merged answers ({request.format}) agreed with "
         f"split ones"
         + (f", {result.misattributed} with another question's" if result.misattributed else "")
         + ("" if completion is not None else " (the merged request failed)")
+        + (
+            ""
+            if not rest
+            else f"; {_questions(rest)} more of the group took the merged answers"
+            if trusted
+            else f"; {_questions(rest)} more of the group asked alone instead"
+        )
     )
-    shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
-    done = apportion(tally.usage.completion_tokens, [1] * len(group))
-    for i, (job, answer) in enumerate(zip(group, alone, strict=True)):
-        assert answer is not None
-        share = Usage(prompt_tokens=shares[i], completion_tokens=done[i])
-        await finish(job, answer.model_copy(update={
-            "usage": answer.usage + share,
-            "attempts": answer.attempts + tally.attempts,
-            "request_ids": [*answer.request_ids, *tally.request_ids],
-            "latency_s": time.monotonic() - start,
-        }))  # fmt: skip
+    await _deliver_merged(
+        transport, group, request, completion, tally, opts, stats, finish, start,
+        alone=alone, trusted=trusted,
+    )  # fmt: skip
     return result
