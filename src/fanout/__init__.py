@@ -29,6 +29,7 @@ from . import wrapper as wrapper
 from .core.config import Limits as Limits
 from .core.config import Policy as Policy
 from .core.config import Retry as Retry
+from .core.exceptions import BudgetExceededError as BudgetExceededError
 from .core.exceptions import CallAbortedError as CallAbortedError
 from .core.exceptions import ConfigError as ConfigError
 from .core.exceptions import EmptyAnswerError as EmptyAnswerError
@@ -47,6 +48,9 @@ from .core.models import Answers as Answers
 from .core.models import Question as Question
 from .core.models import Report as Report
 from .core.models import Usage as Usage
+from .core.money import CostEstimate as CostEstimate
+from .core.money import Pricing as Pricing
+from .core.money import cost_of as cost_of
 from .detection._detector import detect as detect
 from .engine.facade import Fanout as Fanout
 from .engine.facade import ask_many as ask_many
@@ -65,8 +69,10 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
 __all__ = [
     "Answer",
     "Answers",
+    "BudgetExceededError",
     "CallAbortedError",
     "ConfigError",
+    "CostEstimate",
     "EmptyAnswerError",
     "Fanout",
     "FanoutError",
@@ -77,6 +83,7 @@ __all__ = [
     "MalformedResponseError",
     "PartialFailureError",
     "Policy",
+    "Pricing",
     "Question",
     "QuestionError",
     "QuestionLike",
@@ -90,6 +97,7 @@ __all__ = [
     "__version__",
     "ask_many",
     "ask_many_sync",
+    "cost_of",
     "detect",
     "plan",
     "report_of",
