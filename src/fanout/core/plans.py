@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .money import CostEstimate
 
 __all__ = ["Budget", "Candidate", "EndpointEstimate", "Plan", "PlanInputs", "PlanRevision"]
 
@@ -161,6 +164,9 @@ class Plan:
     """Its merged groups are not yet known to answer as well as split requests do here:
     the first is checked against split answers before the rest go
     (``Policy.merge_agreement``)."""
+    estimates: list[CostEstimate] = field(default_factory=list)
+    """What each candidate would cost, and the split and chosen ones at the flex and
+    batch tiers (``Fanout.plan`` fills it in: see docs/cost.md)."""
 
     @property
     def mode_label(self) -> str:

@@ -43,7 +43,14 @@ from .dispatch import commit_plan, drive, open_plan
 from .intake import Job, QuestionLike, check_container, params_for, to_question
 from .responses import check_responses_kwargs
 from .results import aborted, assemble
-from .spending import Pricer, SpendCap, call_caps, check_max_cost, check_pricing
+from .spending import (
+    Pricer,
+    SpendCap,
+    call_caps,
+    check_max_cost,
+    check_pricing,
+    estimate_costs,
+)
 from .transport import Transport
 
 if TYPE_CHECKING:
@@ -111,7 +118,8 @@ class Fanout:
             check_responses_kwargs(self.create_kwargs)
         self._transport = Transport(client, self.limits, limiter=limiter, endpoint=endpoint)
         self._memory = EndpointMemory(memory, str(client.base_url))
-        self._pricer = Pricer(check_pricing(pricing), str(client.base_url))
+        self.pricer = Pricer(check_pricing(pricing), str(client.base_url))
+        """Prices this ``Fanout``'s answers: ``pricing``, then the price library."""
         cap = check_max_cost(max_cost)
         self.spend_cap = None if cap is None else SpendCap(cap)
         """The spend cap of every call on this ``Fanout`` together (``max_cost``): its
@@ -163,7 +171,8 @@ class Fanout:
                 f"A call would start with a {opening.plan.reason} Until the wave tells: "
                 f"{plan.reason}"
             ))  # fmt: skip
-        return plan
+        estimates = estimate_costs(plan, self.pricer, opts.model, opts.create_kwargs)
+        return dataclasses.replace(plan, estimates=estimates)
 
     async def ask_many(
         self,
@@ -279,8 +288,8 @@ class Fanout:
                  "timeout": None, "progress": False, "on_answer": None, "dedupe": True,
                  "api": None}  # fmt: skip
         opts = resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
-        caps = call_caps(self.spend_cap, max_cost, self._pricer, opts.model)
-        return dataclasses.replace(opts, pricer=self._pricer, caps=caps)
+        caps = call_caps(self.spend_cap, max_cost, self.pricer, opts.model)
+        return dataclasses.replace(opts, pricer=self.pricer, caps=caps)
 
 
 def _check_client(client: object) -> None:
