@@ -40,6 +40,7 @@ from .call import (
     resolve_options,
 )
 from .dispatch import commit_plan, drive, open_plan
+from .estimates import estimate_costs
 from .intake import Job, QuestionLike, check_container, params_for, to_question
 from .responses import check_responses_kwargs
 from .results import aborted, assemble
@@ -49,7 +50,6 @@ from .spending import (
     call_caps,
     check_max_cost,
     check_pricing,
-    estimate_costs,
 )
 from .transport import Transport
 

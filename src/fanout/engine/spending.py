@@ -28,7 +28,6 @@ import openai
 from ..core.exceptions import ConfigError
 from ..core.models import Usage
 from ..core.money import (
-    CostEstimate,
     Pricing,
     PricingSetting,
     Tier,
@@ -36,7 +35,6 @@ from ..core.money import (
     price_known,
     tier_of,
 )
-from ..core.plans import Candidate, Plan
 from ..endpoint.tokens import estimate_messages_tokens
 
 __all__ = [
@@ -46,7 +44,6 @@ __all__ = [
     "call_caps",
     "check_max_cost",
     "check_pricing",
-    "estimate_costs",
     "spend_on",
 ]
 
@@ -236,41 +233,3 @@ def _minus(after: Usage, before: Usage) -> Usage:
         completion_tokens=after.completion_tokens - before.completion_tokens,
         cached_prompt_tokens=after.cached_prompt_tokens - before.cached_prompt_tokens,
     )
-
-
-FLEX_NOTE = (
-    "flex: the standard tier's time estimate; flex requests may run slower, and be "
-    "refused (429) when capacity is short"
-)
-BATCH_NOTE = "batch: within 24 h, usually within an hour (the Batch API's promise)"
-
-
-def estimate_costs(
-    plan: Plan, pricer: Pricer, model: str, create_kwargs: Mapping[str, Any]
-) -> list[CostEstimate]:
-    """What each candidate of ``plan`` is estimated to cost at the call's tier, and the
-    split and chosen candidates at the flex and batch tiers: the tokens the planner
-    estimated, the prompt cache's share at the cached price."""
-    tier = tier_of(create_kwargs)
-    cached_per_request = plan.inputs.cached_prompt_tokens
-
-    def one(c: Candidate, at: Tier, label: str) -> CostEstimate:
-        usage = Usage(prompt_tokens=c.est_prompt_tokens, completion_tokens=c.est_completion_tokens,
-                      cached_prompt_tokens=min(c.est_prompt_tokens,
-                                               cached_per_request * c.requests))  # fmt: skip
-        wall = None if at == "batch" else c.est_wall_s
-        note = {"flex": FLEX_NOTE, "batch": BATCH_NOTE}.get(at, "")
-        return CostEstimate(label=label, tier=at, requests=c.requests,
-                            est_prompt_tokens=c.est_prompt_tokens,
-                            est_completion_tokens=c.est_completion_tokens,
-                            est_cost=pricer.cost(usage, model, at), est_wall_s=wall,
-                            time_note=note)  # fmt: skip
-
-    rows = [one(c, tier, c.label) for c in plan.candidates]
-    split = next((c for c in plan.candidates if c.group_size == 1), None)
-    others = [c for c in (split, plan.chosen) if c is not None]
-    for at in ("flex", "batch"):
-        for c in dict.fromkeys(others):
-            if at != tier:
-                rows.append(one(c, at, f"{c.label} ({at})"))
-    return rows
