@@ -2,17 +2,17 @@
 
 Plain data, shared by the planner (``_planning``), the endpoint model that feeds it
 (``_endpoint``), the limiters that report their room (``Budget``) and the report that
-shows the plan (``_models.Report``). Imports nothing of fanout's.
+shows the plan (``_models.Report``). Imports nothing of fanout's but the money's
+plain data (``CostEstimate``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .money import CostEstimate
+from .money import CostEstimate  # plain data too
 
 __all__ = ["Budget", "Candidate", "EndpointEstimate", "Plan", "PlanInputs", "PlanRevision"]
 
