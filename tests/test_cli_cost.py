@@ -12,7 +12,8 @@ from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 
-from fanout import Usage, cost_of
+from fanout import Usage
+from fanout.money import cost_of
 
 from .conftest import SimFactory
 

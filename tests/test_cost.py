@@ -11,7 +11,8 @@ from decimal import Decimal
 import pytest
 
 import fanout
-from fanout import Pricing, Usage, cost_of
+from fanout import Pricing, Usage
+from fanout.money import cost_of
 
 from .conftest import SimFactory
 
@@ -58,7 +59,7 @@ def test_the_price_library_is_never_asked_over_the_network() -> None:
         "socket.socket.connect = refuse\nsocket.create_connection = refuse\n"
         "import fanout\n"
         "u = fanout.Usage(prompt_tokens=10, completion_tokens=10)\n"
-        "print(fanout.cost_of(u, 'gpt-4o-mini'), fanout.cost_of(u, 'gpt-4.1'))\n"
+        "print(fanout.money.cost_of(u, 'gpt-4o-mini'), fanout.money.cost_of(u, 'gpt-4.1'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0.0000075", "0.0001"]

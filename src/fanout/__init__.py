@@ -23,6 +23,7 @@ from typing import Any as _Any
 from . import detection as detection
 from . import jobs as jobs
 from . import limits as limits
+from . import money as money
 from . import planning as planning
 from . import profile as profile
 from . import wrapper as wrapper
@@ -48,9 +49,7 @@ from .core.models import Answers as Answers
 from .core.models import Question as Question
 from .core.models import Report as Report
 from .core.models import Usage as Usage
-from .core.money import CostEstimate as CostEstimate
 from .core.money import Pricing as Pricing
-from .core.money import cost_of as cost_of
 from .detection._detector import detect as detect
 from .engine.facade import Fanout as Fanout
 from .engine.facade import ask_many as ask_many
@@ -72,7 +71,6 @@ __all__ = [
     "BudgetExceededError",
     "CallAbortedError",
     "ConfigError",
-    "CostEstimate",
     "EmptyAnswerError",
     "Fanout",
     "FanoutError",
@@ -97,7 +95,6 @@ __all__ = [
     "__version__",
     "ask_many",
     "ask_many_sync",
-    "cost_of",
     "detect",
     "plan",
     "report_of",

@@ -26,14 +26,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-if TYPE_CHECKING:
-    from .models import Usage
+
+class Usage(Protocol):
+    """Token counts, as :class:`fanout.Usage` holds them."""
+
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def completion_tokens(self) -> int: ...
+    @property
+    def cached_prompt_tokens(self) -> int: ...
+
 
 __all__ = [
+    "TIERS",
     "CostEstimate",
     "Pricing",
     "PricingSetting",
