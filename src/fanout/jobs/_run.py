@@ -7,7 +7,8 @@ Input: one JSON object per line (UTF-8, a byte-order mark is ignored),
 
 Output: one JSON object per line, appended as soon as each answer is known:
 ``{"id", "answer", "error", "usage", "attempts", "mode", "finish_reason",
-"fingerprint", "cost"}`` (``cost``: US dollars, null if the price is unknown), with ``"tool_calls"`` and ``"refusal"`` when the reply held them.
+"fingerprint", "cost"}`` (``cost``: US dollars, null if the price is unknown), with
+``"tool_calls"`` and ``"refusal"`` when the reply held them.
 The output is locked while a job writes it (see :mod:`fanout.jobs._output`): a second
 job on it stops at once.
 
