@@ -320,6 +320,8 @@ async def ask_many(
     dedupe: bool = True,
     memory: MemorySetting = None,
     api: str = "chat",
+    pricing: PricingSetting = None,
+    max_cost: float | Decimal | None = None,
     **create_kwargs: Any,
 ) -> Answers:
     """Answer many independent questions concurrently; see :meth:`Fanout.ask_many`.
@@ -334,7 +336,8 @@ async def ask_many(
     from its memory (``memory``: see :class:`Fanout`).
     """
     fo = Fanout(client, model=model, system=system, limits=limits, retry=retry, policy=policy,
-                on_error=on_error, memory=memory, api=api)  # fmt: skip
+                on_error=on_error, memory=memory, api=api, pricing=pricing,
+                max_cost=max_cost)  # fmt: skip
     return await fo.ask_many(
         questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
         **create_kwargs,
