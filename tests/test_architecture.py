@@ -94,6 +94,7 @@ RANKS = {
     "fanout.detection": 4,  # the LLM detector drives a Fanout
     "fanout.endpoint.profile": 4,  # the profiler measures an endpoint through a Fanout
     "fanout.planning": 4,  # public faces over the engine and the endpoint model
+    "fanout.money": 4,
     "fanout.profile": 5,
     "fanout.wrapper": 5,
     "fanout.jobs": 5,

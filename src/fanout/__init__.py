@@ -23,12 +23,14 @@ from typing import Any as _Any
 from . import detection as detection
 from . import jobs as jobs
 from . import limits as limits
+from . import money as money
 from . import planning as planning
 from . import profile as profile
 from . import wrapper as wrapper
 from .core.config import Limits as Limits
 from .core.config import Policy as Policy
 from .core.config import Retry as Retry
+from .core.exceptions import BudgetExceededError as BudgetExceededError
 from .core.exceptions import CallAbortedError as CallAbortedError
 from .core.exceptions import ConfigError as ConfigError
 from .core.exceptions import EmptyAnswerError as EmptyAnswerError
@@ -47,6 +49,7 @@ from .core.models import Answers as Answers
 from .core.models import Question as Question
 from .core.models import Report as Report
 from .core.models import Usage as Usage
+from .core.money import Pricing as Pricing
 from .detection._detector import detect as detect
 from .engine.facade import Fanout as Fanout
 from .engine.facade import ask_many as ask_many
@@ -65,6 +68,7 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
 __all__ = [
     "Answer",
     "Answers",
+    "BudgetExceededError",
     "CallAbortedError",
     "ConfigError",
     "EmptyAnswerError",
@@ -77,6 +81,7 @@ __all__ = [
     "MalformedResponseError",
     "PartialFailureError",
     "Policy",
+    "Pricing",
     "Question",
     "QuestionError",
     "QuestionLike",

@@ -24,6 +24,7 @@ from ..endpoint.model import EndpointModel
 from ..endpoint.profile import EndpointProfile, profile_endpoint
 from ..engine.facade import Fanout
 from ..jobs._run import JobSummary, run_into
+from .money import add_money_args, budget_stop, cost_line, dry_run, estimates_table, pricing_of
 from .plots import plot_timeline, pyplot
 
 __all__ = ["main"]
@@ -35,6 +36,8 @@ _RUN_EXIT_CODES = """exit codes:
        INPUT, locked or not writable, a full disk; what was written is kept
   3    every valid question has an answer, but some INPUT lines were skipped
   4    stopped: API key refused (401, 403) or out of quota; run again once fixed
+  5    stopped at --max-cost: the next request would have passed it; run again
+       with a higher cap to finish (the spend recorded in OUTPUT counts)
   130  interrupted (Ctrl-C): says how many records it wrote; run again to resume"""
 
 log = logging.getLogger("fanout")
@@ -118,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
                          "request, and asks again those that failed or whose request changed.",
                          epilog=_RUN_EXIT_CODES,
                          formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    add_money_args(run, run=True)
     run.add_argument("input", help="questions, one JSON object per line")
     run.add_argument("output", help="answers, appended as they arrive")
     run.add_argument("--resume", action="store_true", default=True,
@@ -137,6 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     plan = sub.add_parser("plan", help="dry run: the plan for a prompt or a JSONL file, and why",
                           description="Nothing is sent: prints the detection (for a prompt), every "
                           "candidate plan with its estimated time and tokens, and the choice.")  # fmt: skip
+    add_money_args(plan, run=False)
     plan.add_argument("prompt", nargs="?", help="a prompt holding several questions")
     plan.add_argument("--file", help="a JSONL file of questions instead of a prompt")
     _endpoint_args(plan)
@@ -284,6 +289,7 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     if not args.memory or not args.base_url or args.command == "bench":
         extra["memory"] = False
     extra["api"] = getattr(args, "api", "chat")
+    extra.update(pricing_of(args))
     return Fanout(client, model=model, system=args.system, limits=limits, policy=policy, **extra)
 
 
@@ -326,12 +332,16 @@ async def _ask(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    if args.dry_run:
+        return dry_run(args, _fanout)
+    capped = {} if args.max_cost is None else {"max_cost": args.max_cost}
     async with _endpoint(args) as (client, model, _server):
         fo = _fanout(args, client, model)
         start, summary = time.monotonic(), JobSummary()
         try:
             await run_into(summary, fo, args.input, args.output, resume=not args.overwrite,
-                           retry_failed=args.retry_failed, progress=args.progress)  # fmt: skip
+                           retry_failed=args.retry_failed, progress=args.progress,
+                           **capped)  # fmt: skip
         except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task
             print(f"fanout run: interrupted: {summary.answered + summary.failed} record(s) "
                   f"written to {args.output}; run the same command again to resume",
@@ -346,6 +356,9 @@ async def _run(args: argparse.Namespace) -> int:
         print(f"fanout run: stopped: {why}; nothing more was sent: run the same command again "
               "once fixed, and it answers the rest", file=sys.stderr)  # fmt: skip
         return 4
+    stopped = budget_stop(summary, args)
+    if stopped is not None:
+        return stopped
     if summary.failed or summary.skipped_failed:
         return 1
     return 3 if summary.bad_lines else 0
@@ -366,7 +379,7 @@ def _run_summary(summary: JobSummary, wall_s: float) -> str:
         line += f"; {s.skipped_failed} failed before and were not retried (--no-retry-failed)"
     if s.repaired_tail:
         line += "; cut a torn last line before resuming"
-    return line
+    return line + cost_line(s)
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -396,6 +409,7 @@ def _plan(args: argparse.Namespace) -> int:
           f"rtt {ep.rtt_s:.2f}s, decode {ep.decode_s_per_token * 1000:.1f} ms/token, "
           f"slowdown per request {ep.slowdown_per_request:.2f}\n")  # fmt: skip
     print(_plan_table(plan))
+    print(f"\n{estimates_table(plan)}")
     return 0
 
 

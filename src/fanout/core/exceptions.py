@@ -10,7 +10,9 @@
     │   │                           object or no choices at status 200); retried before
     │   ├── EmptyAnswerError        the reply held no answer: no text, no tool call asked for, no
     │   │                           refusal (retried, unless it was cut at ``max_tokens``)
-    │   └── RefusalError            the model refused (``message.refusal``); carries the refusal
+    │   ├── RefusalError            the model refused (``message.refusal``); carries the refusal
+    │   └── BudgetExceededError     not sent: its request would have passed the spend cap
+    │                               (``max_cost=``); names the question and the cap
     ├── PartialFailureError         raised by ``ask_many`` when any question failed; carries *every*
     │                               answer, the successful ones included
     ├── JobError                    a JSONL job cannot start or go on: its output is locked by
@@ -37,10 +39,12 @@ from .redact import redact
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from decimal import Decimal
 
     from .models import Answers
 
 __all__ = [
+    "BudgetExceededError",
     "CallAbortedError",
     "ConfigError",
     "EmptyAnswerError",
@@ -128,6 +132,21 @@ class RefusalError(QuestionError):
     ) -> None:
         super().__init__(message, index=index, question=question, attempts=attempts)
         self.refusal = refusal
+
+
+class BudgetExceededError(QuestionError):
+    """The question was not sent: its request's worst-case cost (its prompt and its
+    ``max_tokens`` at the model's price) did not fit under the spend cap
+    (``max_cost=``) once the requests in flight had settled. Nothing was spent on it;
+    ``cap`` and ``spent`` are US dollars. Not retried."""
+
+    def __init__(
+        self, message: str, *, index: int, question: str, attempts: int,
+        cap: Decimal | None = None, spent: Decimal | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(message, index=index, question=question, attempts=attempts)
+        self.cap = cap
+        self.spent = spent
 
 
 class PartialFailureError(FanoutError):

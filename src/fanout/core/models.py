@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
+from decimal import Decimal
 from typing import Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
@@ -124,6 +125,10 @@ class Answer(BaseModel):
     failed with :class:`~fanout.EmptyAnswerError`, and here they are."""
     shared_with: int | None = None
     """For a duplicate question: the index of the question whose request answered it."""
+    cost: Decimal | None = None
+    """What ``usage`` cost, in US dollars, at the model's price (see docs/cost.md):
+    cached input tokens at their own price, a merged request's cost shared out like
+    its usage. None when the price is unknown (a warning says so once per model)."""
 
     @property
     def ok(self) -> bool:
@@ -177,6 +182,9 @@ class Report(BaseModel):
     """Time requests spent waiting on rate limits and cool-downs, summed."""
     deduplicated: int = 0
     """Questions answered by an identical question's request."""
+    cost: Decimal | None = None
+    """What the call's usage cost, in US dollars: the sum of its answers' costs; None
+    when any of them is unknown (a model without a price: see docs/cost.md)."""
     policy: str = "split"
     plan: Plan | None = None
     """The plan the call followed: groups, every candidate's estimated time and
@@ -231,6 +239,8 @@ class Report(BaseModel):
             ("", f"tokens {self.total_tokens:,} (prompt {self.prompt_tokens:,}, of them cached "
                  f"{self.cached_prompt_tokens:,}; completion {self.completion_tokens:,})"),
         ]  # fmt: skip
+        if self.cost is not None:
+            rows.append(("cost", f"${self.cost:.6f}"))
         if self.deduplicated:
             rows.append(("", f"{self.deduplicated} duplicate questions answered once"))
         if len(self.revisions) > 1:

@@ -2,7 +2,8 @@
 
 Plain data, shared by the planner (``_planning``), the endpoint model that feeds it
 (``_endpoint``), the limiters that report their room (``Budget``) and the report that
-shows the plan (``_models.Report``). Imports nothing of fanout's.
+shows the plan (``_models.Report``). Imports nothing of fanout's but the money's
+plain data (``CostEstimate``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from .money import CostEstimate  # plain data too
 
 __all__ = ["Budget", "Candidate", "EndpointEstimate", "Plan", "PlanInputs", "PlanRevision"]
 
@@ -161,6 +164,9 @@ class Plan:
     """Its merged groups are not yet known to answer as well as split requests do here:
     the first is checked against split answers before the rest go
     (``Policy.merge_agreement``)."""
+    estimates: list[CostEstimate] = field(default_factory=list)
+    """What each candidate would cost, and the split and chosen ones at the flex and
+    batch tiers (``Fanout.plan`` fills it in: see docs/cost.md)."""
 
     @property
     def mode_label(self) -> str:

@@ -18,6 +18,7 @@ from ..core.models import Answer, Usage
 from ..core.params import params_problem
 from ..core.plans import Plan, PlanRevision
 from .responses import APIS, check_responses_kwargs
+from .spending import Pricer, SpendCap
 
 __all__ = [
     "CallOptions",
@@ -36,7 +37,8 @@ OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
 # fanout's own keyword arguments: offered as corrections of a misspelt one.
 OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "timeout", "progress",
-           "on_answer", "dedupe", "limiter", "endpoint", "client", "memory", "api")  # fmt: skip
+           "on_answer", "dedupe", "limiter", "endpoint", "client", "memory", "api", "pricing",
+           "max_cost")  # fmt: skip
 
 
 @dataclass
@@ -53,6 +55,10 @@ class CallOptions:
     create_kwargs: dict[str, Any]
     api: str = "chat"
     """The API the requests go through: ``"chat"`` (Chat Completions) or ``"responses"``."""
+    pricer: Pricer | None = None
+    """Prices the answers (``Answer.cost``); None: they are not priced."""
+    caps: tuple[SpendCap, ...] = ()
+    """The spend caps every request must fit under: the ``Fanout``'s, the call's."""
 
 
 @dataclass

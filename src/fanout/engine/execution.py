@@ -20,6 +20,7 @@ import openai
 from .. import telemetry as telemetry
 from ..core.config import DEFAULT_MERGE_AGREEMENT, Policy
 from ..core.exceptions import (
+    BudgetExceededError,
     EmptyAnswerError,
     MalformedResponseError,
     QuestionError,
@@ -42,6 +43,7 @@ from .retrying import (
     UnreadableResponseError,
     is_quota_error,
 )
+from .spending import OverBudgetError
 from .transport import KeyRefusedError, QuotaGoneError, Transport
 
 if TYPE_CHECKING:
@@ -91,6 +93,11 @@ def question_error(
             f"question {job.index}: the API key has no quota left (insufficient_quota); "
             "not retried",
             index=job.index, question=q.text, attempts=attempts,
+        )  # fmt: skip
+    elif isinstance(exc, OverBudgetError):
+        err = BudgetExceededError(
+            f"question {job.index}: {exc}", index=job.index, question=q.text,
+            attempts=attempts, cap=exc.cap.cap, spent=exc.cap.spent,
         )  # fmt: skip
     elif isinstance(exc, KeyRefusedError):
         err = QuestionError(

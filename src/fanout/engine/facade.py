@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -23,6 +24,7 @@ from ..core.config import Limits, Policy, Retry
 from ..core.exceptions import ConfigError
 from ..core.logs import register_secret
 from ..core.models import Answer, Answers, Question
+from ..core.money import PricingSetting
 from ..core.plans import Plan
 from ..endpoint.memory import EndpointMemory, MemorySetting
 from ..endpoint.model import EndpointModel
@@ -38,9 +40,17 @@ from .call import (
     resolve_options,
 )
 from .dispatch import commit_plan, drive, open_plan
+from .estimates import estimate_costs
 from .intake import Job, QuestionLike, check_container, params_for, to_question
 from .responses import check_responses_kwargs
 from .results import aborted, assemble
+from .spending import (
+    Pricer,
+    SpendCap,
+    call_caps,
+    check_max_cost,
+    check_pricing,
+)
 from .transport import Transport
 
 if TYPE_CHECKING:
@@ -80,6 +90,8 @@ class Fanout:
         endpoint: EndpointModel | None = None,
         memory: MemorySetting = None,
         api: str = "chat",
+        pricing: PricingSetting = None,
+        max_cost: float | Decimal | None = None,
         **create_kwargs: Any,
     ) -> None:
         _check_client(client)
@@ -106,6 +118,12 @@ class Fanout:
             check_responses_kwargs(self.create_kwargs)
         self._transport = Transport(client, self.limits, limiter=limiter, endpoint=endpoint)
         self._memory = EndpointMemory(memory, str(client.base_url))
+        self.pricer = Pricer(check_pricing(pricing), str(client.base_url))
+        """Prices this ``Fanout``'s answers: ``pricing``, then the price library."""
+        cap = check_max_cost(max_cost)
+        self.spend_cap = None if cap is None else SpendCap(cap)
+        """The spend cap of every call on this ``Fanout`` together (``max_cost``): its
+        ``spent`` is what their requests cost so far, in US dollars."""
 
     def __repr__(self) -> str:
         return f"<Fanout model={self.model!r} limits={self.limits!r}>"
@@ -153,7 +171,8 @@ class Fanout:
                 f"A call would start with a {opening.plan.reason} Until the wave tells: "
                 f"{plan.reason}"
             ))  # fmt: skip
-        return plan
+        estimates = estimate_costs(plan, self.pricer, opts.model, opts.create_kwargs)
+        return dataclasses.replace(plan, estimates=estimates)
 
     async def ask_many(
         self,
@@ -169,6 +188,7 @@ class Fanout:
         on_answer: OnAnswer | None = None,
         dedupe: bool = True,
         api: str | None = None,
+        max_cost: float | Decimal | None = None,
         **create_kwargs: Any,
     ) -> Answers:
         """Answer every question; the answers come back in input order.
@@ -188,7 +208,7 @@ class Fanout:
         """
         opts = self._options(model=model, system=system, retry=retry, policy=policy,
                              on_error=on_error, timeout=timeout, progress=progress,
-                             on_answer=on_answer, dedupe=dedupe, api=api,
+                             on_answer=on_answer, dedupe=dedupe, api=api, max_cost=max_cost,
                              create_kwargs=create_kwargs)  # fmt: skip
         check_container(questions)
         known: list[Question] | None = None
@@ -223,7 +243,7 @@ class Fanout:
         """
         check_container(questions)
         named = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
-                 "on_answer", "dedupe", "api")  # fmt: skip
+                 "on_answer", "dedupe", "api", "max_cost")  # fmt: skip
         opts = self._options(**{k: overrides.pop(k) for k in named if k in overrides},
                              create_kwargs=overrides)  # fmt: skip
         send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
@@ -256,7 +276,9 @@ class Fanout:
                     await task
             receive.close()
 
-    def _options(self, *, create_kwargs: dict[str, Any], **overrides: Any) -> CallOptions:
+    def _options(
+        self, *, create_kwargs: dict[str, Any], max_cost: object = None, **overrides: Any
+    ) -> CallOptions:
         defaults = CallOptions(
             model=self.model or "", system=self.system, retry=self.retry, policy=self.policy,
             on_error=self.on_error, timeout=None, progress=False, on_answer=None, dedupe=True,
@@ -265,7 +287,9 @@ class Fanout:
         named = {"model": None, "system": None, "retry": None, "policy": None, "on_error": None,
                  "timeout": None, "progress": False, "on_answer": None, "dedupe": True,
                  "api": None}  # fmt: skip
-        return resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
+        opts = resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
+        caps = call_caps(self.spend_cap, max_cost, self.pricer, opts.model)
+        return dataclasses.replace(opts, pricer=self.pricer, caps=caps)
 
 
 def _check_client(client: object) -> None:
@@ -296,6 +320,8 @@ async def ask_many(
     dedupe: bool = True,
     memory: MemorySetting = None,
     api: str = "chat",
+    pricing: PricingSetting = None,
+    max_cost: float | Decimal | None = None,
     **create_kwargs: Any,
 ) -> Answers:
     """Answer many independent questions concurrently; see :meth:`Fanout.ask_many`.
@@ -310,7 +336,8 @@ async def ask_many(
     from its memory (``memory``: see :class:`Fanout`).
     """
     fo = Fanout(client, model=model, system=system, limits=limits, retry=retry, policy=policy,
-                on_error=on_error, memory=memory, api=api)  # fmt: skip
+                on_error=on_error, memory=memory, api=api, pricing=pricing,
+                max_cost=max_cost)  # fmt: skip
     return await fo.ask_many(
         questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
         **create_kwargs,

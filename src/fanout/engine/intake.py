@@ -224,6 +224,10 @@ class Intake:
         """``job`` is answered: deliver it, and a copy to each of its duplicates."""
         job.finished = True
         self._pending.pop(job.key, None)
+        pricer = self._opts.pricer
+        if pricer is not None and answer.cost is None:  # priced at its request's model, tier
+            cost = pricer.of_params(answer.usage, job.params, self._opts.model)
+            answer = answer.model_copy(update={"cost": cost})
         if self._keep_finished:
             self._finished[job.key] = answer
         await self._deliver(answer)

@@ -8,6 +8,7 @@ caller gets back, making sure every input position has exactly one answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 
 from ..core.exceptions import (
     CallAbortedError,
@@ -42,6 +43,7 @@ def shared_copy(answer: Answer, index: int, question: Question) -> Answer:
             "question": question.text,
             "id": question.id,
             "usage": Usage(),
+            "cost": None if answer.cost is None else Decimal(0),
             "attempts": 0,
             "shared_with": answer.index,
             "error": error,
@@ -64,8 +66,13 @@ def build_report(
     answers: Sequence[Answer], stats: CallStats, wall: float, opts: CallOptions
 ) -> Report:
     usage = Usage()
+    cost: Decimal | None = Decimal(0)
     for a in answers:
         usage = usage + a.usage
+        if a.cost is not None and cost is not None:
+            cost += a.cost
+        elif a.usage.total_tokens:  # tokens of no known price: the total is unknown
+            cost = None
     failed = sum(1 for a in answers if a.error is not None)
     return Report(
         questions=len(answers),
@@ -81,6 +88,7 @@ def build_report(
         peak_concurrency=stats.peak,
         limit_wait_s=stats.limit_wait_s,
         deduplicated=stats.deduplicated,
+        cost=cost,
         policy=opts.policy.mode,
         plan=stats.plan,
         revisions=list(stats.revisions),

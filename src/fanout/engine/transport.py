@@ -42,6 +42,7 @@ from .retrying import (
     is_quota_error,
     server_retry_after,
 )
+from .spending import spend_on
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -159,7 +160,11 @@ class Transport:
         retrying = build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget)
         async for attempt in retrying:
             with attempt:
-                completion = await self._attempt(params, opts, stats, tally)
+                completion = await spend_on(
+                    opts.caps, opts.pricer, params, opts.model, self.endpoint.answer_tokens,
+                    lambda: tally.usage, lambda: tally.attempts,
+                    lambda: self._attempt(params, opts, stats, tally),
+                )  # fmt: skip
                 if check is not None:
                     check(completion)
                 return completion

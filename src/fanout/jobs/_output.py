@@ -69,6 +69,9 @@ class Done:
     fingerprint: bytes | None
     """The fingerprint of the request it answered, as bytes (None in records written
     before fingerprints existed)."""
+    unsent: bool = False
+    """A failure of a question never sent (the spend cap was reached): asked again
+    by the next run, even with ``retry_failed=False``."""
 
 
 _Count = Annotated[int, Field(ge=0)]
@@ -111,7 +114,9 @@ def _done(record: Any) -> Done | None:
     except ValidationError:
         return None
     fp = valid.fingerprint
-    return Done(ok=valid.error is None, fingerprint=None if fp is None else bytes.fromhex(fp))
+    unsent = valid.error is not None and valid.error.startswith("BudgetExceededError:")
+    return Done(ok=valid.error is None, fingerprint=None if fp is None else bytes.fromhex(fp),
+                unsent=unsent)  # fmt: skip
 
 
 class JobOutput:

@@ -7,7 +7,8 @@ Input: one JSON object per line (UTF-8, a byte-order mark is ignored),
 
 Output: one JSON object per line, appended as soon as each answer is known:
 ``{"id", "answer", "error", "usage", "attempts", "mode", "finish_reason",
-"fingerprint"}``, with ``"tool_calls"`` and ``"refusal"`` when the reply held them.
+"fingerprint", "cost"}`` (``cost``: US dollars, null if the price is unknown), with
+``"tool_calls"`` and ``"refusal"`` when the reply held them.
 The output is locked while a job writes it (see :mod:`fanout.jobs._output`): a second
 job on it stops at once.
 
@@ -48,18 +49,20 @@ import re
 import stat
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import openai
 from pydantic import ValidationError
 
-from ..core.exceptions import JobError, QuotaExceededError
+from ..core.exceptions import BudgetExceededError, JobError, QuotaExceededError
 from ..core.logs import redact, redact_registered
 from ..core.models import Answer, Question
 from ..core.params import params_problem
 from ..core.progress import count_lines, expected_total
 from ._output import BOM, Done, JobOutput, id_key, log
+from ._spend import job_cap, record_cost
 
 if TYPE_CHECKING:
     from ..engine.facade import Fanout
@@ -70,7 +73,7 @@ _QUESTION_KEYS = {"id", "question", "system", "expected_tokens", "trusted"}
 _POSITION = re.compile(r"question \d+")
 # Keyword arguments of Fanout.as_completed that are not part of the request sent.
 _CALL_OPTIONS = {"model", "system", "retry", "policy", "on_error", "timeout", "progress",
-                 "on_answer", "dedupe"}  # fmt: skip
+                 "on_answer", "dedupe", "max_cost"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,13 @@ class JobSummary:
     """The endpoint refused the API key (401, or 403: no access), e.g. ``"401
     invalid_api_key"``: the job stopped reading its input and sent nothing more; the
     ids not answered are answered by running it again with a key it accepts."""
+    cost: Decimal | None = Decimal(0)
+    """What this run's requests cost, in US dollars (None: a price is unknown)."""
+    spent_before: Decimal = Decimal(0)
+    """With ``max_cost``: what the output's records say earlier runs spent."""
+    stopped_for_budget: bool = False
+    """``max_cost`` was reached: a request would have passed it, so the job stopped
+    reading its input; running it again with a higher cap answers the rest."""
 
 
 def fingerprint(question: Question, model: object, system: str | None,
@@ -261,6 +271,7 @@ def _record(answer: Answer, line: int | None, fp: str | None) -> bytes:
         record["tool_calls"] = answer.tool_calls
     if answer.refusal is not None:
         record["refusal"] = redact_registered(answer.refusal)
+    record["cost"] = record_cost(answer)
     return (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
@@ -326,6 +337,10 @@ async def run_into(
     ):
         summary.repaired_tail = out.repaired
         done = out.read_done()
+        if overrides.get("max_cost") is not None:  # the cap is the job's, over all its runs
+            overrides["max_cost"], summary.spent_before = job_cap(
+                overrides["max_cost"], dst, fo, model
+            )
         seen: set[str] = set()
         pending: dict[str, tuple[int, str]] = {}  # id -> (input line, fingerprint)
         stopped: list[JobError] = []
@@ -345,7 +360,7 @@ async def run_into(
             if prev.ok:
                 summary.skipped_done += 1
                 return True
-            if not retry_failed:
+            if not retry_failed and not prev.unsent:
                 summary.skipped_failed += 1
                 return True
             summary.retried_failed += 1
@@ -358,6 +373,8 @@ async def run_into(
                 for lineno, raw in enumerate(f, 1):
                     if summary.stopped_for_quota or summary.stopped_for_key:
                         return  # the key is refused, or has no quota: nothing can be answered
+                    if summary.stopped_for_budget:
+                        return  # the spend cap is reached: run again with a higher one
                     if lineno == 1:
                         raw = raw.removeprefix(BOM)
                     if not raw.strip():
@@ -400,10 +417,16 @@ async def run_into(
                 where = pending.pop(answer.id, None) if answer.id is not None else None
                 line, fp = where if where is not None else (None, None)
                 out.append(_record(answer, line, fp))
+                if answer.cost is not None and summary.cost is not None:
+                    summary.cost += answer.cost
+                elif answer.usage.total_tokens:
+                    summary.cost = None  # tokens of an unknown price
                 if answer.error is None:
                     summary.answered += 1
                 else:
                     summary.failed += 1
+                    if isinstance(answer.error, BudgetExceededError):
+                        summary.stopped_for_budget = True
                     if isinstance(answer.error, QuotaExceededError):
                         summary.stopped_for_quota = True
                     refused = _refusal(answer.error)
