@@ -59,6 +59,7 @@ from ..core.logs import redact, redact_registered
 from ..core.models import Answer, Question
 from ..core.params import params_problem
 from ..core.progress import count_lines, expected_total
+from ..core.tiers import tier_factor
 from ._output import BOM, Done, JobOutput, id_key, log
 
 if TYPE_CHECKING:
@@ -108,6 +109,19 @@ class JobSummary:
     """The endpoint refused the API key (401, or 403: no access), e.g. ``"401
     invalid_api_key"``: the job stopped reading its input and sent nothing more; the
     ids not answered are answered by running it again with a key it accepts."""
+    tier: str | None = None
+    """How the job was sent: ``"standard"``, ``"flex"`` or ``"batch"`` (see
+    :func:`fanout.jobs.run_job`)."""
+    tier_reason: str | None = None
+    """Why that tier: the choice, and what the others would have cost (a deadline and
+    the cost objective; None otherwise)."""
+    batches: int = 0
+    """Batches this output went through (the Batch API)."""
+    batch_answered: int = 0
+    """Of ``answered``, the answers that came from a batch."""
+    token_units: float = 0.0
+    """The tokens of the records written, each priced at its tier relative to the
+    standard one (``fanout.core.tiers.tier_factor``): batch and flex tokens count half."""
 
 
 def fingerprint(question: Question, model: object, system: str | None,
@@ -400,6 +414,9 @@ async def run_into(
                 where = pending.pop(answer.id, None) if answer.id is not None else None
                 line, fp = where if where is not None else (None, None)
                 out.append(_record(answer, line, fp))
+                summary.token_units += answer.usage.total_tokens * tier_factor(
+                    summary.tier or "standard"
+                )
                 if answer.error is None:
                     summary.answered += 1
                 else:
