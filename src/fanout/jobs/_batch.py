@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
+from ..core.config import DEFAULT_MAX_GROUP_SIZE
 from ..core.exceptions import ConfigError, JobError
 from ..core.models import Answer, Question, Usage
 from ..core.tiers import TierChoice, choose_tier, tier_factor
@@ -261,7 +262,8 @@ class _BatchJob:
         policy = overrides.get("policy") or fo.policy
         self.policy = policy
         if group_size is None:
-            group_size = 1 if policy.mode == "split" else (policy.max_group_size or 1)
+            cap = policy.max_group_size or DEFAULT_MAX_GROUP_SIZE  # no cap: the quality-safe one
+            group_size = 1 if policy.mode == "split" else cap
             if policy.mode == "auto" and policy.merge_agreement is not None:
                 group_size = 1  # merged answers not known to agree with split ones here
         self.group_size = group_size

@@ -336,7 +336,7 @@ class BatchStore:
                  "total_tokens": prompt_tokens + completion,
                  "prompt_tokens_details": {"cached_tokens": 0}}  # fmt: skip
         body = CHAT.body(parsed, reply, usage)
-        body["service_tier"] = "batch"
+        body["service_tier"] = "default"
         return 200, body
 
     def _object(self, batch: _Batch) -> dict[str, Any]:
