@@ -98,6 +98,8 @@ class BatchStore:
         self.uploads = 0
         """Files uploaded (``POST /v1/files``), the ones whose upload was cut included."""
         self.downloads = 0
+        self.download_requests = 0
+        """Requests for a file's content, the ones cut before it came back included."""
         """File contents served whole (``GET /v1/files/{id}/content``)."""
         self._dice = random.Random(config.seed + 1)
 
@@ -122,6 +124,7 @@ class BatchStore:
                 await out.send_json(200, {}, file.as_dict())
                 return
             if method == "GET" and parts[2:] == ["content"]:
+                self.download_requests += 1
                 await self._sleep(self.config.file_download_s)
                 self.downloads += 1
                 await out.send(200, {"content-type": "application/octet-stream"}, file.data)

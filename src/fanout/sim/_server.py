@@ -298,6 +298,8 @@ class SimServer:
             return
 
         flex = payload.get("service_tier") == "flex"
+        tier = payload.get("service_tier")
+        record.service_tier = tier if isinstance(tier, str) else None
         if flex and self._flex_dice.random() < cfg.flex_refusal_rate:
             if keys.requests is not None:  # not charged, as a hosted flex refusal is not
                 keys.requests.give_back(1)
