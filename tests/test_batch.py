@@ -18,7 +18,6 @@ import pytest
 
 from fanout import Fanout, Policy
 from fanout.jobs import BatchOptions, JobSummary, run_job
-from fanout.sim import SimServer
 
 from .conftest import SimFactory
 
@@ -37,7 +36,7 @@ def _jsonl(lines: list[dict[str, Any]]) -> bytes:
 
 
 async def _until_done(client: Any, batch_id: str) -> tuple[Any, list[str]]:
-    seen = []
+    seen: list[str] = []
     for _ in range(400):
         batch = await client.batches.retrieve(batch_id)
         if not seen or seen[-1] != batch.status:
@@ -67,8 +66,14 @@ async def test_sim_batch_api_goes_through_the_openai_statuses_and_shapes(sim: Si
         counts = batch.request_counts
         assert counts.total == 20 and counts.completed + counts.failed == 20 and counts.failed > 0
         assert batch.output_file_id and batch.error_file_id
-        out = [json.loads(x) for x in (await client.files.content(batch.output_file_id)).text.splitlines()]
-        err = [json.loads(x) for x in (await client.files.content(batch.error_file_id)).text.splitlines()]
+        out = [
+            json.loads(x)
+            for x in (await client.files.content(batch.output_file_id)).text.splitlines()
+        ]
+        err = [
+            json.loads(x)
+            for x in (await client.files.content(batch.error_file_id)).text.splitlines()
+        ]
         assert len(out) == counts.completed and len(err) == counts.failed
         assert sorted(x["custom_id"] for x in out + err) == sorted(f"c{i}" for i in range(20))
         first = out[0]
@@ -177,8 +182,9 @@ async def test_a_batch_job_killed_in_each_phase_resumes_without_resubmitting(
         store = server.batches
         ready: dict[str, Callable[[], bool]] = {
             "upload": lambda: store.uploads >= 1,
-            "in_progress": lambda: any(store._status(b) == "in_progress"
-                                       for b in store.batches.values()),  # fmt: skip
+            "in_progress": lambda: any(
+                store._status(b) == "in_progress" for b in store.batches.values()
+            ),
             "download": lambda: store.download_requests >= 1,
         }
         config = server.config
@@ -247,7 +253,10 @@ async def test_cost_objective_with_a_day_goes_through_the_batch_api_at_half_the_
     day_text, minute_text = out_day.decode(), out_min.decode()
     assert "sent: batch" in day_text and "why: batch" in day_text, day_text
     assert "sent: standard" in minute_text, minute_text
-    day_records, minute_records = _records(tmp_path / "day.jsonl"), _records(tmp_path / "minute.jsonl")
+    day_records, minute_records = (
+        _records(tmp_path / "day.jsonl"),
+        _records(tmp_path / "minute.jsonl"),
+    )
     assert len(day_records) == len(minute_records) == 10_000
     assert {r["mode"] for r in day_records} == {"batch"}
     assert {r["mode"] for r in minute_records} == {"split"}
@@ -268,7 +277,10 @@ async def test_flex_refusals_are_retried_at_flex_or_sent_standard_near_the_deadl
     from fanout import Retry
     from fanout.engine.flex import flex_until
 
-    async with sim(time_scale=100, answer_tokens=3, flex_refusal_rate=0.5, seed=1) as (server, client):
+    async with sim(time_scale=100, answer_tokens=3, flex_refusal_rate=0.5, seed=1) as (
+        server,
+        client,
+    ):
         fo = Fanout(client, model="m", policy="split", memory=False,
                     retry=Retry(initial_wait=0.01, max_wait=0.05, max_attempts=20))  # fmt: skip
         answers = await fo.ask_many([f"Q{i}?" for i in range(20)], service_tier="flex")
