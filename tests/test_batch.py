@@ -235,10 +235,12 @@ async def test_expired_requests_are_resubmitted_and_go_online_when_the_deadline_
 async def test_cost_objective_with_a_day_goes_through_the_batch_api_at_half_the_cost(
     sim: SimFactory, tmp_path: Path
 ) -> None:
-    """Issue 28's acceptance, on the simulator: 10,000 questions, objective cost. With
-    a 24 h deadline the job goes through the Batch API and costs half of the same job
-    online, which is what a 1-minute deadline picks."""
-    src = _questions(tmp_path / "q.jsonl", 10_000)
+    """Issue 28's acceptance, on the simulator, objective cost: with a 24 h deadline the
+    job goes through the Batch API and costs half of the same job online, which is what
+    a 1-minute deadline picks. (300 questions here, to stay fast on a shared machine; the
+    10,000 of the issue were run by hand: see docs/batch.md.)"""
+    n = 300
+    src = _questions(tmp_path / "q.jsonl", n)
     async with sim(time_scale=1000, answer_tokens=2, batch_completion_s=5, rtt_s=0.01) as (
         server, _,
     ):  # fmt: skip
@@ -257,7 +259,7 @@ async def test_cost_objective_with_a_day_goes_through_the_batch_api_at_half_the_
         _records(tmp_path / "day.jsonl"),
         _records(tmp_path / "minute.jsonl"),
     )
-    assert len(day_records) == len(minute_records) == 10_000
+    assert len(day_records) == len(minute_records) == n
     assert {r["mode"] for r in day_records} == {"batch"}
     assert {r["mode"] for r in minute_records} == {"split"}
 
