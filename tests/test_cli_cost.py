@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from fanout import Usage
 from fanout.money import cost_of
@@ -37,7 +38,7 @@ async def _fanout(*args: str) -> tuple[int, str, str]:
     return proc.returncode, out.decode(), err.decode()
 
 
-def _records(path: Path) -> list[dict[str, object]]:
+def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line, parse_float=Decimal) for line in path.read_text().splitlines()]
 
 
@@ -56,7 +57,7 @@ async def test_run_max_cost_stops_under_the_cap_and_a_higher_cap_finishes(
         code, out, err = await _fanout(*common, "--max-cost", str(cap))
         assert code == 5, (out, err)
         assert "stopped at the spend cap --max-cost 0.0004" in err
-        spent = sum((r["cost"] for r in _records(dst)), Decimal(0))  # type: ignore[misc]
+        spent = sum((r["cost"] for r in _records(dst)), Decimal(0))
         assert 0 < spent <= cap
         worst = cost_of(Usage(prompt_tokens=60, completion_tokens=60), "gpt-4o-mini")
         assert worst is not None and cap - spent < worst
@@ -71,7 +72,7 @@ async def test_run_max_cost_stops_under_the_cap_and_a_higher_cap_finishes(
     answered = Counter(r["id"] for r in records if r["error"] is None)
     assert sorted(answered) == list(range(40)) and set(answered.values()) == {1}
     assert len(server.stats.requests) == 40
-    assert sum((r["cost"] for r in records), Decimal(0)) <= Decimal("0.01")  # type: ignore[misc]
+    assert sum((r["cost"] for r in records), Decimal(0)) <= Decimal("0.01")
 
 
 def _estimate(out: str) -> Decimal:

@@ -23,7 +23,9 @@ from ..detection._detector import detect
 from ..endpoint.model import EndpointModel
 from ..endpoint.profile import EndpointProfile, profile_endpoint
 from ..engine.facade import Fanout
-from ..jobs._run import JobSummary, run_into
+from ..jobs._batch import run_job
+from ..jobs._run import JobSummary
+from .batch import add_batch_args, batch_kwargs, policy_kwargs, tier_lines
 from .money import add_money_args, budget_stop, cost_line, dry_run, estimates_table, pricing_of
 from .plots import plot_timeline, pyplot
 
@@ -122,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
                          epilog=_RUN_EXIT_CODES,
                          formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     add_money_args(run, run=True)
+    add_batch_args(run)
     run.add_argument("input", help="questions, one JSON object per line")
     run.add_argument("output", help="answers, appended as they arrive")
     run.add_argument("--resume", action="store_true", default=True,
@@ -279,7 +282,8 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     limits = Limits(
         rpm=args.rpm, tpm=args.tpm, max_concurrency=args.concurrency, backend=args.redis
     )
-    policy = Policy(mode=args.policy, objective=args.objective, max_group_size=args.max_group_size)
+    policy = Policy(mode=args.policy, objective=args.objective, max_group_size=args.max_group_size,
+                    **policy_kwargs(args))  # fmt: skip
     extra: dict[str, Any] = {}
     if args.max_tokens is not None:  # 0 too: refused as the Python API refuses it
         extra["max_tokens"] = args.max_tokens
@@ -339,9 +343,9 @@ async def _run(args: argparse.Namespace) -> int:
         fo = _fanout(args, client, model)
         start, summary = time.monotonic(), JobSummary()
         try:
-            await run_into(summary, fo, args.input, args.output, resume=not args.overwrite,
-                           retry_failed=args.retry_failed, progress=args.progress,
-                           **capped)  # fmt: skip
+            await run_job(summary, fo, args.input, args.output, resume=not args.overwrite,
+                          retry_failed=args.retry_failed, progress=args.progress,
+                          **batch_kwargs(args), **capped)  # fmt: skip
         except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task
             print(f"fanout run: interrupted: {summary.answered + summary.failed} record(s) "
                   f"written to {args.output}; run the same command again to resume",
@@ -349,6 +353,7 @@ async def _run(args: argparse.Namespace) -> int:
             raise
     # Bad lines were logged as they were read (FILE:LINE: skipped: reason).
     print(_run_summary(summary, time.monotonic() - start))
+    print(tier_lines(summary))
     if summary.stopped_for_key or summary.stopped_for_quota:
         why = (f"the endpoint refused the API key ({summary.stopped_for_key}): check --api-key "
                "or OPENAI_API_KEY, and its access to --model" if summary.stopped_for_key

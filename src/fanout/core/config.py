@@ -6,6 +6,7 @@ import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
+from datetime import timedelta
 
 from .exceptions import ConfigError
 from .redact import mask_url
@@ -211,8 +212,22 @@ class Policy:
     expected_tokens: int | None = None
     merge_format: str = "auto"
     merge_agreement: float | None = DEFAULT_MERGE_AGREEMENT
+    deadline: float | timedelta | None = None
+    batch_expected_s: float = 3600.0
+    flex_slowdown: float = 2.0
+    flex_fallback_share: float = 0.05
 
     def __post_init__(self) -> None:
+        if self.deadline is not None and not isinstance(self.deadline, timedelta):
+            _check_positive("Policy", "deadline", self.deadline, allow_none=False)
+        if isinstance(self.deadline, timedelta) and self.deadline.total_seconds() <= 0:
+            raise ConfigError(f"Policy.deadline must be positive, got {self.deadline!r}")
+        _check_positive("Policy", "batch_expected_s", self.batch_expected_s, allow_none=False)
+        _check_positive("Policy", "flex_slowdown", self.flex_slowdown, allow_none=False)
+        if not (_is_number(self.flex_fallback_share) and 0 <= self.flex_fallback_share <= 1):
+            raise ConfigError(
+                f"Policy.flex_fallback_share must be in [0, 1], got {self.flex_fallback_share!r}"
+            )
         if self.mode not in MODES:
             raise ConfigError(f"unknown policy {self.mode!r}; known: {', '.join(MODES)}")
         if self.objective not in OBJECTIVES:
@@ -243,6 +258,13 @@ class Policy:
                 isinstance(value, bool) or not isinstance(value, int) or value < 1
             ):
                 raise ConfigError(f"Policy.{name} must be a positive int or None, got {value!r}")
+
+    @property
+    def deadline_s(self) -> float | None:
+        """The deadline in seconds (None: none)."""
+        if isinstance(self.deadline, timedelta):
+            return self.deadline.total_seconds()
+        return None if self.deadline is None else float(self.deadline)
 
     @property
     def slack(self) -> float:

@@ -15,7 +15,7 @@ from .redact import redact, scrub_exception
 
 __all__ = ["Answer", "Answers", "Question", "Report", "Usage"]
 
-Mode = Literal["split", "merged"]
+Mode = Literal["split", "merged", "batch"]
 """How an answer was obtained: its own request, or a share of a merged one."""
 
 

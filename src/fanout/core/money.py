@@ -84,6 +84,20 @@ class Pricing(BaseModel):
     flex: Decimal = Field(default=_HALF, ge=0, le=1, allow_inf_nan=False)
     batch: Decimal = Field(default=_HALF, ge=0, le=1, allow_inf_nan=False)
 
+    def __init__(
+        self,
+        *,
+        input: Decimal | float | str,
+        output: Decimal | float | str,
+        cached_input: Decimal | float | str | None = None,
+        flex: Decimal | float | str = _HALF,
+        batch: Decimal | float | str = _HALF,
+    ) -> None:
+        # Spelled out so that type checkers take the plain numbers people write.
+        super().__init__(
+            input=input, output=output, cached_input=cached_input, flex=flex, batch=batch
+        )
+
     @classmethod
     def free(cls) -> Pricing:
         """Zero for every token: a server of your own."""

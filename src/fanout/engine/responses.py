@@ -27,9 +27,17 @@ from ..core.exceptions import ConfigError
 from .retrying import UnreadableResponseError
 
 if TYPE_CHECKING:
+    from openai import AsyncStream
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-__all__ = ["APIS", "check_responses_kwargs", "chunks_of", "completion_of", "to_responses"]
+__all__ = [
+    "APIS",
+    "ResponsesStream",
+    "check_responses_kwargs",
+    "chunks_of",
+    "completion_of",
+    "to_responses",
+]
 
 APIS = ("chat", "responses")
 """The APIs a call can be sent through: Chat Completions, or Responses."""
@@ -240,3 +248,22 @@ async def chunks_of(events: AsyncIterator[Any]) -> AsyncIterator[ChatCompletionC
             usage = _usage(_get(response, "usage"))
             if usage is not None:
                 yield chunk({}, usage=usage)
+
+
+class ResponsesStream:
+    """A Responses API stream read as chat completion chunks (``chunks_of``), with the
+    SDK stream's ``response`` and ``close``."""
+
+    def __init__(self, events: AsyncStream[Any]) -> None:
+        self._events = events
+        self._chunks = chunks_of(events)
+        self.response = events.response
+
+    def __aiter__(self) -> AsyncIterator[ChatCompletionChunk]:
+        return self._chunks
+
+    async def __anext__(self) -> ChatCompletionChunk:
+        return await self._chunks.__anext__()
+
+    async def close(self) -> None:
+        await self._events.close()

@@ -37,6 +37,8 @@ from tenacity import (
 )
 from tenacity.wait import wait_base
 
+from .flex import is_flex_refusal
+
 if TYPE_CHECKING:
     from tenacity.stop import stop_base
 
@@ -116,7 +118,7 @@ def is_retryable(exc: BaseException) -> bool:
         should = exc.response.headers.get("x-should-retry")
         if should == "false":
             return False
-        if is_quota_error(exc):
+        if is_quota_error(exc) or is_flex_refusal(exc):  # flex: engine/flex.py retries it
             return False
         if should == "true":
             return True

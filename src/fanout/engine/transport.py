@@ -15,7 +15,7 @@ import contextvars
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +32,9 @@ from ..endpoint.tokens import estimate_messages_tokens
 from ..limits._local import LocalLimiter, RateLimiter, current_ticket
 from ..limits._redis import RedisUnavailableError
 from .call import CallOptions, CallStats, Tally
+from .flex import is_flex, is_flex_refusal, send_flex
 from .replies import checked_completion, clean_usage, completion_from_json
-from .responses import chunks_of, completion_of, to_responses
+from .responses import ResponsesStream, completion_of, to_responses
 from .retrying import (
     AttemptTimeoutError,
     IncompleteResponseError,
@@ -156,6 +157,16 @@ class Transport:
         Every reply is a chat completion with choices, its usage clean
         (``replies.checked_completion``), or the attempt failed; ``check`` may refuse
         it too (an empty answer): its exception is retried or not like any other."""
+        if is_flex(params):  # refusals retried later, or sent standard (engine/flex.py)
+            prompt = estimate_messages_tokens(params["messages"], opts.model)
+            answer = params.get("max_tokens") or self.endpoint.answer_tokens or _PRIOR_ANSWER_CAP
+            expected = self.endpoint.recent_estimate().request_s(prompt, answer)
+            return await send_flex(lambda p: self._send(p, opts, stats, tally, check), params,
+                                   opts.retry, expected)  # fmt: skip
+        return await self._send(params, opts, stats, tally, check)
+
+    async def _send(self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally,
+                    check: Callable[[ChatCompletion], None] | None) -> ChatCompletion:  # fmt: skip
         self.budget.ratio = opts.retry.budget
         retrying = build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget)
         async for attempt in retrying:
@@ -174,6 +185,8 @@ class Transport:
         """A 429: release the tokens reserved, and (unless the quota is gone) make
         every request of this ``Fanout`` wait as long as the server asked."""
         self.limiter.settle(reserve, None)
+        if is_flex_refusal(exc):
+            return  # no room for flex work: not a rate limit, nothing to cool down
         if is_quota_error(exc):
             self.quota_error = exc
             return
@@ -350,7 +363,7 @@ class Transport:
         if api != "responses":
             return await self.client.chat.completions.create(**params)
         args = to_responses({k: v for k, v in params.items() if k != "stream_options"})
-        return _ResponsesStream(await self.client.responses.create(**args))
+        return ResponsesStream(await self.client.responses.create(**args))
 
     def _done_tokens(self) -> tuple[int, int]:
         return self._done_prompt_tokens, self._done_completion_tokens
@@ -479,25 +492,6 @@ class Transport:
                 await stream.close()
         finally:
             self._slots.release_on_behalf_of(borrower)
-
-
-class _ResponsesStream:
-    """A Responses API stream read as chat completion chunks (``chunks_of``), with the
-    SDK stream's ``response`` and ``close``."""
-
-    def __init__(self, events: AsyncStream[Any]) -> None:
-        self._events = events
-        self._chunks = chunks_of(events)
-        self.response = events.response
-
-    def __aiter__(self) -> AsyncIterator[ChatCompletionChunk]:
-        return self._chunks
-
-    async def __anext__(self) -> ChatCompletionChunk:
-        return await self._chunks.__anext__()
-
-    async def close(self) -> None:
-        await self._events.close()
 
 
 class _StreamSlot:

@@ -61,6 +61,7 @@ from ..core.logs import redact, redact_registered
 from ..core.models import Answer, Question
 from ..core.params import params_problem
 from ..core.progress import count_lines, expected_total
+from ..core.tiers import tier_factor
 from ._output import BOM, Done, JobOutput, id_key, log
 from ._spend import job_cap, record_cost
 
@@ -118,6 +119,19 @@ class JobSummary:
     stopped_for_budget: bool = False
     """``max_cost`` was reached: a request would have passed it, so the job stopped
     reading its input; running it again with a higher cap answers the rest."""
+    tier: str | None = None
+    """How the job was sent: ``"standard"``, ``"flex"`` or ``"batch"`` (see
+    :func:`fanout.jobs.run_job`)."""
+    tier_reason: str | None = None
+    """Why that tier: the choice, and what the others would have cost (a deadline and
+    the cost objective; None otherwise)."""
+    batches: int = 0
+    """Batches this output went through (the Batch API)."""
+    batch_answered: int = 0
+    """Of ``answered``, the answers that came from a batch."""
+    token_units: float = 0.0
+    """The tokens of the records written, each priced at its tier relative to the
+    standard one (``fanout.core.tiers.tier_factor``): batch and flex tokens count half."""
 
 
 def fingerprint(question: Question, model: object, system: str | None,
@@ -421,6 +435,9 @@ async def run_into(
                     summary.cost += answer.cost
                 elif answer.usage.total_tokens:
                     summary.cost = None  # tokens of an unknown price
+                summary.token_units += answer.usage.total_tokens * tier_factor(
+                    summary.tier or "standard"
+                )
                 if answer.error is None:
                     summary.answered += 1
                 else:

@@ -97,6 +97,37 @@ class SimConfig:
     """Total tokens the key may ever use; beyond it every request gets 429
     ``insufficient_quota``."""
 
+    # --- flex processing (``service_tier="flex"``) ------------------------------------
+    flex_refusal_rate: float = 0.0
+    """Probability that a ``service_tier="flex"`` request is refused with 429
+    ``resource_unavailable`` (no capacity for flex now; nothing is charged)."""
+    flex_extra_latency_s: float = 0.0
+    """Extra time a flex request waits before it is answered (flex is slower)."""
+
+    # --- files and batches (``/v1/files``, ``/v1/batches``; see ``_batches.py``) -------
+    file_upload_s: float = 0.0
+    """Time an upload takes once its bytes are in, before the file object is returned."""
+    file_download_s: float = 0.0
+    """Time a file's content takes to come back."""
+    batch_validate_s: float = 1.0
+    """A batch is ``validating`` this long after its creation."""
+    batch_completion_s: float = 1800.0
+    """A batch's requests are answered this long after its creation (``in_progress``
+    until then)."""
+    batch_finalize_s: float = 2.0
+    """Then ``finalizing`` this long, then ``completed``."""
+    batch_window_s: float = 86_400.0
+    """The completion window (24 h): a batch not done by then expires."""
+    batch_expiries: int = 0
+    """The first this many batches created expire at ``batch_window_s``, half of their
+    requests answered, the others in the error file as ``batch_expired``."""
+    batch_failure_rate: float = 0.0
+    """Probability that one request of a batch fails (a 500 in the error file)."""
+    batch_max_requests: int = 50_000
+    """Most requests in one batch input file (a batch with more fails validation)."""
+    batch_max_bytes: int = 200 * 1024 * 1024
+    """Largest batch input file (bytes)."""
+
     # --- faults -------------------------------------------------------------------
     fault_rates: Mapping[str, float] = field(default_factory=dict)
     """Probability of each fault kind (see ``FAULT_KINDS``) per request."""
@@ -116,6 +147,13 @@ class SimConfig:
             if not value > 0:
                 raise ValueError(f"SimConfig.{name} must be > 0, got {value!r}")
         non_negative = {
+            "flex_extra_latency_s": self.flex_extra_latency_s,
+            "file_upload_s": self.file_upload_s,
+            "file_download_s": self.file_download_s,
+            "batch_validate_s": self.batch_validate_s,
+            "batch_completion_s": self.batch_completion_s,
+            "batch_finalize_s": self.batch_finalize_s,
+            "batch_window_s": self.batch_window_s,
             "step_per_seq_s": self.step_per_seq_s,
             "step_per_kv_token_s": self.step_per_kv_token_s,
             "rtt_s": self.rtt_s,
@@ -138,6 +176,12 @@ class SimConfig:
         for name, limit in (("rpm", self.rpm), ("tpm", self.tpm)):
             if limit is not None and limit < 1:
                 raise ValueError(f"SimConfig.{name} must be >= 1 or None, got {limit!r}")
+        for name, rate in (("flex_refusal_rate", self.flex_refusal_rate),
+                           ("batch_failure_rate", self.batch_failure_rate)):  # fmt: skip
+            if not 0 <= rate <= 1:
+                raise ValueError(f"SimConfig.{name} must be in [0, 1], got {rate!r}")
+        if self.batch_expiries < 0 or self.batch_max_requests < 1 or self.batch_max_bytes < 1:
+            raise ValueError("SimConfig.batch_expiries must be >= 0, batch_max_* >= 1")
         for kind, rate in self.fault_rates.items():
             if kind not in FAULT_KINDS:
                 raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(FAULT_KINDS)}")

@@ -13,6 +13,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ._api import CHAT, RESPONSES, Api, Parsed
+from ._batches import BatchStore
 from ._config import SimConfig
 from ._engine import Engine, Sequence
 from ._http import HTTPServer, Request, Responder
@@ -93,6 +94,9 @@ class SimServer:
         self._count = 0
         self._t0 = time.monotonic()
         self._hung: set[asyncio.Future[None]] = set()
+        self.batches = BatchStore(self.config, self._now)
+        """The Files and Batch APIs' state: files, batches, ``submitted`` custom ids."""
+        self._flex_dice = random.Random(self.config.seed + 2)
 
     @property
     def port(self) -> int:
@@ -141,6 +145,13 @@ class SimServer:
             return
         if request.method == "POST" and request.path in ("/v1/responses", "/responses"):
             await self._chat(request, out, RESPONSES)
+            return
+        if request.path.startswith(("/v1/files", "/v1/batches")):
+            denied = _auth_error(_bearer(request), self.config.api_key)
+            if denied is not None:
+                await out.send_json(401, {}, denied)
+                return
+            await self.batches.handle(request, out)
             return
         await out.send_json(
             404, {}, _error(f"no route {request.path}", "invalid_request_error", None)
@@ -286,6 +297,21 @@ class SimServer:
                                    "invalid_request_error", "context_length_exceeded", "messages"))  # fmt: skip
             return
 
+        flex = payload.get("service_tier") == "flex"
+        tier = payload.get("service_tier")
+        record.service_tier = tier if isinstance(tier, str) else None
+        if flex and self._flex_dice.random() < cfg.flex_refusal_rate:
+            if keys.requests is not None:  # not charged, as a hosted flex refusal is not
+                keys.requests.give_back(1)
+            if keys.tokens is not None:
+                keys.tokens.give_back(charge)
+            await fail(429, _error("Flex processing has no capacity now; try again later or "
+                                   "use the default service tier.", "resource_unavailable",
+                                   "resource_unavailable"), limit_headers)  # fmt: skip
+            return
+        if flex:
+            await self._sleep_model(cfg.flex_extra_latency_s)
+
         fault = self._pick_fault(record.number)
         if fault is not None:
             record.fault = fault
@@ -346,6 +372,8 @@ class SimServer:
         usage["prompt_tokens_details"]["cached_tokens"] = seq.cached_tokens
         await self._sleep_model(cfg.rtt_s / 2)
         body = api.body(parsed, reply, usage)
+        if api is CHAT:
+            body["service_tier"] = "flex" if flex else "default"
         if fault == "malformed":
             record.status = 200
             await out.send(200, {**limit_headers, "content-type": "application/json"},

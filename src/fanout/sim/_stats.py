@@ -29,6 +29,8 @@ class RequestRecord:
     api: str = "chat"
     """The API it came through: ``"chat"`` (``/v1/chat/completions``) or ``"responses"``."""
     disconnected: bool = False
+    service_tier: str | None = None
+    """The ``service_tier`` the request asked for (``"flex"``), None if it named none."""
 
 
 @dataclass

@@ -1,0 +1,542 @@
+"""JSONL jobs through the Batch API (``fanout run --batch``), and the deadline-aware
+choice between the Batch API, flex and standard online requests.
+
+A batch job writes its requests (merged where the chosen plan merges) as batch input
+files within the provider's limits (``BatchOptions``: 50,000 requests and 200 MB per
+file; one model per file), uploads them (``client.files.create(purpose="batch")``),
+creates the batches (``client.batches.create``), polls them, downloads their output
+and error files, and appends a record per id to the same output journal as an online
+job (``mode`` ``"batch"``), mapped back by ``custom_id``.
+
+Every step is recorded in a state directory next to the output (``OUTPUT.batches/``:
+``state.json``, and the input file of each batch until it is done), written before
+the step is taken, so a process killed at any point resumes where it was:
+
+* killed while writing or uploading a file: the upload is looked up by its file name
+  (``client.files.list``) and adopted, or done again;
+* killed between the upload and the batch's creation: the batch is looked up by its
+  ``metadata`` (``fanout_chunk``) and adopted, or created;
+* killed while a batch runs or while its results come back: it is polled again, its
+  files downloaded again, and only the ids the journal does not hold yet are written.
+
+Nothing is submitted twice: a request goes in a new batch only when it has no batch
+(or its batch is done and it failed or expired there). Failed and expired requests
+are asked again alone: in a follow-up batch if the deadline leaves time for one
+(``Policy.batch_expected_s``) and ``BatchOptions.max_rounds`` allows, else online.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from openai.types.chat import ChatCompletion
+from pydantic import ValidationError
+
+from ..core.config import DEFAULT_MAX_GROUP_SIZE
+from ..core.exceptions import ConfigError, JobError
+from ..core.models import Answer, Question, Usage
+from ..core.money import Tier
+from ..core.tiers import TierChoice, choose_tier, tier_factor
+from ..engine.flex import flex_until
+from ..engine.intake import messages_for
+from ..engine.merging import apportion, build_merged, parse_merged
+from ..engine.planning import MERGE_ANSWER_OVERHEAD
+from ._output import BOM, JobOutput, log
+from ._run import BadLine, JobSummary, _call_request, _parse, _record, fingerprint, run_into
+
+if TYPE_CHECKING:
+    from ..engine.facade import Fanout
+
+__all__ = ["BatchOptions", "choose_job_tier", "run_job"]
+
+_TERMINAL = frozenset({"completed", "expired", "failed", "cancelled"})
+_ENDPOINT: Final = "/v1/chat/completions"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchOptions:
+    """How a job uses the Batch API."""
+
+    max_requests: int = 50_000
+    """Most requests per batch input file (OpenAI: 50,000)."""
+    max_bytes: int = 200 * 1024 * 1024
+    """Largest batch input file, in bytes (OpenAI: 200 MB)."""
+    poll_s: float = 30.0
+    """Seconds between two looks at the running batches."""
+    max_rounds: int = 3
+    """Batches a request may go through (the first and the follow-ups of its failures)
+    before it is asked online."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_requests", "max_bytes", "max_rounds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"BatchOptions.{name} must be a positive int, got {value!r}")
+        if not isinstance(self.poll_s, (int, float)) or not self.poll_s > 0:
+            raise ConfigError(f"BatchOptions.poll_s must be a positive number, got {self.poll_s!r}")
+
+
+@dataclass
+class _Item:
+    """One id of the input that needs an answer."""
+
+    qid: str
+    line: int
+    fp: str
+    question: Question
+
+
+@dataclass
+class _State:
+    """``OUTPUT.batches/state.json``: the batches of this output, what is in each."""
+
+    path: Path
+    deadline_at: float | None = None
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, directory: Path) -> _State:
+        path = directory / "state.json"
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            return cls(path)
+        except (OSError, ValueError) as exc:
+            raise JobError(f"cannot read the batch state {path}: {exc}") from exc
+        return cls(path, data.get("deadline_at"), list(data.get("chunks", [])))
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        data = {"version": 1, "deadline_at": self.deadline_at, "chunks": self.chunks}
+        tmp.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+        os.replace(tmp, self.path)
+
+    def active(self) -> list[dict[str, Any]]:
+        return [c for c in self.chunks if c["state"] != "done"]
+
+
+def batch_dir(output: Path) -> Path:
+    """Where a job on ``output`` keeps its batch state."""
+    return output.with_name(output.name + ".batches")
+
+
+def _read_items(
+    fo: Fanout, src: Path, out: JobOutput, summary: JobSummary, retry_failed: bool,
+    overrides: dict[str, Any],
+) -> list[_Item]:  # fmt: skip
+    """The input's ids that still need an answer, counted into ``summary`` as
+    :func:`~fanout.jobs.run_jsonl` counts them."""
+    model, system, params = _call_request(fo, overrides)
+    done = out.read_done()
+    items: list[_Item] = []
+    seen: set[str] = set()
+    try:
+        f = src.open("rb")
+    except OSError as exc:
+        raise JobError(f"cannot read the questions from {src}: {exc.strerror}") from exc
+    with f:
+        for lineno, raw in enumerate(f, 1):
+            raw = raw.removeprefix(BOM) if lineno == 1 else raw
+            if not raw.strip():
+                continue
+            summary.total_lines += 1
+            q, qid, bad = _parse(raw, lineno)
+            if qid is not None and bad is None and qid in seen:
+                bad = BadLine(lineno, f"duplicate id {qid}")
+            if bad is not None:
+                summary.bad_lines.append(bad)
+                log.warning("%s:%d: skipped: %s", src, bad.line, bad.reason)
+                continue
+            assert q is not None and qid is not None
+            seen.add(qid)
+            fp = fingerprint(q, model, system, params)
+            prev = done.get(qid)
+            if prev is not None and (prev.fingerprint is None or prev.fingerprint.hex() == fp):
+                if prev.ok:
+                    summary.skipped_done += 1
+                    continue
+                if not retry_failed:
+                    summary.skipped_failed += 1
+                    continue
+                summary.retried_failed += 1
+            elif prev is not None:
+                summary.reasked_changed += 1
+            items.append(_Item(qid, lineno, fp, q))
+    return items
+
+
+def choose_job_tier(fo: Fanout, questions: list[Question], **overrides: Any) -> TierChoice:
+    """The tier (standard, flex or batch) and plan candidate a job of ``questions``
+    would use under the call's policy (see :func:`fanout.core.tiers.choose_tier`)."""
+    policy = overrides.get("policy") or fo.policy
+    kwargs = {k: v for k, v in overrides.items() if k in ("model", "system", "policy")}
+    plan = fo.plan(questions, **kwargs)
+    return choose_tier(plan, policy)
+
+
+async def run_job(
+    summary: JobSummary,
+    fo: Fanout,
+    input_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    *,
+    batch: bool | None = None,
+    options: BatchOptions | None = None,
+    resume: bool = True,
+    retry_failed: bool = True,
+    progress: bool = False,
+    **overrides: Any,
+) -> None:
+    """Answer ``input_path`` into ``output_path`` online or through the Batch API.
+
+    ``batch=True``: through the Batch API; ``False``: online (``run_jsonl``);
+    ``None``: the policy's choice (``Policy(objective="cost", deadline=...)``: the
+    cheapest way expected to finish by the deadline; else online), and through the
+    Batch API anyway while batches of this output are unfinished (a resumed job).
+    ``summary.tier`` and ``summary.tier_reason`` say what was chosen and why."""
+    src, dst = Path(input_path), Path(output_path)
+    options = options or BatchOptions()
+    state_dir = batch_dir(dst)
+    if not resume and state_dir.exists():
+        _forget(state_dir)
+    state = _State.load(state_dir)
+    policy = overrides.get("policy") or fo.policy
+    if state.deadline_at is None and policy.deadline_s is not None:
+        state.deadline_at = time.time() + policy.deadline_s
+    chosen: TierChoice | None = None
+    if batch is None and not state.active():
+        if policy.objective == "cost" and policy.deadline_s is not None:
+            with JobOutput.open(dst, overwrite=not resume) as out:
+                items = _read_items(fo, src, out, JobSummary(), retry_failed, overrides)
+            if items:
+                chosen = choose_job_tier(fo, [i.question for i in items], **overrides)
+                summary.tier, summary.tier_reason = chosen.tier, chosen.reason
+                log.info("job plan: %s", chosen.reason)
+        batch = chosen is not None and chosen.tier == "batch"
+    if not batch and not state.active():
+        tier = chosen.tier if chosen is not None else "standard"
+        summary.tier = summary.tier or tier
+        if tier == "flex":
+            overrides = {**overrides, "service_tier": "flex"}
+            left = None if state.deadline_at is None else state.deadline_at - time.time()
+            token = flex_until.set(None if left is None else time.monotonic() + left)
+        try:
+            await run_into(summary, fo, src, dst, resume=resume, retry_failed=retry_failed,
+                           progress=progress, **overrides)  # fmt: skip
+        finally:
+            if tier == "flex":
+                flex_until.reset(token)
+        return
+    summary.tier = "batch"
+    group = chosen.chosen.candidate.group_size if chosen is not None else None
+    job = _BatchJob(summary, fo, src, dst, state, options, retry_failed, overrides, group)
+    await job.run()
+
+
+def _forget(directory: Path) -> None:
+    for child in directory.iterdir():
+        child.unlink()
+    directory.rmdir()
+
+
+class _BatchJob:
+    """One run of a batch job (see the module docstring)."""
+
+    def __init__(
+        self, summary: JobSummary, fo: Fanout, src: Path, dst: Path, state: _State,
+        options: BatchOptions, retry_failed: bool, overrides: dict[str, Any],
+        group_size: int | None,
+    ) -> None:  # fmt: skip
+        self.summary, self.fo, self.src, self.dst = summary, fo, src, dst
+        self.state, self.options, self.retry_failed = state, options, retry_failed
+        self.overrides = overrides
+        self.model, self.system, self.params = _call_request(fo, overrides)
+        policy = overrides.get("policy") or fo.policy
+        self.policy = policy
+        if group_size is None:
+            cap = policy.max_group_size or DEFAULT_MAX_GROUP_SIZE  # no cap: the quality-safe one
+            group_size = 1 if policy.mode == "split" else cap
+            if policy.mode == "auto" and policy.merge_agreement is not None:
+                group_size = 1  # merged answers not known to agree with split ones here
+        self.group_size = group_size
+        self.client = fo.client
+        self.pending: dict[str, _Item] = {}
+
+    # --- the run --------------------------------------------------------------------
+    async def run(self) -> None:
+        with JobOutput.open(self.dst, overwrite=False) as out:
+            self.out = out
+            self.summary.repaired_tail = out.repaired
+            items = _read_items(self.fo, self.src, out, self.summary, self.retry_failed,
+                                self.overrides)  # fmt: skip
+            self.pending = {i.qid: i for i in items}
+            covered = {qid for c in self.state.active() for line in c["lines"].values()
+                       for qid, fp in line["ids"] if self._is_pending(qid, fp)}  # fmt: skip
+            fresh = [i for i in items if i.qid not in covered]
+            if fresh:
+                self._plan_chunks(fresh, round_=1, group_size=self.group_size)
+            while self.state.active():
+                await self._advance()
+                if self.state.active():
+                    await asyncio.sleep(self.options.poll_s)
+            self.summary.batches = len(self.state.chunks)
+            online = list(self.pending.values())
+            if online:
+                log.info("%d question(s) left after the batches: asking them online", len(online))
+                await self._online(online)
+        if not self.pending:
+            _forget(batch_dir(self.dst))
+
+    def _is_pending(self, qid: str, fp: str) -> bool:
+        item = self.pending.get(qid)
+        return item is not None and item.fp == fp
+
+    def _plan_chunks(self, items: list[_Item], *, round_: int, group_size: int) -> None:
+        """Write the batch input files for ``items`` and record them (state first)."""
+        lines: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+        key = secrets.token_hex(4)
+        fmt = "json"
+        by_model: dict[str, list[_Item]] = {}
+        for item in items:
+            model = str(item.question.params.get("model", self.model))
+            by_model.setdefault(model, []).append(item)
+        n = 0
+        for model, its in by_model.items():
+            mergeable = [i for i in its if i.question.mergeable] if group_size > 1 else []
+            alone = [i for i in its if i not in mergeable]
+            groups = [mergeable[k : k + group_size] for k in range(0, len(mergeable), group_size)]
+            groups += [[i] for i in alone]
+            for g in groups:
+                n += 1
+                custom_id = f"{key}-{n}"
+                if len(g) == 1:
+                    body = self._body(g[0].question, model)
+                    meta: dict[str, Any] = {"ids": [[g[0].qid, g[0].fp]], "merged": None}
+                else:
+                    request = build_merged([i.question.text for i in g], fmt)
+                    body = self._merged_body(request, model, len(g))
+                    meta = {"ids": [[i.qid, i.fp] for i in g],
+                            "merged": {"format": fmt, "nonce": request.nonce}}  # fmt: skip
+                line = {"custom_id": custom_id, "method": "POST", "url": _ENDPOINT, "body": body}
+                lines.append((model, line, meta))
+        # Files: one model each, within the request and byte limits.
+        chunk: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        size, model_of = 0, None
+        for model, line, meta in lines:
+            data = len(json.dumps(line, ensure_ascii=False).encode()) + 1
+            if chunk and (model != model_of or len(chunk) >= self.options.max_requests
+                          or size + data > self.options.max_bytes):  # fmt: skip
+                self._record_chunk(chunk, round_)
+                chunk, size = [], 0
+            chunk.append((line, meta))
+            size += data
+            model_of = model
+        if chunk:
+            self._record_chunk(chunk, round_)
+
+    def _record_chunk(
+        self, chunk: list[tuple[dict[str, Any], dict[str, Any]]], round_: int
+    ) -> None:
+        key = f"{secrets.token_hex(6)}"
+        directory = batch_dir(self.dst)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{key}.jsonl"
+        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line, _ in chunk)
+        path.write_text(data, "utf-8")
+        self.state.chunks.append({
+            "key": key, "round": round_, "file": path.name, "file_id": None, "batch_id": None,
+            "state": "written", "lines": {line["custom_id"]: meta for line, meta in chunk},
+        })  # fmt: skip
+        self.state.save()
+
+    def _body(self, question: Question, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, **self.params, **question.params}
+        body["model"] = model
+        body["messages"] = messages_for(question, self.system)
+        return body
+
+    def _merged_body(self, request: Any, model: str, k: int) -> dict[str, Any]:
+        messages: list[Any] = []
+        if self.system:
+            messages.append({"role": "system", "content": self.system})
+        messages.append({"role": "user", "content": request.user_message})
+        body: dict[str, Any] = {"model": model, **self.params, "messages": messages}
+        for name in ("max_tokens", "max_completion_tokens"):
+            if isinstance(body.get(name), int):
+                body[name] = body[name] * k + (MERGE_ANSWER_OVERHEAD + 24) * k
+        if request.response_format is not None:
+            body["response_format"] = request.response_format
+        return body
+
+    # --- the phases -----------------------------------------------------------------
+    async def _advance(self) -> None:
+        for chunk in self.state.active():
+            if chunk["file_id"] is None:
+                await self._upload(chunk)
+            if chunk["batch_id"] is None:
+                await self._create(chunk)
+            batch = await self.client.batches.retrieve(chunk["batch_id"])
+            if batch.status in _TERMINAL:
+                await self._collect(chunk, batch)
+
+    async def _upload(self, chunk: dict[str, Any]) -> None:
+        name = f"fanout-{chunk['key']}.jsonl"
+        path = batch_dir(self.dst) / chunk["file"]
+        data = path.read_bytes()
+        found = None
+        async for f in await self.client.files.list(purpose="batch"):
+            if f.filename == name and f.bytes == len(data):
+                found = f  # uploaded by a run killed before it recorded the id
+                break
+        if found is None:
+            found = await self.client.files.create(file=(name, data), purpose="batch")
+        chunk["file_id"] = found.id
+        self.state.save()
+
+    async def _create(self, chunk: dict[str, Any]) -> None:
+        found = None
+        async for b in await self.client.batches.list():
+            if (b.metadata or {}).get("fanout_chunk") == chunk["key"]:
+                found = b  # created by a run killed before it recorded the id
+                break
+        if found is None:
+            found = await self.client.batches.create(
+                input_file_id=chunk["file_id"], endpoint=_ENDPOINT, completion_window="24h",
+                metadata={"fanout_chunk": chunk["key"], "fanout_output": self.dst.name[:400]},
+            )  # fmt: skip
+        chunk["batch_id"] = found.id
+        self.state.save()
+
+    async def _collect(self, chunk: dict[str, Any], batch: Any) -> None:
+        """Write the answers of a finished batch; re-plan what failed or expired."""
+        lines: dict[str, Any] = {}
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if file_id:
+                content = await self.client.files.content(file_id)
+                for raw in content.text.splitlines():
+                    if raw.strip():
+                        entry = json.loads(raw)
+                        lines[str(entry.get("custom_id"))] = entry
+        again: list[_Item] = []
+        for custom_id, meta in chunk["lines"].items():
+            ids = [(qid, fp) for qid, fp in meta["ids"] if self._is_pending(qid, fp)]
+            if not ids:
+                continue  # answered before a kill, or its request changed since
+            entry = lines.get(custom_id)
+            answered = self._answers(entry, meta) if entry is not None else {}
+            for qid, _fp in ids:
+                item = self.pending[qid]
+                answer = answered.get(qid)
+                if answer is None:
+                    again.append(item)
+                    continue
+                self._write(item, answer, "batch")
+        if batch.status == "failed" and batch.errors and batch.errors.data:
+            first = batch.errors.data[0]
+            log.warning("batch %s failed validation: %s (line %s)", batch.id, first.message,
+                        first.line)  # fmt: skip
+        if again:
+            self._retry(again, chunk["round"] + 1)
+        chunk["state"] = "done"
+        self.state.save()
+        (batch_dir(self.dst) / chunk["file"]).unlink(missing_ok=True)
+
+    def _retry(self, items: list[_Item], round_: int) -> None:
+        left = None if self.state.deadline_at is None else self.state.deadline_at - time.time()
+        room = left is None or left > self.policy.batch_expected_s
+        if round_ <= self.options.max_rounds and room:
+            log.info(
+                "%d request(s) failed or expired in a batch: in a new batch, alone", len(items)
+            )
+            self._plan_chunks(items, round_=round_, group_size=1)
+        # else: left pending, asked online once the batches are done
+
+    def _answers(self, entry: dict[str, Any], meta: dict[str, Any]) -> dict[str, Answer]:
+        """The answers an output line holds, by id (none for an error line)."""
+        response = entry.get("response") or {}
+        if entry.get("error") or response.get("status_code") != 200:
+            return {}
+        try:
+            completion = ChatCompletion.model_validate(response.get("body"))
+            choice = completion.choices[0]
+        except (ValidationError, IndexError):
+            return {}
+        usage = completion.usage
+        total = Usage(prompt_tokens=usage.prompt_tokens if usage else 0,
+                      completion_tokens=usage.completion_tokens if usage else 0)  # fmt: skip
+        rid = [str(response.get("request_id") or entry.get("id") or "")]
+        content = choice.message.content
+        ids = [qid for qid, _ in meta["ids"]]
+        if meta["merged"] is None:
+            if not content:
+                return {}
+            q = self.pending[ids[0]].question
+            return {ids[0]: Answer(index=0, question=q.text, id=q.id, text=content,
+                                   choices=[c.message.content or "" for c in completion.choices],
+                                   mode="batch", finish_reason=choice.finish_reason, usage=total,
+                                   attempts=1, request_ids=rid)}  # fmt: skip
+        questions = [self.pending[qid].question for qid in ids]
+        request = build_merged([q.text for q in questions], meta["merged"]["format"],
+                               nonce=meta["merged"]["nonce"])  # fmt: skip
+        found = parse_merged(content, request, truncated=choice.finish_reason == "length")
+        prompt = apportion(total.prompt_tokens, [1] * len(ids))
+        answer_tokens = apportion(total.completion_tokens,
+                                  [len(found.get(t, "")) for t in request.tags])  # fmt: skip
+        out: dict[str, Answer] = {}
+        for i, (q, tag) in enumerate(zip(questions, request.tags, strict=True)):
+            text = found.get(tag)
+            if text is not None:
+                share = Usage(prompt_tokens=prompt[i], completion_tokens=answer_tokens[i])
+                out[ids[i]] = Answer(index=0, question=q.text, id=q.id, text=text, choices=[text],
+                                     mode="batch", finish_reason="stop", usage=share, attempts=1,
+                                     request_ids=rid)  # fmt: skip
+        return out
+
+    def _write(self, item: _Item, answer: Answer, tier: str) -> None:
+        if answer.cost is None and answer.usage.total_tokens:
+            # In US dollars at the tier the answer came through (the batch price).
+            model = str(item.question.params.get("model", self.model))
+            tiered: Tier = "batch" if tier == "batch" else "standard"
+            answer = answer.model_copy(
+                update={"cost": self.fo.pricer.cost(answer.usage, model, tiered)}
+            )
+        self.out.append(_record(answer, item.line, item.fp))
+        self.pending.pop(item.qid, None)
+        self.summary.token_units += answer.usage.total_tokens * tier_factor(tier)
+        if answer.cost is not None and self.summary.cost is not None:
+            self.summary.cost += answer.cost
+        elif answer.usage.total_tokens:
+            self.summary.cost = None  # tokens of an unknown price
+        if answer.error is None:
+            self.summary.answered += 1
+            if tier == "batch":
+                self.summary.batch_answered += 1
+        else:
+            self.summary.failed += 1
+
+    async def _online(self, items: list[_Item]) -> None:
+        by_id = {i.qid: i for i in items}
+
+        async def questions() -> AsyncIterator[Question]:
+            for i in items:
+                yield i.question
+
+        answers = self.fo.as_completed(questions(), **self.overrides)
+        try:
+            async for answer in answers:
+                item = by_id.get(answer.id) if answer.id is not None else None
+                if item is not None:
+                    self._write(item, answer, "standard")
+        finally:
+            aclose = getattr(answers, "aclose", None)
+            if aclose is not None:
+                await aclose()
