@@ -26,6 +26,7 @@ from . import limits as limits
 from . import planning as planning
 from . import profile as profile
 from . import wrapper as wrapper
+from .cache import Cache as Cache
 from .core.config import Limits as Limits
 from .core.config import Policy as Policy
 from .core.config import Retry as Retry
@@ -65,6 +66,7 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
 __all__ = [
     "Answer",
     "Answers",
+    "Cache",
     "CallAbortedError",
     "ConfigError",
     "EmptyAnswerError",

@@ -124,6 +124,10 @@ class Answer(BaseModel):
     failed with :class:`~fanout.EmptyAnswerError`, and here they are."""
     shared_with: int | None = None
     """For a duplicate question: the index of the question whose request answered it."""
+    cached: bool = False
+    """Answered from the response cache (``Fanout(cache=...)``): nothing was sent for it
+    now, so its ``usage`` and ``attempts`` are zero (``request_ids`` are those of the
+    request that got it first)."""
 
     @property
     def ok(self) -> bool:
@@ -177,6 +181,8 @@ class Report(BaseModel):
     """Time requests spent waiting on rate limits and cool-downs, summed."""
     deduplicated: int = 0
     """Questions answered by an identical question's request."""
+    cache_hits: int = 0
+    """Questions answered from the response cache, sending nothing (``Answer.cached``)."""
     policy: str = "split"
     plan: Plan | None = None
     """The plan the call followed: groups, every candidate's estimated time and
@@ -233,6 +239,8 @@ class Report(BaseModel):
         ]  # fmt: skip
         if self.deduplicated:
             rows.append(("", f"{self.deduplicated} duplicate questions answered once"))
+        if self.cache_hits:
+            rows.append(("", f"{self.cache_hits} answered from the response cache"))
         if len(self.revisions) > 1:
             rows.extend(self._plans_summary())
         elif self.plan is not None:

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..cache import Cache
 from ..core.config import Policy, Retry
 from ..core.exceptions import ConfigError
 from ..core.models import Answer, Usage
@@ -36,7 +37,7 @@ OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
 # fanout's own keyword arguments: offered as corrections of a misspelt one.
 OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "timeout", "progress",
-           "on_answer", "dedupe", "limiter", "endpoint", "client", "memory", "api")  # fmt: skip
+           "on_answer", "dedupe", "limiter", "endpoint", "client", "memory", "api", "cache")  # fmt: skip
 
 
 @dataclass
@@ -53,6 +54,8 @@ class CallOptions:
     create_kwargs: dict[str, Any]
     api: str = "chat"
     """The API the requests go through: ``"chat"`` (Chat Completions) or ``"responses"``."""
+    cache: Cache | None = None
+    """The response cache the call uses (``fanout.cache``), if any."""
 
 
 @dataclass
@@ -64,6 +67,7 @@ class CallStats:
     peak: int = 0
     limit_wait_s: float = 0.0
     deduplicated: int = 0
+    cache_hits: int = 0
     done: int = 0
     plan: Plan | None = None
     revisions: list[PlanRevision] = field(default_factory=list)

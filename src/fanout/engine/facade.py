@@ -19,6 +19,7 @@ import anyio
 import openai
 
 from .. import telemetry as telemetry
+from ..cache import Cache, CacheSetting, coerce_cache
 from ..core.config import Limits, Policy, Retry
 from ..core.exceptions import ConfigError
 from ..core.logs import register_secret
@@ -27,6 +28,7 @@ from ..core.plans import Plan
 from ..endpoint.memory import EndpointMemory, MemorySetting
 from ..endpoint.model import EndpointModel
 from ..limits._local import RateLimiter
+from .caching import call_cache
 from .call import (
     CallOptions,
     CallStats,
@@ -80,6 +82,7 @@ class Fanout:
         endpoint: EndpointModel | None = None,
         memory: MemorySetting = None,
         api: str = "chat",
+        cache: CacheSetting = None,
         **create_kwargs: Any,
     ) -> None:
         _check_client(client)
@@ -106,6 +109,9 @@ class Fanout:
             check_responses_kwargs(self.create_kwargs)
         self._transport = Transport(client, self.limits, limiter=limiter, endpoint=endpoint)
         self._memory = EndpointMemory(memory, str(client.base_url))
+        self.cache: Cache | None = coerce_cache(cache)
+        """The response cache of the calls that do not say otherwise (None: none; see
+        docs/cache.md)."""
 
     def __repr__(self) -> str:
         return f"<Fanout model={self.model!r} limits={self.limits!r}>"
@@ -169,6 +175,7 @@ class Fanout:
         on_answer: OnAnswer | None = None,
         dedupe: bool = True,
         api: str | None = None,
+        cache: CacheSetting = None,
         **create_kwargs: Any,
     ) -> Answers:
         """Answer every question; the answers come back in input order.
@@ -185,10 +192,13 @@ class Fanout:
         (``client.responses.create``) instead of Chat Completions; the keyword
         arguments keep their Chat Completions names (``max_tokens``,
         ``response_format``, ``tools``), translated (see docs/engine.md).
+
+        ``cache``: this call's response cache instead of the ``Fanout``'s (``False``:
+        none); see docs/cache.md.
         """
         opts = self._options(model=model, system=system, retry=retry, policy=policy,
                              on_error=on_error, timeout=timeout, progress=progress,
-                             on_answer=on_answer, dedupe=dedupe, api=api,
+                             on_answer=on_answer, dedupe=dedupe, api=api, cache=cache,
                              create_kwargs=create_kwargs)  # fmt: skip
         check_container(questions)
         known: list[Question] | None = None
@@ -203,9 +213,12 @@ class Fanout:
         start = time.monotonic()
         stats = CallStats()
         with telemetry.call_span("ask_many", opts.model, opts.policy.mode) as call:
-            async with self._memory.around(self._transport, opts.model):
+            async with (
+                self._memory.around(self._transport, opts.model),
+                call_cache(self._transport, opts, stats, opts.cache) as in_cache,
+            ):
                 await drive(self._transport, questions, opts, stats, call.observe(collect),
-                            keep_finished=True)  # fmt: skip
+                            keep_finished=True, cache=in_cache)  # fmt: skip
             return assemble(results, known, stats, time.monotonic() - start, opts)
 
     async def as_completed(
@@ -223,7 +236,7 @@ class Fanout:
         """
         check_container(questions)
         named = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
-                 "on_answer", "dedupe", "api")  # fmt: skip
+                 "on_answer", "dedupe", "api", "cache")  # fmt: skip
         opts = self._options(**{k: overrides.pop(k) for k in named if k in overrides},
                              create_kwargs=overrides)  # fmt: skip
         send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
@@ -232,9 +245,13 @@ class Fanout:
         async def produce() -> None:
             async with send:
                 with telemetry.call_span("as_completed", opts.model, opts.policy.mode) as call:
-                    async with self._memory.around(self._transport, opts.model):
+                    async with (
+                        self._memory.around(self._transport, opts.model),
+                        call_cache(self._transport, opts, stats, opts.cache) as in_cache,
+                    ):
                         await drive(self._transport, questions, opts, stats,
-                                    call.observe(send.send), keep_finished=False)  # fmt: skip
+                                    call.observe(send.send), keep_finished=False,
+                                    cache=in_cache)  # fmt: skip
 
         start = time.monotonic()
         task = asyncio.get_running_loop().create_task(produce())
@@ -256,7 +273,9 @@ class Fanout:
                     await task
             receive.close()
 
-    def _options(self, *, create_kwargs: dict[str, Any], **overrides: Any) -> CallOptions:
+    def _options(
+        self, *, create_kwargs: dict[str, Any], cache: CacheSetting = None, **overrides: Any
+    ) -> CallOptions:
         defaults = CallOptions(
             model=self.model or "", system=self.system, retry=self.retry, policy=self.policy,
             on_error=self.on_error, timeout=None, progress=False, on_answer=None, dedupe=True,
@@ -265,7 +284,9 @@ class Fanout:
         named = {"model": None, "system": None, "retry": None, "policy": None, "on_error": None,
                  "timeout": None, "progress": False, "on_answer": None, "dedupe": True,
                  "api": None}  # fmt: skip
-        return resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
+        opts = resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
+        opts.cache = self.cache if cache is None else coerce_cache(cache)
+        return opts
 
 
 def _check_client(client: object) -> None:
@@ -296,6 +317,7 @@ async def ask_many(
     dedupe: bool = True,
     memory: MemorySetting = None,
     api: str = "chat",
+    cache: CacheSetting = None,
     **create_kwargs: Any,
 ) -> Answers:
     """Answer many independent questions concurrently; see :meth:`Fanout.ask_many`.
@@ -310,7 +332,7 @@ async def ask_many(
     from its memory (``memory``: see :class:`Fanout`).
     """
     fo = Fanout(client, model=model, system=system, limits=limits, retry=retry, policy=policy,
-                on_error=on_error, memory=memory, api=api)  # fmt: skip
+                on_error=on_error, memory=memory, api=api, cache=cache)  # fmt: skip
     return await fo.ask_many(
         questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
         **create_kwargs,

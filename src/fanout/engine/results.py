@@ -81,6 +81,7 @@ def build_report(
         peak_concurrency=stats.peak,
         limit_wait_s=stats.limit_wait_s,
         deduplicated=stats.deduplicated,
+        cache_hits=stats.cache_hits,
         policy=opts.policy.mode,
         plan=stats.plan,
         revisions=list(stats.revisions),

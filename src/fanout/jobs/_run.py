@@ -70,7 +70,7 @@ _QUESTION_KEYS = {"id", "question", "system", "expected_tokens", "trusted"}
 _POSITION = re.compile(r"question \d+")
 # Keyword arguments of Fanout.as_completed that are not part of the request sent.
 _CALL_OPTIONS = {"model", "system", "retry", "policy", "on_error", "timeout", "progress",
-                 "on_answer", "dedupe"}  # fmt: skip
+                 "on_answer", "dedupe", "cache"}  # fmt: skip
 
 
 @dataclass(frozen=True)
