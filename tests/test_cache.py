@@ -25,11 +25,15 @@ TABLE = "responses_v1"
 
 
 @pytest.fixture(autouse=True)
-def _cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """``Cache(path=None)`` puts its file here, never in the user's cache directory."""
     directory = tmp_path / "cache-dir"
     monkeypatch.setenv("FANOUT_CACHE_DIR", str(directory))
     return directory
+
+
+def _exists(path: Path) -> bool:
+    return path.exists()
 
 
 def _rows(path: Path) -> list[tuple[str, bytes]]:
@@ -118,8 +122,12 @@ class TestMisses:
             await fo.ask_many(q)
             assert len(server.stats.requests) == 1
             for n, changed in enumerate(
-                [{"max_tokens": 50}, {"model": "m2"}, {"system": "Be brief."},
-                 {"temperature": 0.0, "top_p": 0.5}],  # fmt: skip
+                [
+                    {"max_tokens": 50},
+                    {"model": "m2"},
+                    {"system": "Be brief."},
+                    {"temperature": 0.0, "top_p": 0.5},
+                ],
                 start=2,
             ):
                 answers = await fo.ask_many(q, **changed)  # type: ignore[arg-type]
@@ -141,7 +149,7 @@ class TestMisses:
             await fo.ask_many(QUESTIONS[:3])
             again = await fo.ask_many(QUESTIONS[:3])
             assert len(server.stats.requests) == 6 and again.report.cache_hits == 0
-            assert not path.exists() or _rows(path) == []
+            assert not _exists(path) or _rows(path) == []
             forced = fanout.Cache(path=path, always=True)
             await fo.ask_many(QUESTIONS[:3], cache=forced)
             hit = await fo.ask_many(QUESTIONS[:3], cache=forced)
@@ -174,12 +182,15 @@ class TestMisses:
             assert len(server.stats.requests) == 2
             assert (await fo.ask_many(["What is X?"])).report.cache_hits == 1
 
-    async def test_two_endpoints_do_not_share_entries(self, sim: SimFactory, tmp_path: Path) -> None:
+    async def test_two_endpoints_do_not_share_entries(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
         """One cache file, two endpoints (two simulators): each is asked once."""
         path = tmp_path / "c.sqlite3"
-        async with sim(time_scale=100, answer_tokens=5) as (one, c1), sim(
-            time_scale=100, answer_tokens=5
-        ) as (two, c2):
+        async with (
+            sim(time_scale=100, answer_tokens=5) as (one, c1),
+            sim(time_scale=100, answer_tokens=5) as (two, c2),
+        ):
             await fanout.ask_many(["What is X?"], client=c1, model="m", temperature=0, cache=path)
             other = await fanout.ask_many(["What is X?"], client=c2, model="m", temperature=0,
                                           cache=path)  # fmt: skip
@@ -379,7 +390,7 @@ class TestRedis:
         gc.collect()
 
     async def test_with_redis_limits_the_cache_lives_in_that_redis(
-        self, sim: SimFactory, redis_url: str, _cache_dir: Path
+        self, sim: SimFactory, redis_url: str, cache_dir: Path
     ) -> None:
         """Limits in redis: entries go there (with the TTL), none on disk; a second
         Fanout (another process's, say) is answered from them; a corrupt entry is a miss."""
@@ -396,7 +407,7 @@ class TestRedis:
                 again = await fanout.ask_many(QUESTIONS[:5], client=client, **kwargs)  # type: ignore[arg-type]
                 assert len(server.stats.requests) == sent
                 assert again.report.cache_hits == 5 and again.texts == first.texts
-                assert not _cache_dir.exists()
+                assert not _exists(cache_dir)
                 keys = r.keys("fanout:cache-test:cache:*")
                 assert len(keys) == 5
                 assert all(0 < r.pttl(k) <= 120_000 for k in keys)
@@ -408,7 +419,7 @@ class TestRedis:
             r.close()
 
     async def test_a_cache_can_name_its_own_redis(
-        self, sim: SimFactory, redis_url: str, _cache_dir: Path
+        self, sim: SimFactory, redis_url: str, cache_dir: Path
     ) -> None:
         """``Cache(redis=...)`` with local limits: entries in that redis, under its namespace."""
         import redis
@@ -425,4 +436,46 @@ class TestRedis:
             assert all(r.pttl(k) == -1 for k in r.keys("fanout:own:cache:*"))  # no TTL
         finally:
             r.close()
-        assert not _cache_dir.exists()
+        assert not _exists(cache_dir)
+
+
+class TestCommandLine:
+    async def test_fanout_run_with_cache_answers_a_second_job_from_the_cache(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """``fanout run --cache PATH`` twice, into two outputs: the second sends nothing,
+        its records hold the same answers, and its summary says they came from the cache.
+        Without ``--cache-always`` a line with no temperature 0 or seed is not cached."""
+        src = tmp_path / "q.jsonl"
+        lines = [{"id": i, "question": f"q{i}?", "temperature": 0} for i in range(5)]
+        lines.append({"id": 5, "question": "free?"})  # not deterministic
+        src.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        path = tmp_path / "c.sqlite3"
+
+        async def run(base_url: str, dst: Path, *extra: str) -> str:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "fanout", "run", str(src), str(dst), "--base-url", base_url,
+                "--model", "m", "--api-key", "sim", "--no-progress", *extra,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            out, err = await proc.communicate()
+            assert proc.returncode == 0, err.decode()
+            return out.decode()
+
+        def answers(dst: Path) -> dict[int, str]:
+            return {r["id"]: r["answer"] for r in map(json.loads, dst.read_text().splitlines())}
+
+        async with sim(time_scale=100, answer_tokens=3) as (server, _):
+            first = await run(server.base_url, tmp_path / "a.jsonl", "--cache", str(path))
+            assert "from the response cache" not in first
+            assert len(server.stats.requests) == 6
+            second = await run(server.base_url, tmp_path / "b.jsonl", "--cache", str(path))
+            assert "answered 6" in second and "5 of the answers from the response cache" in second
+            assert len(server.stats.requests) == 7  # only the non-deterministic one
+            await run(server.base_url, tmp_path / "c.jsonl", "--cache", str(path),
+                      "--cache-always")  # fmt: skip
+            assert len(server.stats.requests) == 8  # kept this time
+            await run(server.base_url, tmp_path / "d.jsonl", "--cache", str(path),
+                      "--cache-always")  # fmt: skip
+            assert len(server.stats.requests) == 8
+        assert answers(tmp_path / "b.jsonl") == answers(tmp_path / "a.jsonl")

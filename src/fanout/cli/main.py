@@ -24,6 +24,7 @@ from ..endpoint.model import EndpointModel
 from ..endpoint.profile import EndpointProfile, profile_endpoint
 from ..engine.facade import Fanout
 from ..jobs._run import JobSummary, run_into
+from .caching import add_cache_args, cache_from_args
 from .plots import plot_timeline, pyplot
 
 __all__ = ["main"]
@@ -130,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="on standard error: a bar on a terminal, else a log line every few "
                      "seconds (default: on)")  # fmt: skip
     _endpoint_args(run)
+    add_cache_args(run)
     for command in (ask, run):
         command.add_argument("--api", choices=("chat", "responses"), default="chat",
                              help="send through chat completions (default) or the Responses API")  # fmt: skip
@@ -284,6 +286,7 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     if not args.memory or not args.base_url or args.command == "bench":
         extra["memory"] = False
     extra["api"] = getattr(args, "api", "chat")
+    extra["cache"] = cache_from_args(args)
     return Fanout(client, model=model, system=args.system, limits=limits, policy=policy, **extra)
 
 
@@ -355,6 +358,8 @@ def _run_summary(summary: JobSummary, wall_s: float) -> str:
     s = summary
     line = (f"answered {s.answered}, failed {s.failed}, already done {s.skipped_done}, "
             f"bad lines {len(s.bad_lines)}, in {wall_s:.1f}s")  # fmt: skip
+    if s.cached:
+        line += f"; {s.cached} of the answers from the response cache"
     again = []
     if s.retried_failed:
         again.append(f"{s.retried_failed} that had failed")

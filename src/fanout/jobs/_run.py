@@ -104,6 +104,8 @@ class JobSummary:
     stopped_for_quota: bool = False
     """The API key ran out of quota (``insufficient_quota``): the job stopped reading
     its input; the ids not answered are answered by running it again later."""
+    cached: int = 0
+    """Of ``answered``, those answered from the response cache (``--cache``)."""
     stopped_for_key: str | None = None
     """The endpoint refused the API key (401, or 403: no access), e.g. ``"401
     invalid_api_key"``: the job stopped reading its input and sent nothing more; the
@@ -402,6 +404,7 @@ async def run_into(
                 out.append(_record(answer, line, fp))
                 if answer.error is None:
                     summary.answered += 1
+                    summary.cached += answer.cached
                 else:
                     summary.failed += 1
                     if isinstance(answer.error, QuotaExceededError):
