@@ -285,7 +285,7 @@ class TestConfig:
         with pytest.raises(fanout.ConfigError, match="redis URL"):
             fanout.Cache(redis="localhost:6379")
         with pytest.raises(TypeError):
-            fanout.Cache("path")  # type: ignore[misc]
+            fanout.Cache("path")  # type: ignore[call-arg]
         assert "secret" not in repr(fanout.Cache(redis="redis://:secret@h:6379/0"))
 
     def test_the_key_leaves_out_client_side_parameters_only(self) -> None:
