@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -12,6 +13,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 import fanout
@@ -108,6 +110,33 @@ class TestHits:
         assert all(a.cached for a in got)
         copy = next(a for a in got if a.index == 4)
         assert copy.shared_with == 0
+
+    async def test_answers_delivered_before_a_call_is_cancelled_are_kept(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """``as_completed`` left after its first answer, or a call cancelled by the
+        caller's scope: what was delivered is still written to the cache (the last
+        write is shielded)."""
+        async with sim(time_scale=100, answer_tokens=5) as (_server, client):
+            fo = fanout.Fanout(client, model="m", temperature=0, cache=tmp_path / "c.sqlite3",
+                               policy="split")  # fmt: skip
+            async with contextlib.aclosing(fo.as_completed(QUESTIONS[:6])) as answers:
+                first = await anext(answers)
+            again = await fo.ask_many([QUESTIONS[first.index]])
+            assert again.report.cache_hits == 1 and again[0].text == first.text
+            # Cancelled by an anyio scope (level-triggered: every await in the call's
+            # cleanup is cancelled too, unless shielded) after its first answer.
+            got: list[fanout.Answer] = []
+            with anyio.CancelScope() as scope:
+
+                def stop(answer: fanout.Answer) -> None:
+                    got.append(answer)
+                    scope.cancel()
+
+                await fo.ask_many(QUESTIONS[6:12], on_answer=stop)
+            assert scope.cancelled_caught and got
+            kept = await fo.ask_many([QUESTIONS[got[0].index + 6]])
+            assert kept.report.cache_hits == 1 and kept[0].text == got[0].text
 
 
 class TestMisses:
