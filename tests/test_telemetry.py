@@ -360,7 +360,7 @@ class TestSpans:
             gen = fo.as_completed([f"r{i}? {{{{tokens=40}}}}" for i in range(30)])
             async for _answer in gen:
                 break
-            await gen.aclose()  # type: ignore[attr-defined]
+            await gen.aclose()
             assert otel.one("fanout.as_completed").status.status_code != StatusCode.ERROR
 
 

@@ -27,6 +27,7 @@ from . import money as money
 from . import planning as planning
 from . import profile as profile
 from . import wrapper as wrapper
+from .cache import Cache as Cache
 from .core.config import Limits as Limits
 from .core.config import Policy as Policy
 from .core.config import Retry as Retry
@@ -69,6 +70,7 @@ __all__ = [
     "Answer",
     "Answers",
     "BudgetExceededError",
+    "Cache",
     "CallAbortedError",
     "ConfigError",
     "EmptyAnswerError",

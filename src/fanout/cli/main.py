@@ -26,6 +26,7 @@ from ..engine.facade import Fanout
 from ..jobs._batch import run_job
 from ..jobs._run import JobSummary
 from .batch import add_batch_args, batch_kwargs, policy_kwargs, tier_lines
+from .caching import add_cache_args, cache_from_args
 from .money import add_money_args, budget_stop, cost_line, dry_run, estimates_table, pricing_of
 from .plots import plot_timeline, pyplot
 
@@ -137,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="on standard error: a bar on a terminal, else a log line every few "
                      "seconds (default: on)")  # fmt: skip
     _endpoint_args(run)
+    add_cache_args(run)
     for command in (ask, run):
         command.add_argument("--api", choices=("chat", "responses"), default="chat",
                              help="send through chat completions (default) or the Responses API")  # fmt: skip
@@ -294,6 +296,7 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
         extra["memory"] = False
     extra["api"] = getattr(args, "api", "chat")
     extra.update(pricing_of(args))
+    extra["cache"] = cache_from_args(args)
     return Fanout(client, model=model, system=args.system, limits=limits, policy=policy, **extra)
 
 
@@ -373,6 +376,8 @@ def _run_summary(summary: JobSummary, wall_s: float) -> str:
     s = summary
     line = (f"answered {s.answered}, failed {s.failed}, already done {s.skipped_done}, "
             f"bad lines {len(s.bad_lines)}, in {wall_s:.1f}s")  # fmt: skip
+    if s.cached:
+        line += f"; {s.cached} of the answers from the response cache"
     again = []
     if s.retried_failed:
         again.append(f"{s.retried_failed} that had failed")

@@ -129,6 +129,10 @@ class Answer(BaseModel):
     """What ``usage`` cost, in US dollars, at the model's price (see docs/cost.md):
     cached input tokens at their own price, a merged request's cost shared out like
     its usage. None when the price is unknown (a warning says so once per model)."""
+    cached: bool = False
+    """Answered from the response cache (``Fanout(cache=...)``): nothing was sent for it
+    now, so its ``usage`` and ``attempts`` are zero (``request_ids`` are those of the
+    request that got it first)."""
 
     @property
     def ok(self) -> bool:
@@ -185,6 +189,8 @@ class Report(BaseModel):
     cost: Decimal | None = None
     """What the call's usage cost, in US dollars: the sum of its answers' costs; None
     when any of them is unknown (a model without a price: see docs/cost.md)."""
+    cache_hits: int = 0
+    """Questions answered from the response cache, sending nothing (``Answer.cached``)."""
     policy: str = "split"
     plan: Plan | None = None
     """The plan the call followed: groups, every candidate's estimated time and
@@ -243,6 +249,8 @@ class Report(BaseModel):
             rows.append(("cost", f"${self.cost:.6f}"))
         if self.deduplicated:
             rows.append(("", f"{self.deduplicated} duplicate questions answered once"))
+        if self.cache_hits:
+            rows.append(("", f"{self.cache_hits} answered from the response cache"))
         if len(self.revisions) > 1:
             rows.extend(self._plans_summary())
         elif self.plan is not None:

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..cache import Cache
 from ..core.config import Policy, Retry
 from ..core.exceptions import ConfigError
 from ..core.models import Answer, Usage
@@ -38,7 +39,7 @@ OnAnswer = Callable[[Answer], Awaitable[None] | None]
 # fanout's own keyword arguments: offered as corrections of a misspelt one.
 OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "timeout", "progress",
            "on_answer", "dedupe", "limiter", "endpoint", "client", "memory", "api", "pricing",
-           "max_cost")  # fmt: skip
+           "max_cost", "cache")  # fmt: skip
 
 
 @dataclass
@@ -59,6 +60,8 @@ class CallOptions:
     """Prices the answers (``Answer.cost``); None: they are not priced."""
     caps: tuple[SpendCap, ...] = ()
     """The spend caps every request must fit under: the ``Fanout``'s, the call's."""
+    cache: Cache | None = None
+    """The response cache the call uses (``fanout.cache``), if any."""
 
 
 @dataclass
@@ -70,6 +73,7 @@ class CallStats:
     peak: int = 0
     limit_wait_s: float = 0.0
     deduplicated: int = 0
+    cache_hits: int = 0
     done: int = 0
     plan: Plan | None = None
     revisions: list[PlanRevision] = field(default_factory=list)

@@ -44,6 +44,8 @@ from .transport import Transport, stream_for_headers
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from .caching import CallCache
+
 __all__ = ["commit_plan", "drive", "open_plan", "plan_batch"]
 
 Emit = Callable[[Answer], Awaitable[None]]
@@ -158,11 +160,14 @@ async def drive(
     emit: Emit,
     *,
     keep_finished: bool,
+    cache: CallCache | None = None,
 ) -> None:
     """Answer every question of one call, calling ``emit`` once per input position.
 
     ``keep_finished``: remember finished answers for later duplicates (``ask_many``
-    keeps every answer anyway; ``as_completed`` keeps memory bounded instead)."""
+    keeps every answer anyway; ``as_completed`` keeps memory bounded instead).
+    ``cache``: the call's response cache: its hits are answered before planning, and
+    the other answers kept in it as they are delivered."""
     await transport.check_limiter()
     sink: ProgressSink | None = make_progress() if opts.progress else None
     window = anyio.Semaphore(max(2 * transport.limits.max_concurrency, 16))
@@ -177,6 +182,8 @@ async def drive(
     async def deliver(answer: Answer) -> None:
         stats.done += 1
         await emit(answer)
+        if cache is not None:
+            await cache.keep(answer)
         if opts.on_answer is not None:
             try:
                 result = opts.on_answer(answer)
@@ -349,7 +356,10 @@ async def drive(
                 async with anyio.create_task_group() as tg:
                     try:
                         async for batch in intake.batches():
-                            await dispatch(tg, batch)
+                            if cache is not None:
+                                batch = await cache.take_hits(batch, intake.finish)
+                            if batch:
+                                await dispatch(tg, batch)
                     except Exception as exc:
                         abort(exc, "the input" if exc is intake.input_error else "fanout")
             # Timed out: whatever is still pending fails with a timeout, nothing is lost.

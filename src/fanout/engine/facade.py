@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ import anyio
 import openai
 
 from .. import telemetry as telemetry
+from ..cache import Cache, CacheSetting, coerce_cache
 from ..core.config import Limits, Policy, Retry
 from ..core.exceptions import ConfigError
 from ..core.logs import register_secret
@@ -29,6 +30,7 @@ from ..core.plans import Plan
 from ..endpoint.memory import EndpointMemory, MemorySetting
 from ..endpoint.model import EndpointModel
 from ..limits._local import RateLimiter
+from .caching import call_cache
 from .call import (
     CallOptions,
     CallStats,
@@ -92,14 +94,12 @@ class Fanout:
         api: str = "chat",
         pricing: PricingSetting = None,
         max_cost: float | Decimal | None = None,
+        cache: CacheSetting = None,
         **create_kwargs: Any,
     ) -> None:
         _check_client(client)
         check_api(api)
-        if limits is not None and not isinstance(limits, Limits):
-            raise ConfigError(f"limits must be a fanout.Limits, not {type(limits).__name__}")
-        if retry is not None and not isinstance(retry, Retry):
-            raise ConfigError(f"retry must be a fanout.Retry, not {type(retry).__name__}")
+        _check_settings(limits=(limits, Limits), retry=(retry, Retry))
         check_on_error(on_error)
         check_create_kwargs(create_kwargs)
         self.client = client
@@ -124,6 +124,9 @@ class Fanout:
         self.spend_cap = None if cap is None else SpendCap(cap)
         """The spend cap of every call on this ``Fanout`` together (``max_cost``): its
         ``spent`` is what their requests cost so far, in US dollars."""
+        self.cache: Cache | None = coerce_cache(cache)
+        """The response cache of the calls that do not say otherwise (None: none; see
+        docs/cache.md)."""
 
     def __repr__(self) -> str:
         return f"<Fanout model={self.model!r} limits={self.limits!r}>"
@@ -189,6 +192,7 @@ class Fanout:
         dedupe: bool = True,
         api: str | None = None,
         max_cost: float | Decimal | None = None,
+        cache: CacheSetting = None,
         **create_kwargs: Any,
     ) -> Answers:
         """Answer every question; the answers come back in input order.
@@ -205,10 +209,14 @@ class Fanout:
         (``client.responses.create``) instead of Chat Completions; the keyword
         arguments keep their Chat Completions names (``max_tokens``,
         ``response_format``, ``tools``), translated (see docs/engine.md).
+
+        ``cache``: this call's response cache instead of the ``Fanout``'s (``False``:
+        none); see docs/cache.md.
         """
         opts = self._options(model=model, system=system, retry=retry, policy=policy,
                              on_error=on_error, timeout=timeout, progress=progress,
                              on_answer=on_answer, dedupe=dedupe, api=api, max_cost=max_cost,
+                             cache=cache,
                              create_kwargs=create_kwargs)  # fmt: skip
         check_container(questions)
         known: list[Question] | None = None
@@ -223,16 +231,19 @@ class Fanout:
         start = time.monotonic()
         stats = CallStats()
         with telemetry.call_span("ask_many", opts.model, opts.policy.mode) as call:
-            async with self._memory.around(self._transport, opts.model):
+            async with (
+                self._memory.around(self._transport, opts.model),
+                call_cache(self._transport, opts, stats, opts.cache) as in_cache,
+            ):
                 await drive(self._transport, questions, opts, stats, call.observe(collect),
-                            keep_finished=True)  # fmt: skip
+                            keep_finished=True, cache=in_cache)  # fmt: skip
             return assemble(results, known, stats, time.monotonic() - start, opts)
 
     async def as_completed(
         self,
         questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
         **overrides: Any,
-    ) -> AsyncIterator[Answer]:
+    ) -> AsyncGenerator[Answer, None]:
         """Yield answers as they finish (each carries its ``.index``).
 
         Failed questions are yielded too, with ``.error`` set. Memory stays
@@ -243,7 +254,7 @@ class Fanout:
         """
         check_container(questions)
         named = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
-                 "on_answer", "dedupe", "api", "max_cost")  # fmt: skip
+                 "on_answer", "dedupe", "api", "max_cost", "cache")  # fmt: skip
         opts = self._options(**{k: overrides.pop(k) for k in named if k in overrides},
                              create_kwargs=overrides)  # fmt: skip
         send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
@@ -252,9 +263,13 @@ class Fanout:
         async def produce() -> None:
             async with send:
                 with telemetry.call_span("as_completed", opts.model, opts.policy.mode) as call:
-                    async with self._memory.around(self._transport, opts.model):
+                    async with (
+                        self._memory.around(self._transport, opts.model),
+                        call_cache(self._transport, opts, stats, opts.cache) as in_cache,
+                    ):
                         await drive(self._transport, questions, opts, stats,
-                                    call.observe(send.send), keep_finished=False)  # fmt: skip
+                                    call.observe(send.send), keep_finished=False,
+                                    cache=in_cache)  # fmt: skip
 
         start = time.monotonic()
         task = asyncio.get_running_loop().create_task(produce())
@@ -277,7 +292,12 @@ class Fanout:
             receive.close()
 
     def _options(
-        self, *, create_kwargs: dict[str, Any], max_cost: object = None, **overrides: Any
+        self,
+        *,
+        create_kwargs: dict[str, Any],
+        max_cost: object = None,
+        cache: CacheSetting = None,
+        **overrides: Any,
     ) -> CallOptions:
         defaults = CallOptions(
             model=self.model or "", system=self.system, retry=self.retry, policy=self.policy,
@@ -289,7 +309,15 @@ class Fanout:
                  "api": None}  # fmt: skip
         opts = resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
         caps = call_caps(self.spend_cap, max_cost, self.pricer, opts.model)
-        return dataclasses.replace(opts, pricer=self.pricer, caps=caps)
+        cache_used = self.cache if cache is None else coerce_cache(cache)
+        return dataclasses.replace(opts, pricer=self.pricer, caps=caps, cache=cache_used)
+
+
+def _check_settings(**given: tuple[object, type]) -> None:
+    """Each setting given is an instance of its class (``limits=(value, Limits)``)."""
+    for name, (value, cls) in given.items():
+        if value is not None and not isinstance(value, cls):
+            raise ConfigError(f"{name} must be a fanout.{cls.__name__}, not {type(value).__name__}")
 
 
 def _check_client(client: object) -> None:
@@ -322,6 +350,7 @@ async def ask_many(
     api: str = "chat",
     pricing: PricingSetting = None,
     max_cost: float | Decimal | None = None,
+    cache: CacheSetting = None,
     **create_kwargs: Any,
 ) -> Answers:
     """Answer many independent questions concurrently; see :meth:`Fanout.ask_many`.
@@ -337,7 +366,7 @@ async def ask_many(
     """
     fo = Fanout(client, model=model, system=system, limits=limits, retry=retry, policy=policy,
                 on_error=on_error, memory=memory, api=api, pricing=pricing,
-                max_cost=max_cost)  # fmt: skip
+                max_cost=max_cost, cache=cache)  # fmt: skip
     return await fo.ask_many(
         questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
         **create_kwargs,

@@ -89,6 +89,7 @@ def build_report(
         limit_wait_s=stats.limit_wait_s,
         deduplicated=stats.deduplicated,
         cost=cost,
+        cache_hits=stats.cache_hits,
         policy=opts.policy.mode,
         plan=stats.plan,
         revisions=list(stats.revisions),

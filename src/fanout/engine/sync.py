@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 import openai
 
+from ..cache import CacheSetting
 from ..core.config import Limits, Policy, Retry
 from ..core.exceptions import ConfigError, LoopDeadlockError
 from ..core.models import Answers
@@ -64,6 +65,7 @@ def ask_many_sync(
     on_answer: OnAnswer | None = None,
     dedupe: bool = True,
     memory: MemorySetting = None,
+    cache: CacheSetting = None,
     **create_kwargs: Any,
 ) -> Answers:
     """:func:`fanout.ask_many` for synchronous code: blocks until every question is
@@ -88,7 +90,7 @@ def ask_many_sync(
             return await ask_many(
                 questions, client=twin, model=model, system=system, limits=limits, retry=retry,
                 policy=policy, on_error=on_error, timeout=timeout, progress=progress,
-                on_answer=on_answer, dedupe=dedupe, memory=memory, **create_kwargs,
+                on_answer=on_answer, dedupe=dedupe, memory=memory, cache=cache, **create_kwargs,
             )  # fmt: skip
         finally:
             await twin.close()

@@ -74,7 +74,7 @@ _QUESTION_KEYS = {"id", "question", "system", "expected_tokens", "trusted"}
 _POSITION = re.compile(r"question \d+")
 # Keyword arguments of Fanout.as_completed that are not part of the request sent.
 _CALL_OPTIONS = {"model", "system", "retry", "policy", "on_error", "timeout", "progress",
-                 "on_answer", "dedupe", "max_cost"}  # fmt: skip
+                 "on_answer", "dedupe", "max_cost", "cache"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,8 @@ class JobSummary:
     stopped_for_quota: bool = False
     """The API key ran out of quota (``insufficient_quota``): the job stopped reading
     its input; the ids not answered are answered by running it again later."""
+    cached: int = 0
+    """Of ``answered``, those answered from the response cache (``--cache``)."""
     stopped_for_key: str | None = None
     """The endpoint refused the API key (401, or 403: no access), e.g. ``"401
     invalid_api_key"``: the job stopped reading its input and sent nothing more; the
@@ -440,6 +442,7 @@ async def run_into(
                 )
                 if answer.error is None:
                     summary.answered += 1
+                    summary.cached += answer.cached
                 else:
                     summary.failed += 1
                     if isinstance(answer.error, BudgetExceededError):
