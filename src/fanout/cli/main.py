@@ -218,6 +218,10 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--sliding", action="store_true",
                      help="police each period as a sliding window (at most one period's "
                      "budget in any period) instead of a token bucket")  # fmt: skip
+    sim.add_argument("--reset-header", choices=("empty", "oldest"), default="empty",
+                     help="what x-ratelimit-reset-* reports: the time until the window is "
+                     "empty (default, OpenAI's meaning) or until its oldest entry leaves "
+                     "(as some gateways do)")  # fmt: skip
     sim.add_argument(
         "--quota", type=int, default=None, help="total tokens before insufficient_quota"
     )
@@ -521,6 +525,7 @@ async def _run_sim(args: argparse.Namespace) -> None:
     settings.update(time_scale=args.time_scale, rpm=args.rpm, tpm=args.tpm,
                     limit_period_s=args.limit_period, quota_tokens=args.quota,
                     limit_policing="sliding" if args.sliding else "bucket",
+                    reset_header=args.reset_header,
                     fault_rates=dict(args.fault), fault_schedule=dict(args.fault_at),
                     seed=args.seed, api_key=args.api_key)  # fmt: skip
     if args.profile:

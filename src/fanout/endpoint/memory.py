@@ -4,7 +4,8 @@ A ``Fanout`` starts knowing nothing of its endpoint and plans with generic prior
 until responses teach it. What it learned of one endpoint and model — the endpoint
 model's observations (its speed), the typical answer length, whether the endpoint
 caches prefixes, the limits its headers reported (and the most requests they said it had
-room for at once), whether it refused
+room for at once, and whether its ``x-ratelimit-reset-*`` can be trusted: see
+``fanout.limits._resets``), whether it refused
 ``response_format`` — is saved at the end of each call that learned something, and
 loaded before the first plan of the next ``Fanout`` for the same endpoint and model:
 a second process (another ``fanout run``, another one-shot ``fanout.ask_many``)
@@ -108,6 +109,7 @@ class _Limits(BaseModel):
     rpm: _Rpm | None = None
     tpm: _Tpm | None = None
     burst_requests: _Rpm | None = None
+    resets: Literal["trusted", "distrusted"] | None = None  # absent in older documents
 
 
 class _Document(BaseModel):
@@ -257,6 +259,9 @@ class EndpointMemory:
                 if seed is not None:
                     seed(rpm=doc.limits.rpm, tpm=doc.limits.tpm,
                          burst_requests=doc.limits.burst_requests)  # fmt: skip
+                trust = getattr(transport.limiter, "reset_trust", None)
+                if trust is not None:
+                    trust.seed(doc.limits.resets)
                 if doc.json_schema_refused:
                     transport.json_ok = False
                 log.debug("endpoint memory loaded from %s", where)
@@ -293,6 +298,7 @@ class EndpointMemory:
     def _document(self, transport: Transport) -> dict[str, Any]:
         reported = getattr(transport.limiter, "reported_limits", None)
         limits = reported() if reported is not None else {}
+        trust = getattr(transport.limiter, "reset_trust", None)
         return {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -302,6 +308,7 @@ class EndpointMemory:
                 "rpm": limits.get("rpm"),
                 "tpm": limits.get("tpm"),
                 "burst_requests": limits.get("burst_requests"),
+                "resets": trust.learned() if trust is not None else None,
             },
             "json_schema_refused": not transport.json_ok,
         }

@@ -23,6 +23,8 @@ its length (a per-minute limit is often policed per second or per few seconds):
   others keep to the schedule meanwhile): the room it reports comes sooner.
 * **A 429 pauses everyone** for as long as the server asks (``retry-after``), and
   what the server said it had room for is forgotten.
+* **A reset is believed once it has kept its word**: not all endpoints mean "until the
+  window is empty" by it (see ``limits/_resets.py``).
 
 ``aiolimiter`` (a leaky bucket) was used here before; it cannot borrow a future slot
 for a send the server has room for, so the schedule is our own: a few lines of GCRA.
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 
     from ..core.config import Limits
 from ..core.plans import Budget
+from ._resets import Promise, ResetTrust, judge
 
 __all__ = [
     "RPM_RANGE",
@@ -123,6 +126,8 @@ class Ticket:
     probe: bool = False
     at: float = 0.0
     """When it was let go (the limiter's clock)."""
+    on_reset: bool = False
+    """It went into room only a reported reset promised (see ``limits/_resets.py``)."""
 
 
 current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar(
@@ -213,7 +218,7 @@ class _Credit:
         self.base = 0.0
         self.mark = 0.0  # units sent when it was reported
         self.capacity = 0.0  # the most the endpoint ever said it had room for, plus one
-        self.resets: list[tuple[float, float, float]] = []  # (at, full room, units sent)
+        self.resets: list[Promise] = []  # what each reset promised
 
     def update(
         self, seq: int, remaining: float, reset_at: float, others_in_flight: float, sent: float
@@ -225,24 +230,26 @@ class _Credit:
         self.base = remaining - others_in_flight
         self.mark = sent
         if math.isfinite(reset_at):
-            self.resets.append((reset_at, max(self.base, self.capacity - others_in_flight), sent))
+            full = max(self.base, self.capacity - others_in_flight)
+            self.resets.append((reset_at, full, sent, self.base))
             del self.resets[:-8]
 
-    def available(self, sent: float, now: float) -> float:
+    def available(self, sent: float, now: float, *, resets: bool = True) -> float:
+        """The room now; with ``resets=False``, only what ``remaining`` reported."""
         if self.seq < 0:
             return 0.0
         room = self.base - (sent - self.mark)
-        for at, full, mark in self.resets:
+        for at, full, mark, _ in self.resets if resets else ():
             if now >= at:
                 room = max(room, full - (sent - mark))
         return room
 
-    def until_room(self, amount: float, sent: float, now: float) -> float:
+    def until_room(self, amount: float, sent: float, now: float, *, resets: bool = True) -> float:
         """Seconds until ``amount`` fits the reported room (inf: not before a new report)."""
-        if self.available(sent, now) >= amount:
+        if self.available(sent, now, resets=resets) >= amount:
             return 0.0
-        waits = [at - now for at, full, mark in self.resets
-                 if at > now and full - (sent - mark) >= amount]  # fmt: skip
+        waits = [at - now for at, full, mark, _ in self.resets if resets
+                 and at > now and full - (sent - mark) >= amount]  # fmt: skip
         return min(waits, default=math.inf)
 
     def forget(self, last_seq: int, sent: float) -> None:
@@ -283,6 +290,8 @@ class LocalLimiter:
         self._tok_credit = _Credit()
         self._silent = False  # a response came without x-ratelimit-remaining-requests
         self._burst_seen = 0.0  # the room for requests an earlier process was told of
+        self.reset_trust = ResetTrust()
+        """Whether the reset headers mean what they say; kept in the endpoint memory."""
         self._warned: set[str] = set()  # the implausible limits already warned of
         self._changed: anyio.Event | None = None
         # Nothing configured: the first request goes alone and its headers say the rest.
@@ -313,15 +322,24 @@ class LocalLimiter:
         until its slot in the schedule, or until the reported room is back."""
         now = self._clock()
         waits = [0.0]
+        resets = self.reset_trust.usable()
         if self._requests is not None:
-            room = self._req_credit.until_room(1, self._sent, now)
+            room = self._req_credit.until_room(1, self._sent, now, resets=resets)
             if room > 0:
                 waits.append(min(room, self._requests.wait(now)))
         if self._tokens is not None:
-            room = self._tok_credit.until_room(tokens, self._sent_tokens, now)
+            room = self._tok_credit.until_room(tokens, self._sent_tokens, now, resets=resets)
             if room > 0:
                 waits.append(min(room, self._tokens.wait(now)))
         return max(waits)
+
+    def _on_reset(self, tokens: int, now: float) -> bool:
+        """Only the room a reset promised lets a send go now (not schedule nor remaining)."""
+        kinds = ((self._requests, self._req_credit, 1.0, self._sent),
+                 (self._tokens, self._tok_credit, tokens, self._sent_tokens))  # fmt: skip
+        return any(schedule is not None and schedule.wait(now) > 0
+                   and credit.available(sent, now, resets=False) < amount
+                   for schedule, credit, amount, sent in kinds)  # fmt: skip
 
     async def acquire(self, tokens: int) -> float:
         start = self._clock()
@@ -347,6 +365,9 @@ class LocalLimiter:
         # too (without holding the others), so its headers, and the burst they may
         # allow, come with its first token instead of its last.
         probe = probe or (seq == 0 and self._requests is not None and self._req_credit.seq < 0)
+        on_reset = self._on_reset(tokens, now)
+        if on_reset and self.reset_trust.sending(seq):
+            probe = True  # checks the reset's promise: streamed, its headers come sooner
         self._open[seq] = tokens
         if len(self._open) > 4096:  # a user of this limiter that never says attempt_done
             del self._open[next(iter(self._open))]
@@ -359,7 +380,7 @@ class LocalLimiter:
             self._requests.take(1, now)
         if self._tokens is not None:
             self._tokens.take(tokens, now)
-        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=now))
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=now, on_reset=on_reset))
         await self._wait_pause()  # a cool-down may have begun meanwhile
         return self._clock() - start
 
@@ -383,6 +404,8 @@ class LocalLimiter:
         if ticket.probe and self._probe == "out":
             self._probe = "done"
             self._notify()
+        if self.reset_trust.ended(ticket.seq):  # no headers came: another send may check
+            self._notify()
 
     # --- learning -------------------------------------------------------------------
     def settle(self, reserved: int, used: int | None) -> None:
@@ -402,6 +425,9 @@ class LocalLimiter:
         if until > self._pause_until:
             self._pause_until = until
             self._jitter_s = min(1.0, 0.25 * seconds) if seconds > 0 else 0.0
+        ticket = current_ticket.get()
+        if ticket is not None and ticket.on_reset:
+            self.reset_trust.refused()  # refused in the room a reset promised
         # The endpoint said no: whatever room it reported before is gone.
         self._req_credit.forget(self._sent - 1, self._sent)
         self._tok_credit.forget(self._sent - 1, self._sent_tokens)
@@ -456,6 +482,14 @@ class LocalLimiter:
             # Not counted in what the endpoint reported, perhaps: what was sent after
             # this request, and what was sent before it and is still on its way.
             earlier = [(q, t) for q, t in self._open.items() if q < ticket.seq]
+            # The resets due before it went: was the room they promised there?
+            upto = self._tokens_before.get(ticket.seq, self._sent_tokens) + ticket.tokens
+            self.reset_trust.heard(ticket.seq, {
+                judge(self._req_credit.resets, remaining_req * headroom, self._sent,
+                      ticket.seq + 1, ticket.at, 1) if remaining_req is not None else None,
+                judge(self._tok_credit.resets, remaining_tok * headroom, self._sent_tokens,
+                      upto, ticket.at, ticket.tokens) if remaining_tok is not None else None,
+            })  # fmt: skip
             if remaining_req is not None:
                 others = (self._sent - ticket.seq - 1) + len(earlier)
                 self._req_credit.update(

@@ -93,6 +93,12 @@ class SimConfig:
     """How a window is policed: ``"bucket"`` (a token bucket holding one window's
     budget, refilled continuously) or ``"sliding"`` (at most one window's budget in
     any window: a sliding log, stricter, as many hosted APIs do)."""
+    reset_header: str = "empty"
+    """What ``x-ratelimit-reset-*`` reports: ``"empty"`` (OpenAI's documented meaning:
+    the time until the limit is back to its initial state, the window empty) or
+    ``"oldest"`` (the time until the *oldest* entry leaves the window, as some gateways
+    and proxies report it: only that entry's share is free then; with a bucket, the
+    time until one more unit is free)."""
     quota_tokens: int | None = None
     """Total tokens the key may ever use; beyond it every request gets 429
     ``insufficient_quota``."""
@@ -172,6 +178,10 @@ class SimConfig:
         if self.limit_policing not in ("bucket", "sliding"):
             raise ValueError(
                 f"SimConfig.limit_policing must be 'bucket' or 'sliding', got {self.limit_policing!r}"
+            )
+        if self.reset_header not in ("empty", "oldest"):
+            raise ValueError(
+                f"SimConfig.reset_header must be 'empty' or 'oldest', got {self.reset_header!r}"
             )
         for name, limit in (("rpm", self.rpm), ("tpm", self.tpm)):
             if limit is not None and limit < 1:

@@ -32,9 +32,11 @@ class Bucket:
     """A token bucket holding ``limit * period / 60`` that refills at ``limit`` per minute.
 
     Times are wall seconds; ``time_scale`` makes a model minute pass faster.
+    ``reset="oldest"`` reports in ``reset_s`` when the next unit is free again (the
+    first unit taken has left) instead of when the bucket is full.
     """
 
-    __slots__ = ("_clock", "_level", "_stamp", "capacity", "limit", "rate", "wall_limit")
+    __slots__ = ("_clock", "_level", "_stamp", "capacity", "limit", "rate", "reset", "wall_limit")
 
     def __init__(
         self,
@@ -42,9 +44,11 @@ class Bucket:
         *,
         period_s: float,
         time_scale: float,
+        reset: str = "empty",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.limit = limit
+        self.reset = reset
         self.wall_limit = max(1, round(limit * time_scale))
         """The limit per wall-clock minute: what a client sees in the headers."""
         self.capacity = max(1.0, limit * period_s / 60.0)
@@ -79,9 +83,13 @@ class Bucket:
 
     @property
     def reset_s(self) -> float:
-        """Wall seconds until the bucket is full again."""
+        """Wall seconds until the bucket is full again (``reset="oldest"``: until one
+        more unit is free, or it is full)."""
         self._refill()
-        return (self.capacity - self._level) / self.rate
+        missing = self.capacity - self._level
+        if self.reset == "oldest":
+            missing = min(missing, 1.0)
+        return missing / self.rate
 
 
 class SlidingWindow:
@@ -90,11 +98,15 @@ class SlidingWindow:
     bucket, which lets a full bucket go and then refill during the same period.
 
     The headers report what this window has room for now (``remaining``) and when it
-    will be empty again (``reset_s``: the newest entry leaves). Times are wall
-    seconds; ``time_scale`` makes the period pass faster.
+    will be empty again (``reset_s``: the newest entry leaves); with ``reset="oldest"``,
+    as some gateways and proxies report it, when the *oldest* entry leaves instead
+    (which frees only that entry's share). Times are wall seconds; ``time_scale``
+    makes the period pass faster.
     """
 
-    __slots__ = ("_clock", "_log", "_used", "capacity", "limit", "wall_limit", "wall_period")
+    __slots__ = (
+        "_clock", "_log", "_used", "capacity", "limit", "reset", "wall_limit", "wall_period",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -102,9 +114,11 @@ class SlidingWindow:
         *,
         period_s: float,
         time_scale: float,
+        reset: str = "empty",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.limit = limit
+        self.reset = reset
         self.wall_limit = max(1, round(limit * time_scale))
         self.capacity = max(1.0, limit * period_s / 60.0)
         self.wall_period = period_s / time_scale
@@ -147,7 +161,11 @@ class SlidingWindow:
 
     @property
     def reset_s(self) -> float:
-        """Wall seconds until the window is empty again."""
+        """Wall seconds until the window is empty again (``reset="oldest"``: until its
+        oldest entry leaves)."""
         now = self._clock()
         self._expire(now)
-        return max(0.0, self._log[-1][0] + self.wall_period - now) if self._log else 0.0
+        if not self._log:
+            return 0.0
+        stamp = self._log[0][0] if self.reset == "oldest" else self._log[-1][0]
+        return max(0.0, stamp + self.wall_period - now)

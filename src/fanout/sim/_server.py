@@ -39,11 +39,16 @@ class _KeyLimits:
         kind: type[Bucket] | type[SlidingWindow] = (
             SlidingWindow if cfg.limit_policing == "sliding" else Bucket
         )
+        reset = cfg.reset_header
         self.requests = (
-            kind(cfg.rpm, period_s=period, time_scale=scale) if cfg.rpm is not None else None
+            kind(cfg.rpm, period_s=period, time_scale=scale, reset=reset)
+            if cfg.rpm is not None
+            else None
         )
         self.tokens = (
-            kind(cfg.tpm, period_s=period, time_scale=scale) if cfg.tpm is not None else None
+            kind(cfg.tpm, period_s=period, time_scale=scale, reset=reset)
+            if cfg.tpm is not None
+            else None
         )
         self.spent = 0
 
