@@ -124,6 +124,11 @@ class Answer(BaseModel):
     failed with :class:`~fanout.EmptyAnswerError`, and here they are."""
     shared_with: int | None = None
     """For a duplicate question: the index of the question whose request answered it."""
+    parsed: Any = None
+    """With a structured ``response_format`` (a JSON schema, or a pydantic model): the
+    answer's value, checked against it — the model's instance, or the JSON value
+    (``text`` is its JSON). Merged or split alike; None without one, or if the question
+    failed (an answer that does not fit fails with :class:`~fanout.StructuredOutputError`)."""
 
     @property
     def ok(self) -> bool:
