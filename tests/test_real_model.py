@@ -15,10 +15,11 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from openai import AsyncOpenAI
+from pydantic import BaseModel
 
 import fanout
 
@@ -116,3 +117,45 @@ async def test_auto_never_trades_correct_answers_for_speed(instruct_server: str)
     assert auto_other <= 1
     if any(a.mode == "merged" for a in auto):
         assert auto.report.merge_checks, auto.report  # it did not merge unchecked
+
+
+REVIEWS = [("I loved this film, it was wonderful!", "positive"),
+           ("Terrible food and rude staff. Never again.", "negative"),
+           ("The package arrived on Tuesday.", "neutral"),
+           ("Absolutely fantastic service, thank you so much!", "positive"),
+           ("This is the worst phone I have ever owned.", "negative"),
+           ("The meeting is scheduled for 3 pm.", "neutral")]  # fmt: skip
+
+
+class Sentiment(BaseModel):
+    label: Literal["positive", "negative", "neutral"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+async def test_merged_classifications_parse_under_the_composed_schema(
+    instruct_server: str,
+) -> None:
+    """Six sentiment classifications with a pydantic model, merged: llama-server turns
+    the composed schema into a grammar, so every item comes back under its own key and
+    parses; each answer's parsed value is a Sentiment. Accuracy against split is
+    printed, not asserted (a 135M model)."""
+    questions = [f"Classify the sentiment of this review: {text}" for text, _ in REVIEWS]
+    params: dict[str, Any] = {
+        "temperature": 0,
+        "max_tokens": 16,
+        "response_format": Sentiment,
+        "retry": fanout.Retry(attempt_timeout=None),
+    }  # a busy machine is slow
+    split = await _fanout(instruct_server).ask_many(questions, policy="split", **params)
+    policy = fanout.Policy(mode="merge", max_group_size=6, merge_agreement=None)
+    merged = await _fanout(instruct_server).ask_many(questions, policy=policy, **params)
+    assert all(isinstance(a.parsed, Sentiment) for a in [*split, *merged])
+    assert merged.report.requests < len(questions), merged.report
+    assert any(a.mode == "merged" for a in merged)
+    truth = [label for _, label in REVIEWS]
+    right_split = sum(a.parsed.label == t for a, t in zip(split, truth, strict=True))
+    right_merged = sum(a.parsed.label == t for a, t in zip(merged, truth, strict=True))
+    print(f"\nsentiment accuracy: split {right_split}/6, merged {right_merged}/6; "
+          f"requests split {split.report.requests}, merged {merged.report.requests}; "
+          f"split {[a.parsed.label for a in split]}, merged {[a.parsed.label for a in merged]}")  # fmt: skip

@@ -25,7 +25,9 @@ keyed ``"<tag> <anchor>"``)::
     pair   := string ":" value
 
 * Only top-level pairs answer, and only string values: a tag nested inside a value
-  answers nothing, and JSON inside an answer is inert.
+  answers nothing, and JSON inside an answer is inert. With a structured format
+  (``build_merged(structured=...)``: each value under the caller's own schema, see
+  ``structured``) any JSON value answers, as its JSON text; the caller checks it.
 * The object is the first one in the reply that names one of the tags (as a quoted
   string, at any depth); objects before it that name none are skipped. A tag named
   again after it (a second candidate object: ``Example: {...} ... {...}``) is the same
