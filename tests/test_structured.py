@@ -262,3 +262,18 @@ def test_a_json_schema_format_without_a_schema_is_a_config_error() -> None:
     with pytest.raises(fanout.ConfigError, match="no JSON schema"):
         fo.plan(["q"], response_format={"type": "json_schema",
                                         "json_schema": {"name": "x", "schema": {"type": 5}}})  # fmt: skip
+
+
+async def test_a_question_with_its_own_model_is_answered_alone_and_parsed(
+    sim: SimFactory,
+) -> None:
+    """A Question's own response_format (a model) is sent as its JSON schema, alone,
+    and its answer parsed; the call's other questions are untouched."""
+    async with sim(time_scale=50) as (_server, client):
+        answers = await fanout.Fanout(client, model="m", memory=False).ask_many(
+            [fanout.Question(text=SENTENCES[0], params={"response_format": Sentiment}),
+             "What is the capital of France?"],
+            policy="merge",
+        )  # fmt: skip
+    assert isinstance(answers[0].parsed, Sentiment) and answers[0].mode == "split"
+    assert answers[1].parsed is None and answers[1].text
