@@ -277,3 +277,19 @@ async def test_a_question_with_its_own_model_is_answered_alone_and_parsed(
         )  # fmt: skip
     assert isinstance(answers[0].parsed, Sentiment) and answers[0].mode == "split"
     assert answers[1].parsed is None and answers[1].text
+
+
+async def test_a_tool_call_answers_a_question_with_tools_and_a_structured_format(
+    sim: SimFactory,
+) -> None:
+    """With tools= too, a reply of tool calls alone is the answer (nothing to parse),
+    not a structured output that failed; tools keep the questions apart."""
+    tool = {"type": "function", "function": {"name": "lookup", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}}  # fmt: skip
+    async with sim(time_scale=50) as (_server, client):
+        answers = await fanout.Fanout(client, model="m", memory=False).ask_many(
+            SENTENCES[:2], tools=[tool], response_format=Sentiment, policy="merge",
+            on_error="return",
+        )  # fmt: skip
+    assert [a.error for a in answers] == [None, None]
+    assert all(a.tool_calls and a.parsed is None and a.mode == "split" for a in answers)

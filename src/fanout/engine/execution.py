@@ -148,7 +148,7 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     if completion.usage is not None:
         transport.endpoint.observe_answer(completion.usage.completion_tokens)
     choices = [c.message.content or "" for c in ordered]  # n > 1: all of them
-    parsed = check_fits(completion, job.structured) if job.structured is not None else None
+    parsed = _structured_value(completion, job)
     return Answer(
         index=job.index,
         question=q.text,
@@ -170,8 +170,19 @@ def _judge(completion: ChatCompletion, job: Job) -> None:
     """Whether ``completion`` answers ``job`` (raises if not): text, or the tool calls
     it asked for; with a structured format, a value that fits it."""
     judge(completion, job.params)
-    if job.structured is not None:
-        check_fits(completion, job.structured)
+    _structured_value(completion, job)
+
+
+def _structured_value(completion: ChatCompletion, job: Job) -> Any:
+    """The checked value of the answer under the job's structured format (raises
+    ``UnfitReplyError`` if it does not fit); None without one, or for a reply of tool
+    calls alone (``tools=``: they are the answer)."""
+    if job.structured is None:
+        return None
+    choice = min(completion.choices, key=lambda c: c.index if isinstance(c.index, int) else 0)
+    if not (choice.message.content or "").strip() and tool_calls_of(choice.message):
+        return None
+    return check_fits(completion, job.structured)
 
 
 def merged_params(
