@@ -137,25 +137,21 @@ async def test_merged_classifications_parse_under_the_composed_schema(
     instruct_server: str,
 ) -> None:
     """Six sentiment classifications with a pydantic model, merged: llama-server turns
-    the composed schema into a grammar, so every item comes back under its own key and
-    parses; each answer's parsed value is a Sentiment. Accuracy against split is
-    printed, not asserted (a 135M model)."""
+    the composed schema into a grammar, so the items come back under their own keys and
+    parse (what does not is asked alone); every answer's parsed value is a Sentiment.
+    Accuracy is printed, not asserted: merged, this 135M model labelled 2 of 6 right
+    where split it labelled 4 (the merge check's case)."""
     questions = [f"Classify the sentiment of this review: {text}" for text, _ in REVIEWS]
-    params: dict[str, Any] = {
-        "temperature": 0,
-        "max_tokens": 16,
-        "response_format": Sentiment,
-        "retry": fanout.Retry(attempt_timeout=None),
-    }  # a busy machine is slow
-    split = await _fanout(instruct_server).ask_many(questions, policy="split", **params)
     policy = fanout.Policy(mode="merge", max_group_size=6, merge_agreement=None)
-    merged = await _fanout(instruct_server).ask_many(questions, policy=policy, **params)
-    assert all(isinstance(a.parsed, Sentiment) for a in [*split, *merged])
+    merged = await _fanout(instruct_server).ask_many(
+        questions, policy=policy, temperature=0, max_tokens=16, response_format=Sentiment,
+        retry=fanout.Retry(attempt_timeout=None),  # a busy machine is slow
+    )  # fmt: skip
+    assert all(isinstance(a.parsed, Sentiment) for a in merged), merged
     assert merged.report.requests < len(questions), merged.report
-    assert any(a.mode == "merged" for a in merged)
-    truth = [label for _, label in REVIEWS]
-    right_split = sum(a.parsed.label == t for a, t in zip(split, truth, strict=True))
-    right_merged = sum(a.parsed.label == t for a, t in zip(merged, truth, strict=True))
-    print(f"\nsentiment accuracy: split {right_split}/6, merged {right_merged}/6; "
-          f"requests split {split.report.requests}, merged {merged.report.requests}; "
-          f"split {[a.parsed.label for a in split]}, merged {[a.parsed.label for a in merged]}")  # fmt: skip
+    assert sum(a.mode == "merged" for a in merged) >= 3, [a.mode for a in merged]
+    right = sum(a.parsed.label == label for a, (_, label) in zip(merged, REVIEWS, strict=True))
+    print(
+        f"\nmerged sentiment: {right}/6 right in {merged.report.requests} requests, "
+        f"{merged.report.wall_s:.0f} s: {[a.parsed.label for a in merged]}"
+    )
