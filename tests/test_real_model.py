@@ -15,10 +15,11 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from openai import AsyncOpenAI
+from pydantic import BaseModel
 
 import fanout
 
@@ -116,3 +117,41 @@ async def test_auto_never_trades_correct_answers_for_speed(instruct_server: str)
     assert auto_other <= 1
     if any(a.mode == "merged" for a in auto):
         assert auto.report.merge_checks, auto.report  # it did not merge unchecked
+
+
+REVIEWS = [("I loved this film, it was wonderful!", "positive"),
+           ("Terrible food and rude staff. Never again.", "negative"),
+           ("The package arrived on Tuesday.", "neutral"),
+           ("Absolutely fantastic service, thank you so much!", "positive"),
+           ("This is the worst phone I have ever owned.", "negative"),
+           ("The meeting is scheduled for 3 pm.", "neutral")]  # fmt: skip
+
+
+class Sentiment(BaseModel):
+    label: Literal["positive", "negative", "neutral"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+async def test_merged_classifications_parse_under_the_composed_schema(
+    instruct_server: str,
+) -> None:
+    """Six sentiment classifications with a pydantic model, merged: llama-server turns
+    the composed schema into a grammar, so the items come back under their own keys and
+    parse (what does not is asked alone); every answer's parsed value is a Sentiment.
+    Accuracy is printed, not asserted: merged, this 135M model labelled 2 of 6 right
+    where split it labelled 4 (the merge check's case)."""
+    questions = [f"Classify the sentiment of this review: {text}" for text, _ in REVIEWS]
+    policy = fanout.Policy(mode="merge", max_group_size=6, merge_agreement=None)
+    merged = await _fanout(instruct_server).ask_many(
+        questions, policy=policy, temperature=0, max_tokens=16, response_format=Sentiment,
+        retry=fanout.Retry(attempt_timeout=None),  # a busy machine is slow
+    )  # fmt: skip
+    assert all(isinstance(a.parsed, Sentiment) for a in merged), merged
+    assert merged.report.requests < len(questions), merged.report
+    assert sum(a.mode == "merged" for a in merged) >= 3, [a.mode for a in merged]
+    right = sum(a.parsed.label == label for a, (_, label) in zip(merged, REVIEWS, strict=True))
+    print(
+        f"\nmerged sentiment: {right}/6 right in {merged.report.requests} requests, "
+        f"{merged.report.wall_s:.0f} s: {[a.parsed.label for a in merged]}"
+    )

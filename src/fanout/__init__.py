@@ -45,6 +45,7 @@ from .core.exceptions import QuestionError as QuestionError
 from .core.exceptions import QuestionTimeoutError as QuestionTimeoutError
 from .core.exceptions import QuotaExceededError as QuotaExceededError
 from .core.exceptions import RefusalError as RefusalError
+from .core.exceptions import StructuredOutputError as StructuredOutputError
 from .core.models import Answer as Answer
 from .core.models import Answers as Answers
 from .core.models import Question as Question
@@ -93,6 +94,7 @@ __all__ = [
     "RefusalError",
     "Report",
     "Retry",
+    "StructuredOutputError",
     "Usage",
     "__version__",
     "ask_many",

@@ -58,6 +58,7 @@ __all__ = [
     "QuestionTimeoutError",
     "QuotaExceededError",
     "RefusalError",
+    "StructuredOutputError",
 ]
 
 
@@ -121,6 +122,20 @@ class EmptyAnswerError(QuestionError):
     ) -> None:
         super().__init__(message, index=index, question=question, attempts=attempts)
         self.tool_calls = [dict(call) for call in tool_calls]
+
+
+class StructuredOutputError(QuestionError):
+    """The reply did not fit the call's structured ``response_format`` (a JSON schema or
+    a pydantic model) on any attempt: not JSON, or not valid against it. Retried,
+    unless the reply was cut at ``max_tokens``. ``reply`` is the last reply's text,
+    ``reason`` why it does not fit."""
+
+    def __init__(
+        self, message: str, *, index: int, question: str, attempts: int, reply: str, reason: str
+    ) -> None:
+        super().__init__(message, index=index, question=question, attempts=attempts)
+        self.reply = reply
+        self.reason = reason
 
 
 class RefusalError(QuestionError):

@@ -133,6 +133,11 @@ class Answer(BaseModel):
     """Answered from the response cache (``Fanout(cache=...)``): nothing was sent for it
     now, so its ``usage`` and ``attempts`` are zero (``request_ids`` are those of the
     request that got it first)."""
+    parsed: Any = None
+    """With a structured ``response_format`` (a JSON schema, or a pydantic model): the
+    answer's value, checked against it — the model's instance, or the JSON value
+    (``text`` is its JSON). Merged or split alike; None without one, or if the question
+    failed (an answer that does not fit fails with :class:`~fanout.StructuredOutputError`)."""
 
     @property
     def ok(self) -> bool:

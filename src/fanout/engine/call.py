@@ -20,6 +20,7 @@ from ..core.params import params_problem
 from ..core.plans import Plan, PlanRevision
 from .responses import APIS, check_responses_kwargs
 from .spending import Pricer, SpendCap
+from .structured import Structured, structured_of
 
 __all__ = [
     "CallOptions",
@@ -62,6 +63,10 @@ class CallOptions:
     """The spend caps every request must fit under: the ``Fanout``'s, the call's."""
     cache: Cache | None = None
     """The response cache the call uses (``fanout.cache``), if any."""
+    structured: Structured | None = None
+    """The call's structured ``response_format`` (a JSON schema or a pydantic model), if
+    any: answers are checked against it (``Answer.parsed``), and merged under a composed
+    schema. ``create_kwargs`` holds it as it is sent."""
 
 
 @dataclass
@@ -152,10 +157,14 @@ def resolve_options(
     ):
         raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
     check_create_kwargs({**defaults.create_kwargs, **create_kwargs})
+    kwargs = {**defaults.create_kwargs, **create_kwargs}
+    structured = structured_of(kwargs.get("response_format"))
+    if structured is not None:
+        kwargs["response_format"] = structured.response_format  # a model as its JSON schema
     resolved_api = api or defaults.api
     check_api(resolved_api)
     if resolved_api == "responses":
-        check_responses_kwargs({**defaults.create_kwargs, **create_kwargs})
+        check_responses_kwargs(kwargs)
     return CallOptions(
         model=resolved_model,
         system=resolved_system,
@@ -166,8 +175,9 @@ def resolve_options(
         progress=progress,
         on_answer=on_answer,
         dedupe=dedupe,
-        create_kwargs={**defaults.create_kwargs, **create_kwargs},
+        create_kwargs=kwargs,
         api=resolved_api,
+        structured=structured,
     )
 
 

@@ -26,6 +26,7 @@ from ..core.exceptions import (
     QuestionError,
     QuotaExceededError,
     RefusalError,
+    StructuredOutputError,
 )
 from ..core.logs import redact
 from ..core.models import Answer, Usage
@@ -44,6 +45,7 @@ from .retrying import (
     is_quota_error,
 )
 from .spending import OverBudgetError
+from .structured import SCHEMA_FORMAT, UnfitReplyError, check_fits, checked_values
 from .transport import KeyRefusedError, QuotaGoneError, Transport
 
 if TYPE_CHECKING:
@@ -71,6 +73,13 @@ def question_error(
         err: QuestionError = RefusalError(
             f"question {job.index}: the model refused ({tried}): {shown}",
             index=job.index, question=q.text, attempts=attempts, refusal=exc.refusal,
+        )  # fmt: skip
+    elif isinstance(exc, UnfitReplyError):
+        err = StructuredOutputError(
+            f"question {job.index}: the answer did not fit the response_format ({tried}): "
+            f"{exc.reason}",
+            index=job.index, question=q.text, attempts=attempts, reply=exc.reply,
+            reason=exc.reason,
         )  # fmt: skip
     elif isinstance(exc, EmptyReplyError):
         err = EmptyAnswerError(
@@ -126,9 +135,10 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     job.tallies.append(tally)  # seen by the timeout path while the request is out
     q = job.question
     try:
-        # Empty is no answer: judged within the attempt, so that it is retried.
+        # Empty is no answer, nor one that does not fit the question's structured
+        # format: judged within the attempt, so that it is retried.
         completion = await transport.send(job.params, opts, stats, tally,
-                                          check=lambda c: judge(c, job.params))  # fmt: skip
+                                          check=lambda c: _judge(c, job))  # fmt: skip
     except Exception as exc:
         error = question_error(exc, job, tally.attempts, base_url=str(transport.client.base_url))
         log.debug("question %d failed after %d attempts: %r", job.index, tally.attempts, exc)
@@ -145,6 +155,7 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     if completion.usage is not None:
         transport.endpoint.observe_answer(completion.usage.completion_tokens)
     choices = [c.message.content or "" for c in ordered]  # n > 1: all of them
+    parsed = _structured_value(completion, job)
     return Answer(
         index=job.index,
         question=q.text,
@@ -158,7 +169,27 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
         attempts=tally.attempts,
         latency_s=time.monotonic() - start,
         request_ids=tally.request_ids,
+        parsed=parsed,
     )
+
+
+def _judge(completion: ChatCompletion, job: Job) -> None:
+    """Whether ``completion`` answers ``job`` (raises if not): text, or the tool calls
+    it asked for; with a structured format, a value that fits it."""
+    judge(completion, job.params)
+    _structured_value(completion, job)
+
+
+def _structured_value(completion: ChatCompletion, job: Job) -> Any:
+    """The checked value of the answer under the job's structured format (raises
+    ``UnfitReplyError`` if it does not fit); None without one, or for a reply of tool
+    calls alone (``tools=``: they are the answer)."""
+    if job.structured is None:
+        return None
+    choice = min(completion.choices, key=lambda c: c.index if isinstance(c.index, int) else 0)
+    if not (choice.message.content or "").strip() and tool_calls_of(choice.message):
+        return None
+    return check_fits(completion, job.structured)
 
 
 def merged_params(
@@ -208,9 +239,10 @@ async def _send_merged(
     """Send the group's merged request; falls back from JSON to tagged text once if
     the endpoint refuses ``response_format``. None: the request failed."""
     policy = opts.policy
-    fmt = merge_format_for(transport, policy)
+    structured = group[0].structured  # the call's: questions with their own are never merged
+    fmt = "json" if structured is not None else merge_format_for(transport, policy)
     texts = [job.question.text for job in group]
-    request = build_merged(texts, fmt)
+    request = build_merged(texts, fmt, structured=structured)
     while True:
         try:
             params = merged_params(request, opts, len(group), group[0].question.context)
@@ -219,6 +251,7 @@ async def _send_merged(
         except Exception as exc:
             if (
                 request.format == "json"
+                and not request.structured
                 and policy.merge_format == "auto"
                 and _refuses_response_format(exc)
             ):
@@ -270,6 +303,7 @@ async def _deliver_merged(
     ``trusted=False``: the check found the merged answers wrong, and the rest of the
     group is asked alone."""
     found: dict[str, str] = {}
+    values: dict[str, Any] = {}
     prompt_shares = [0] * len(group)
     cached_shares = [0] * len(group)
     completion_shares = [0] * len(group)
@@ -278,6 +312,8 @@ async def _deliver_merged(
         content = choice.message.content
         truncated = choice.finish_reason == "length"
         found = parse_merged(content, request, truncated=truncated)
+        if group[0].structured is not None:  # an answer that does not fit is asked alone
+            found, values = checked_values(found, group[0].structured)
         prompt_shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
         cached_shares = apportion(tally.usage.cached_prompt_tokens, [1] * len(group))
         completion_shares = apportion(
@@ -320,7 +356,7 @@ async def _deliver_merged(
         await finish(job, Answer(
             index=job.index, question=q.text, id=q.id, text=text, choices=[text], mode="merged",
             finish_reason="stop", usage=share, attempts=tally.attempts, latency_s=latency,
-            request_ids=list(tally.request_ids),
+            request_ids=list(tally.request_ids), parsed=values.get(tag),
         ))  # fmt: skip
     if not reask:
         return
@@ -388,13 +424,16 @@ async def check_merged(
         choice = completion.choices[0]
         found = parse_merged(choice.message.content, request,
                              truncated=choice.finish_reason == "length")  # fmt: skip
+        if group[0].structured is not None:
+            found, _ = checked_values(found, group[0].structured)
+    fmt = SCHEMA_FORMAT if request.structured else request.format
     result = compare(
         [alone[i].text if alone[i].error is None else None for i in checked],
         [found.get(request.tags[i]) for i in checked],
     )
     if completion is not None:
         transport.endpoint.observe_merge_check(
-            request.format, result.compared, result.agreed, result.misattributed
+            fmt, result.compared, result.agreed, result.misattributed
         )
     threshold = opts.policy.merge_agreement or DEFAULT_MERGE_AGREEMENT
     trusted = (
@@ -405,7 +444,7 @@ async def check_merged(
     )
     rest = checked.start
     stats.merge_checks.append(
-        f"{result.agreed} of {result.compared} merged answers ({request.format}) agreed with "
+        f"{result.agreed} of {result.compared} merged answers ({fmt}) agreed with "
         f"split ones"
         + (f", {result.misattributed} with another question's" if result.misattributed else "")
         + ("" if completion is not None else " (the merged request failed)")

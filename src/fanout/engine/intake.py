@@ -24,10 +24,11 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.exceptions import InvalidQuestionError
+from ..core.exceptions import ConfigError, InvalidQuestionError
 from ..core.models import Answer, Question
 from .call import CallOptions, CallStats, Tally
 from .results import shared_copy
+from .structured import Structured, structured_of
 
 __all__ = [
     "Intake",
@@ -37,6 +38,7 @@ __all__ = [
     "messages_for",
     "params_for",
     "preview",
+    "structured_for",
     "to_question",
 ]
 
@@ -60,6 +62,8 @@ class Job:
     tallies: list[Tally] = field(default_factory=list)
     """The counters of the requests made for it so far (a merged request's is shared
     by its group), so that a job the call's timeout ends knows what it cost."""
+    structured: Structured | None = None
+    """The structured ``response_format`` its answer is checked against, if any."""
 
     @property
     def attempts(self) -> int:
@@ -126,6 +130,20 @@ def params_for(question: Question, opts: CallOptions) -> dict[str, Any]:
     params: dict[str, Any] = {"model": opts.model, **opts.create_kwargs, **question.params}
     params["messages"] = messages_for(question, opts.system)
     return params
+
+
+def structured_for(
+    question: Question, opts: CallOptions, params: dict[str, Any]
+) -> Structured | None:
+    """The structured format ``question``'s answer is checked against: its own
+    ``response_format`` (put in ``params`` as it is sent), else the call's. Raises
+    ConfigError for a ``json_schema`` format that has no JSON schema."""
+    if "response_format" not in question.params:
+        return opts.structured
+    structured = structured_of(question.params["response_format"])
+    if structured is not None:
+        params["response_format"] = structured.response_format
+    return structured
 
 
 async def _items(questions: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any]:
@@ -198,6 +216,12 @@ class Intake:
                 await self._deliver(Answer(index=index, question=preview(item), error=exc))
                 continue
             params = params_for(question, self._opts)
+            try:
+                structured = structured_for(question, self._opts, params)
+            except ConfigError as exc:
+                await self._deliver(Answer(index=index, question=preview(item), error=(
+                    InvalidQuestionError(f"question {index}: {exc}", index=index))))  # fmt: skip
+                continue
             key = (
                 json.dumps(params, sort_keys=True, default=str) if self._opts.dedupe else str(index)
             )
@@ -211,7 +235,7 @@ class Intake:
                 self._stats.deduplicated += 1
                 self._pending[key].duplicates.append((index, question))
                 continue
-            job = Job(index=index, question=question, params=params, key=key)
+            job = Job(index=index, question=question, params=params, key=key, structured=structured)
             self._pending[key] = job
             batch.append(job)
             if len(batch) >= self._batch_size:

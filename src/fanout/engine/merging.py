@@ -25,7 +25,9 @@ keyed ``"<tag> <anchor>"``)::
     pair   := string ":" value
 
 * Only top-level pairs answer, and only string values: a tag nested inside a value
-  answers nothing, and JSON inside an answer is inert.
+  answers nothing, and JSON inside an answer is inert. With a structured format
+  (``build_merged(structured=...)``: each value under the caller's own schema, see
+  ``structured``) any JSON value answers, as its JSON text; the caller checks it.
 * The object is the first one in the reply that names one of the tags (as a quoted
   string, at any depth); objects before it that name none are skipped. A tag named
   again after it (a second candidate object: ``Example: {...} ... {...}``) is the same
@@ -83,7 +85,10 @@ import secrets
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .structured import Structured
 
 __all__ = ["ANCHOR_CHARS", "MergedRequest", "anchor", "apportion", "build_merged", "parse_merged"]
 
@@ -103,6 +108,9 @@ class MergedRequest:
     is no answer)."""
     keys: tuple[str, ...] = ()
     """The JSON keys, ``"<tag> <anchor>"``, in the order of ``tags``."""
+    structured: bool = False
+    """Each answer is a JSON value under the call's own schema (``structured``), not a
+    string: an answer's text is that value as JSON."""
 
     @property
     def nonce(self) -> str:
@@ -140,10 +148,20 @@ def anchor(question: str) -> str:
     return (cut or first[:ANCHOR_CHARS]) + " …"
 
 
-def build_merged(questions: Sequence[str], fmt: str, *, nonce: str | None = None) -> MergedRequest:
-    """The user message (and response format) asking every question separately."""
+def build_merged(
+    questions: Sequence[str],
+    fmt: str,
+    *,
+    nonce: str | None = None,
+    structured: Structured | None = None,
+) -> MergedRequest:
+    """The user message (and response format) asking every question separately.
+    ``structured``: the questions' own structured format; each answer is then a value
+    of its schema (JSON only, see ``structured.Structured.composed``)."""
     if fmt not in ("json", "text"):
         raise ValueError(f"format must be 'json' or 'text', got {fmt!r}")
+    if structured is not None and fmt != "json":
+        raise ValueError("a structured format is merged as JSON only")
     nonce = nonce or _nonce(questions)
     tags = [f"{nonce}-{i + 1}" for i in range(len(questions))]
     listing = "\n".join(
@@ -168,6 +186,12 @@ def build_merged(questions: Sequence[str], fmt: str, *, nonce: str | None = None
             "type": "json_schema",
             "json_schema": {"name": "answers", "strict": True, "schema": schema},
         }
+        if structured is not None:
+            head = head.replace(
+                "its value is the answer to that question.",
+                "its value is the answer to that question, a JSON value that fits the schema.",
+            )
+            response_format = structured.composed(keys)
     else:
         head = (
             f"Answer each of the following {k} questions separately and completely, as if "
@@ -180,6 +204,7 @@ def build_merged(questions: Sequence[str], fmt: str, *, nonce: str | None = None
     return MergedRequest(
         tags=tags, format=fmt, user_message=f"{head}\n\n{listing}",
         response_format=response_format, questions=tuple(questions), keys=tuple(keys),
+        structured=structured is not None,
     )  # fmt: skip
 
 
@@ -192,7 +217,7 @@ def parse_merged(content: str | None, request: MergedRequest, *, truncated: bool
         return {}
     if request.format == "json":
         keys = request.keys or tuple(request.tags)
-        by_key = _parse_json(content, set(keys), truncated=truncated)
+        by_key = _parse_json(content, set(keys), truncated=truncated, values=request.structured)
         found = {
             tag: by_key[key] for tag, key in zip(request.tags, keys, strict=True) if key in by_key
         }
@@ -294,7 +319,11 @@ def _names_a_tag(text: str, wanted: set[str]) -> bool:
                for key in wanted)  # fmt: skip
 
 
-def _parse_json(content: str, wanted: set[str], *, truncated: bool) -> dict[str, str]:
+def _parse_json(
+    content: str, wanted: set[str], *, truncated: bool, values: bool = False
+) -> dict[str, str]:
+    """The answers by key. ``values``: an answer is any JSON value (not only a string),
+    given as its JSON text (an empty string, object or list is no answer)."""
     start = content.find("{")
     while True:
         if start < 0:
@@ -313,6 +342,12 @@ def _parse_json(content: str, wanted: set[str], *, truncated: bool) -> dict[str,
     if _names_a_tag(content[end:], wanted):
         return {}  # a second candidate object: which one answers is unknown
     counts = Counter(keys)
+    if values:
+        return {
+            key: json.dumps(value, ensure_ascii=False)
+            for key, value in pairs
+            if key in wanted and counts[key] == 1 and value not in ("", None, {}, [])
+        }
     return {
         key: value.strip()
         for key, value in pairs

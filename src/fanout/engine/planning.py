@@ -30,6 +30,7 @@ from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_text_tokens
 from .call import CallOptions
 from .intake import Job
+from .structured import SCHEMA_FORMAT
 
 __all__ = [
     "ANCHOR_TOKENS",
@@ -41,6 +42,7 @@ __all__ = [
     "expected_answer_tokens",
     "make_plan",
     "merge_answer_extra",
+    "merge_blocked",
     "merge_prompt_extra",
     "plan_jobs",
     "question_tokens",
@@ -48,10 +50,10 @@ __all__ = [
 
 log = logging.getLogger("fanout")
 
-# create() parameters that change what one reply holds: with them, never merge.
+# create() parameters that change what one reply holds: with them, never merge (a
+# structured response_format merges under a composed schema: see merge_blocked).
 _UNMERGEABLE_PARAMS = frozenset(
     {
-        "response_format",
         "tools",
         "functions",
         "tool_choice",
@@ -358,6 +360,18 @@ def question_tokens(job: Job) -> int:
     return 3 + estimate_text_tokens(job.question.text)
 
 
+def merge_blocked(opts: CallOptions, merge_format: str) -> bool:
+    """Whether the call's ``create()`` arguments forbid merging: one that changes what
+    a reply holds (``tools``, ``n``, ``stop``, ...), or a ``response_format`` that is no
+    structured one (``json_object``), or a structured one where merged requests would
+    be tagged text (it merges as JSON only)."""
+    if _UNMERGEABLE_PARAMS & opts.create_kwargs.keys():
+        return True
+    if opts.create_kwargs.get("response_format") is None:
+        return False
+    return opts.structured is None or merge_format != "json"
+
+
 def plan_jobs(
     jobs: list[Job],
     opts: CallOptions,
@@ -374,7 +388,9 @@ def plan_jobs(
     ``merge_format``: the format a merged request would use here (its merge checks
     decide whether auto may merge, see ``Policy.merge_agreement``)."""
     policy = opts.policy
-    call_mergeable = not (_UNMERGEABLE_PARAMS & opts.create_kwargs.keys())
+    call_mergeable = not merge_blocked(opts, merge_format)
+    if opts.structured is not None:
+        merge_format = SCHEMA_FORMAT  # its merge checks are its own
     merge_note, check = "", False
     if policy.mode == "auto" and policy.merge_agreement is not None:
         known = endpoint.merge_agreement(merge_format)

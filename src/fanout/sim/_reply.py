@@ -7,7 +7,9 @@ model would act (docs/simulator.md, "Content"):
 - a ``json_schema`` format is answered with JSON that fits the schema
   (:func:`fanout.sim._schema.instance`); when the question holds several marked
   questions and the schema has one string property per question (fanout's merged
-  format) or one array property, each question's answer fills its place;
+  format) or one array property, each question's answer fills its place; when it has
+  one property per question, all of one schema (fanout's merged structured format),
+  each is filled with the value the question gets alone;
 - ``json_object`` is answered with an instance of the JSON schema the prompt shows
   (instructor's JSON mode puts one there), else ``{"answer": ...}``;
 - with ``tools`` (or the older ``functions``), the model calls one: the tool
@@ -180,6 +182,14 @@ def compose(
             parts = len(found)
             answers = [answer_for(p.text, wanted_tokens(p.text, answer_tokens)) for p in found]
             text = render_merged(found, answers, schema)
+        elif len(found) > 1 and _one_schema_per_question(schema, len(found)):
+            # fanout's merged structured format: each property the question's own value,
+            # the same as it gets asked alone, under the key it was given.
+            parts = len(found)
+            text = json.dumps({
+                key: instance(sub, p.text, wanted_tokens(p.text, answer_tokens), root=schema)
+                for (key, sub), p in zip(schema["properties"].items(), found, strict=True)
+            }, ensure_ascii=False)  # fmt: skip
         else:
             text = json.dumps(instance(schema, question, tokens), ensure_ascii=False)
     elif kind is not None:  # json_object, or json_schema without a schema
@@ -217,6 +227,17 @@ def _one_place_per_question(schema: dict[str, Any]) -> bool:
         return False
     kinds = [(p or {}).get("type") if isinstance(p, dict) else None for p in props.values()]
     return all(k == "string" for k in kinds) or kinds == ["array"]
+
+
+def _one_schema_per_question(schema: dict[str, Any], questions: int) -> bool:
+    """An object schema with one property per question, all with the same schema (not a
+    plain string): where a model writes each question's structured answer (fanout's
+    merged structured format, whose properties all refer to the caller's schema)."""
+    props = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(props, dict) or len(props) != questions:
+        return False
+    subs = list(props.values())
+    return all(sub == subs[0] for sub in subs) and subs[0] != {"type": "string"}
 
 
 def _pick_tool(

@@ -196,14 +196,18 @@ class _Filler:
         return low + unit * (seed % (int((high - low) / unit) + 1))
 
 
-def instance(schema: dict[str, Any], question: str, tokens: int) -> Any:
+def instance(
+    schema: dict[str, Any], question: str, tokens: int, *, root: dict[str, Any] | None = None
+) -> Any:
     """A value that fits ``schema``, drawn from ``question``; its free-text strings hold
     about ``tokens`` tokens between them (at least two each: ``ref`` and the digest; at
-    most 50 each)."""
-    counter = _Filler(schema, question, 2)
+    most 50 each). ``root``: the document ``schema`` is part of, where its references
+    are resolved (``schema`` itself by default)."""
+    root = schema if root is None else root
+    counter = _Filler(root, question, 2)
     counter.value(schema, "")
     share = min(_MAX_STRING_TOKENS, max(2, tokens // max(1, counter.strings)))
-    return _Filler(schema, question, share).value(schema, "")
+    return _Filler(root, question, share).value(schema, "")
 
 
 def find_schema(texts: list[str]) -> dict[str, Any] | None:
