@@ -1,4 +1,4 @@
-"""The ``fanout`` command line: ask, run, plan, bench, sim, demo."""
+"""The ``fanout`` command line: ask, run, combine, plan, bench, sim, demo."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from ..endpoint.profile import EndpointProfile, profile_endpoint
 from ..engine.facade import Fanout
 from ..jobs._run import JobSummary, run_into
 from .plots import plot_timeline, pyplot
+from .shards import add_combine_parser, add_shard_arg, combine
 
 __all__ = ["main"]
 
@@ -129,11 +130,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                      help="on standard error: a bar on a terminal, else a log line every few "
                      "seconds (default: on)")  # fmt: skip
+    add_shard_arg(run)
     _endpoint_args(run)
     for command in (ask, run):
         command.add_argument("--api", choices=("chat", "responses"), default="chat",
                              help="send through chat completions (default) or the Responses API")  # fmt: skip
 
+    add_combine_parser(sub)
     plan = sub.add_parser("plan", help="dry run: the plan for a prompt or a JSONL file, and why",
                           description="Nothing is sent: prints the detection (for a prompt), every "
                           "candidate plan with its estimated time and tokens, and the choice.")  # fmt: skip
@@ -331,7 +334,8 @@ async def _run(args: argparse.Namespace) -> int:
         start, summary = time.monotonic(), JobSummary()
         try:
             await run_into(summary, fo, args.input, args.output, resume=not args.overwrite,
-                           retry_failed=args.retry_failed, progress=args.progress)  # fmt: skip
+                           retry_failed=args.retry_failed, progress=args.progress,
+                           shard=args.shard)  # fmt: skip
         except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task
             print(f"fanout run: interrupted: {summary.answered + summary.failed} record(s) "
                   f"written to {args.output}; run the same command again to resume",
@@ -366,6 +370,8 @@ def _run_summary(summary: JobSummary, wall_s: float) -> str:
         line += f"; {s.skipped_failed} failed before and were not retried (--no-retry-failed)"
     if s.repaired_tail:
         line += "; cut a torn last line before resuming"
+    if s.other_shards:
+        line += f"; {s.other_shards} line(s) left to the other shards"
     return line
 
 
@@ -550,6 +556,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "plan":
             return _plan(args)
+        if args.command == "combine":
+            return combine(args)
         commands = {"ask": _ask, "run": _run, "bench": _bench, "profile": _profile}
         return asyncio.run(commands[args.command](args))
     except KeyboardInterrupt:
