@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from fanout import JobError
 from fanout.jobs import Shard, combine_jsonl, run_jsonl
 
 from ._redis_server import redis_server
@@ -248,6 +249,10 @@ def test_combine_keeps_each_id_once_in_the_input_order_and_names_what_is_missing
     assert [r["id"] for r in _records(dst)] == [2, "a", "b", "zz", 1]
     assert (summary.written, summary.answered, summary.failed) == (5, 4, 1)
     assert summary.skipped_lines == 2
+    for clobbered in (src, two):  # never written over the input, nor an output
+        with pytest.raises(JobError, match="another file"):
+            combine_jsonl([one, two], clobbered, input_path=src)
+    assert json.loads(src.read_text().splitlines()[0]) == {"id": "a", "question": "?"}
 
 
 def test_combine_refuses_an_output_still_being_written(tmp_path: Path) -> None:

@@ -182,13 +182,16 @@ def combine_jsonl(
     last. With ``input_path``, the records follow the input's order, ids not in the
     input are left out, and input ids with no record are listed in ``missing``;
     without it, they follow the outputs' order. ``combined`` is written whole or not
-    at all (a temporary file renamed over it); ``"-"`` is not a path here. Raises
-    :class:`JobError` if an output cannot be read, is being written by a run, or is
-    ``combined`` itself."""
+    at all (a temporary file renamed over it). Raises :class:`JobError` if an output
+    cannot be read, is being written by a run, or ``combined`` is an output or the
+    input."""
     paths = [Path(p) for p in outputs]
     if not paths:
         raise JobError("nothing to combine: give the outputs of the shards")
     dst = Path(combined)
+    given = Path(input_path) if input_path is not None else None
+    if given is not None and dst.exists() and given.exists() and os.path.samefile(dst, given):
+        raise JobError(f"{dst} is the input {given}: write the combined output to another file")
     summary = CombineSummary()
     files: list[IO[bytes]] = []
     try:
