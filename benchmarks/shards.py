@@ -72,7 +72,8 @@ def write_questions(path: Path, n: int) -> None:
 def run_shards(
     src: Path, workdir: Path, n: int, base_url: str, redis_url: str, rpm: int
 ) -> dict[str, Any]:
-    """N ``fanout run --shard K/N`` processes at once; their figures."""
+    """N ``fanout run --shard K/N`` processes at once, into fresh outputs; their figures."""
+    workdir = Path(tempfile.mkdtemp(dir=workdir))
     outs = [workdir / f"out.{k}-of-{n}.jsonl" for k in range(1, n + 1)]
     cmds = [[sys.executable, "-m", "fanout", "run", str(src), str(out), "--shard", f"{k}/{n}",
              "--base-url", base_url, "--model", "sim-1", "--api-key", "sim", "--policy", "split",
