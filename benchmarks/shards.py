@@ -101,14 +101,18 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=3000)
     parser.add_argument("--limit-questions", type=int, default=1600)
     parser.add_argument("--limit-rpm", type=int, help="default: 60 %% of what 4 pushed")
+    parser.add_argument("--only-limit", action="store_true",
+                        help="the limit phase alone (give --limit-rpm)")  # fmt: skip
     args = parser.parse_args()
+    if args.only_limit and not args.limit_rpm:
+        parser.error("--only-limit needs --limit-rpm")
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp, redis_process() as redis:
         work = Path(tmp)
         src = work / "in.jsonl"
         write_questions(src, args.questions)
         sim_args = ("--rpm", str(THROUGHPUT_RPM), "--limit-period", "60", *TINY)
-        for db, n in enumerate((1, 2, 4)):
+        for db, n in enumerate(() if args.only_limit else (1, 2, 4)):
             with sim_process(*sim_args) as url:
                 row = run_shards(src, work, n, url, f"{redis}/{db}", THROUGHPUT_RPM)
                 row["429s"] = sim_stats(url)["rate_limited"]
@@ -122,13 +126,18 @@ def main() -> None:
         sim_args = ("--rpm", str(rpm), "--limit-period", str(LIMIT_PERIOD_S), "--sliding", *TINY)
         with sim_process(*sim_args) as url:
             limit = run_shards(src_limit, work, 4, url, f"{redis}/9", rpm)
-            limit["429s"] = sim_stats(url)["rate_limited"]
+            stats = sim_stats(url)
+        limit["429s"] = stats["rate_limited"]
+        first = min(r["arrival"] for r in stats["requests"])
+        limit["429_at_s"] = [round(r["arrival"] - first, 2) for r in stats["requests"]
+                             if r["status"] == 429]  # fmt: skip
         limit["limit_per_s"] = rpm / 60
         print(f"4 processes at a shared {rpm / 60:.0f}/s limit (a sliding window of "
               f"{LIMIT_PERIOD_S:g} s): {limit['429s']} x 429, "
               f"{limit['requests_per_s_in_job']:.1f} requests/s in the job, every id once: "
-              f"{limit['every_id_once']}")  # fmt: skip
-    path = save("shards", {"throughput": rows, "at_the_limit": limit})
+              f"{limit['every_id_once']}; 429s at {limit['429_at_s']} s")  # fmt: skip
+    name = "shards_limit" if args.only_limit else "shards"
+    path = save(name, {"throughput": rows, "at_the_limit": limit})
     print(f"written to {path}")
 
 
