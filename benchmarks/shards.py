@@ -101,6 +101,12 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=3000)
     parser.add_argument("--limit-questions", type=int, default=1600)
     parser.add_argument("--limit-rpm", type=int, help="default: 60 %% of what 4 pushed")
+    parser.add_argument(
+        "--share",
+        type=float,
+        default=1.0,
+        help="the shards' --rpm as a share of the endpoint's limit (default 1)",
+    )
     parser.add_argument("--only-limit", action="store_true",
                         help="the limit phase alone (give --limit-rpm)")  # fmt: skip
     args = parser.parse_args()
@@ -125,18 +131,19 @@ def main() -> None:
         rpm = args.limit_rpm or int(0.6 * rows[-1]["requests_per_s_in_job"] * 60)
         sim_args = ("--rpm", str(rpm), "--limit-period", str(LIMIT_PERIOD_S), "--sliding", *TINY)
         with sim_process(*sim_args) as url:
-            limit = run_shards(src_limit, work, 4, url, f"{redis}/9", rpm)
+            limit = run_shards(src_limit, work, 4, url, f"{redis}/9", int(args.share * rpm))
             stats = sim_stats(url)
         limit["429s"] = stats["rate_limited"]
         first = min(r["arrival"] for r in stats["requests"])
         limit["429_at_s"] = [round(r["arrival"] - first, 2) for r in stats["requests"]
                              if r["status"] == 429]  # fmt: skip
         limit["limit_per_s"] = rpm / 60
-        print(f"4 processes at a shared {rpm / 60:.0f}/s limit (a sliding window of "
+        limit["shards_rpm_share"] = args.share
+        print(f"4 processes paced at {args.share:g} x a {rpm / 60:.0f}/s limit (a sliding window of "
               f"{LIMIT_PERIOD_S:g} s): {limit['429s']} x 429, "
               f"{limit['requests_per_s_in_job']:.1f} requests/s in the job, every id once: "
               f"{limit['every_id_once']}; 429s at {limit['429_at_s']} s")  # fmt: skip
-    name = "shards_limit" if args.only_limit else "shards"
+    name = f"shards_limit_{args.share:g}" if args.only_limit else "shards"
     path = save(name, {"throughput": rows, "at_the_limit": limit})
     print(f"written to {path}")
 
