@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol, TextIO
 
 from ..core.config import Limits
+from ..core.money import Pricing
 from ..engine.facade import Fanout
 
 __all__ = ["DemoListener", "DemoRow", "LiveTable", "format_demo", "run_demo"]
@@ -72,12 +73,19 @@ async def _scenario(
                 # key, so this one's request budget is untouched) teaches it the
                 # endpoint's speed and whether it runs requests in parallel.
                 warm_client = AsyncOpenAI(base_url=server.base_url, api_key="sim-demo-warm-up")
-                warm = Fanout(warm_client, model="sim-1", memory=False)
+                warm = Fanout(warm_client, model="sim-1", memory=False, pricing=Pricing.free())
                 await warm.ask_many([f"Warm-up {i} {{{{tokens={t}}}}}" for i, t in enumerate((40, 5, 60, 20, 80))],
                                     policy="split")  # fmt: skip
                 await warm_client.close()
                 endpoint = warm.endpoint
-            fo = Fanout(client, model="sim-1", limits=limits, endpoint=endpoint, memory=False)
+            fo = Fanout(
+                client,
+                model="sim-1",
+                limits=limits,
+                endpoint=endpoint,
+                memory=False,
+                pricing=Pricing.free(),
+            )  # the simulator costs nothing
             done = 0
 
             def on_answer(_answer: object, mode: str = mode) -> None:

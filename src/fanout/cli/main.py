@@ -1,4 +1,4 @@
-"""The ``fanout`` command line: ask, run, plan, bench, sim, demo."""
+"""The ``fanout`` command line: ask, run, combine, plan, bench, sim, demo."""
 
 from __future__ import annotations
 
@@ -27,8 +27,10 @@ from ..jobs._batch import run_job
 from ..jobs._run import JobSummary
 from .batch import add_batch_args, batch_kwargs, policy_kwargs, tier_lines
 from .caching import add_cache_args, cache_from_args
-from .money import add_money_args, budget_stop, cost_line, dry_run, estimates_table, pricing_of
+from .money import add_money_args, budget_stop, dry_run, estimates_table, pricing_of
 from .plots import plot_timeline, pyplot
+from .shards import add_combine_parser, add_shard_arg, combine
+from .summary import run_summary
 
 __all__ = ["main"]
 
@@ -137,12 +139,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                      help="on standard error: a bar on a terminal, else a log line every few "
                      "seconds (default: on)")  # fmt: skip
+    add_shard_arg(run)
     _endpoint_args(run)
     add_cache_args(run)
     for command in (ask, run):
         command.add_argument("--api", choices=("chat", "responses"), default="chat",
                              help="send through chat completions (default) or the Responses API")  # fmt: skip
 
+    add_combine_parser(sub)
     plan = sub.add_parser("plan", help="dry run: the plan for a prompt or a JSONL file, and why",
                           description="Nothing is sent: prints the detection (for a prompt), every "
                           "candidate plan with its estimated time and tokens, and the choice.")  # fmt: skip
@@ -352,14 +356,14 @@ async def _run(args: argparse.Namespace) -> int:
         try:
             await run_job(summary, fo, args.input, args.output, resume=not args.overwrite,
                           retry_failed=args.retry_failed, progress=args.progress,
-                          **batch_kwargs(args), **capped)  # fmt: skip
+                          shard=args.shard, **batch_kwargs(args), **capped)  # fmt: skip
         except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task
             print(f"fanout run: interrupted: {summary.answered + summary.failed} record(s) "
                   f"written to {args.output}; run the same command again to resume",
                   file=sys.stderr)  # fmt: skip
             raise
     # Bad lines were logged as they were read (FILE:LINE: skipped: reason).
-    print(_run_summary(summary, time.monotonic() - start))
+    print(run_summary(summary, time.monotonic() - start))
     print(tier_lines(summary))
     if summary.stopped_for_key or summary.stopped_for_quota:
         why = (f"the endpoint refused the API key ({summary.stopped_for_key}): check --api-key "
@@ -374,26 +378,6 @@ async def _run(args: argparse.Namespace) -> int:
     if summary.failed or summary.skipped_failed:
         return 1
     return 3 if summary.bad_lines else 0
-
-
-def _run_summary(summary: JobSummary, wall_s: float) -> str:
-    s = summary
-    line = (f"answered {s.answered}, failed {s.failed}, already done {s.skipped_done}, "
-            f"bad lines {len(s.bad_lines)}, in {wall_s:.1f}s")  # fmt: skip
-    if s.cached:
-        line += f"; {s.cached} of the answers from the response cache"
-    again = []
-    if s.retried_failed:
-        again.append(f"{s.retried_failed} that had failed")
-    if s.reasked_changed:
-        again.append(f"{s.reasked_changed} whose request changed")
-    if again:
-        line += f" (asked again: {' and '.join(again)})"
-    if s.skipped_failed:
-        line += f"; {s.skipped_failed} failed before and were not retried (--no-retry-failed)"
-    if s.repaired_tail:
-        line += "; cut a torn last line before resuming"
-    return line + cost_line(s)
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -579,6 +563,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "plan":
             return _plan(args)
+        if args.command == "combine":
+            return combine(args)
         commands = {"ask": _ask, "run": _run, "bench": _bench, "profile": _profile}
         return asyncio.run(commands[args.command](args))
     except KeyboardInterrupt:

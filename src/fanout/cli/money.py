@@ -78,6 +78,8 @@ def add_money_args(parser: argparse.ArgumentParser, *, run: bool) -> None:
 def pricing_of(args: argparse.Namespace) -> dict[str, Any]:
     """The ``Fanout`` keyword arguments of ``--price``."""
     price = getattr(args, "price", None)
+    if price is None and not getattr(args, "base_url", None):
+        price = Pricing.free()  # the built-in simulator costs nothing
     return {} if price is None else {"pricing": price}
 
 

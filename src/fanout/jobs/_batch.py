@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from ..core.config import DEFAULT_MAX_GROUP_SIZE
@@ -205,6 +204,7 @@ async def run_job(
     ``summary.tier`` and ``summary.tier_reason`` say what was chosen and why."""
     src, dst = Path(input_path), Path(output_path)
     options = options or BatchOptions()
+    shard = overrides.pop("shard", None)
     state_dir = batch_dir(dst)
     if not resume and state_dir.exists():
         _forget(state_dir)
@@ -231,11 +231,16 @@ async def run_job(
             token = flex_until.set(None if left is None else time.monotonic() + left)
         try:
             await run_into(summary, fo, src, dst, resume=resume, retry_failed=retry_failed,
-                           progress=progress, **overrides)  # fmt: skip
+                           progress=progress, shard=shard, **overrides)  # fmt: skip
         finally:
             if tier == "flex":
                 flex_until.reset(token)
         return
+    if shard is not None:
+        raise ConfigError(
+            "a sharded job (shard=, --shard) goes online: the Batch API takes one job per "
+            "output, so run it unsharded with batch (--batch), or shard it online (--no-batch)"
+        )
     summary.tier = "batch"
     group = chosen.chosen.candidate.group_size if chosen is not None else None
     job = _BatchJob(summary, fo, src, dst, state, options, retry_failed, overrides, group)
@@ -465,6 +470,8 @@ class _BatchJob:
         response = entry.get("response") or {}
         if entry.get("error") or response.get("status_code") != 200:
             return {}
+        from openai.types.chat import ChatCompletion  # when a batch is read, not at import
+
         try:
             completion = ChatCompletion.model_validate(response.get("body"))
             choice = completion.choices[0]

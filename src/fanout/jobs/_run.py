@@ -63,6 +63,7 @@ from ..core.params import params_problem
 from ..core.progress import count_lines, expected_total
 from ..core.tiers import tier_factor
 from ._output import BOM, Done, JobOutput, id_key, log
+from ._shard import Shard
 from ._spend import job_cap, record_cost
 
 if TYPE_CHECKING:
@@ -134,6 +135,9 @@ class JobSummary:
     token_units: float = 0.0
     """The tokens of the records written, each priced at its tier relative to the
     standard one (``fanout.core.tiers.tier_factor``): batch and flex tokens count half."""
+    other_shards: int = 0
+    """Input lines left to the other shards (``shard=``): their ids hash to another
+    shard; lines without an id are reported by shard 1 alone."""
 
 
 def fingerprint(question: Question, model: object, system: str | None,
@@ -311,6 +315,19 @@ def _open_input(src: Path) -> IO[bytes]:
         raise JobError(f"cannot read the questions from {src}: {exc.strerror}") from exc
 
 
+def _owns(shard: Shard, qid: str | None) -> bool:
+    """Whether a line with id ``qid`` is the shard's (a line without one: shard 1's)."""
+    return shard.owns(qid) if qid is not None else shard.index == 1
+
+
+def _foreign_records(dst: Path, done: Mapping[str, Done], shard: Shard) -> None:
+    """Warn if the output holds ids of other shards: written with another split."""
+    foreign = sum(1 for key in done if not shard.owns(key))
+    if foreign:
+        log.warning("%s holds %d id(s) that are not shard %s's: was it written with another "
+                    "--shard? (fanout combine keeps one record per id)", dst, foreign, shard)  # fmt: skip
+
+
 async def run_jsonl(
     fo: Fanout,
     input_path: str | os.PathLike[str],
@@ -319,16 +336,20 @@ async def run_jsonl(
     resume: bool = True,
     retry_failed: bool = True,
     progress: bool = False,
+    shard: Shard | None = None,
     **overrides: Any,
 ) -> JobSummary:
     """Answer every question of ``input_path`` into ``output_path`` (see the module
     docstring). ``resume=False`` empties the output first; ``retry_failed=False``
     leaves ids whose last record is a failure alone. ``overrides`` are what
-    ``Fanout.ask_many`` takes. Raises :class:`JobError` if the output is locked by
+    ``Fanout.ask_many`` takes. ``shard=Shard(index=K, count=N)`` answers only the
+    ids of shard K of N (see :mod:`fanout.jobs._shard`): give each shard its own
+    output. Raises :class:`JobError` if the output is locked by
     another run, cannot be written, or is the input."""
     summary = JobSummary()
     await run_into(summary, fo, input_path, output_path, resume=resume,
-                   retry_failed=retry_failed, progress=progress, **overrides)  # fmt: skip
+                   retry_failed=retry_failed, progress=progress, shard=shard,
+                   **overrides)  # fmt: skip
     return summary
 
 
@@ -341,6 +362,7 @@ async def run_into(
     resume: bool = True,
     retry_failed: bool = True,
     progress: bool = False,
+    shard: Shard | None = None,
     **overrides: Any,
 ) -> None:
     """:func:`run_jsonl`, counting into ``summary`` as it goes: the command line
@@ -357,6 +379,8 @@ async def run_into(
             overrides["max_cost"], summary.spent_before = job_cap(
                 overrides["max_cost"], dst, fo, model
             )
+        if shard is not None:
+            _foreign_records(dst, done, shard)
         seen: set[str] = set()
         pending: dict[str, tuple[int, str]] = {}  # id -> (input line, fingerprint)
         stopped: list[JobError] = []
@@ -397,6 +421,10 @@ async def run_into(
                         continue
                     summary.total_lines += 1
                     q, qid, bad = _parse(raw, lineno)
+                    if shard is not None and not _owns(shard, qid):
+                        summary.total_lines -= 1
+                        summary.other_shards += 1
+                        continue
                     if qid is not None and bad is None and qid in seen:
                         bad = BadLine(lineno, f"duplicate id {qid}")
                     if bad is not None:
@@ -424,7 +452,11 @@ async def run_into(
         def left() -> int | None:
             if counted is None:
                 return None
-            return counted - summary.skipped_done - summary.skipped_failed - len(summary.bad_lines)
+            mine = counted
+            if shard is not None:  # those read, and a fair share of the rest
+                unread = counted - summary.total_lines - summary.other_shards
+                mine = summary.total_lines + round(unread / shard.count)
+            return mine - summary.skipped_done - summary.skipped_failed - len(summary.bad_lines)
 
         total = expected_total.set(left)
         answers = fo.as_completed(questions(), progress=progress, **overrides)
