@@ -203,7 +203,10 @@ class Fanout:
         start = time.monotonic()
         stats = CallStats()
         with telemetry.call_span("ask_many", opts.model, opts.policy.mode) as call:
-            async with self._memory.around(self._transport, opts.model):
+            async with (
+                self._transport.open_call(),
+                self._memory.around(self._transport, opts.model),
+            ):
                 await drive(self._transport, questions, opts, stats, call.observe(collect),
                             keep_finished=True)  # fmt: skip
             return assemble(results, known, stats, time.monotonic() - start, opts)
@@ -232,7 +235,10 @@ class Fanout:
         async def produce() -> None:
             async with send:
                 with telemetry.call_span("as_completed", opts.model, opts.policy.mode) as call:
-                    async with self._memory.around(self._transport, opts.model):
+                    async with (
+                        self._transport.open_call(),
+                        self._memory.around(self._transport, opts.model),
+                    ):
                         await drive(self._transport, questions, opts, stats,
                                     call.observe(send.send), keep_finished=False)  # fmt: skip
 

@@ -11,6 +11,7 @@ it has seen) lives here, shared by every call on the ``Fanout``.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import time
@@ -100,6 +101,7 @@ class Transport:
         self.limiter: RateLimiter = limiter or make_limiter(limits)
         self._limiter_checked = False
         self._own_limiter = limiter is None  # a limiter the user passed is theirs to check
+        self._calls = 0  # calls running (see open_call)
         self._slots = anyio.CapacityLimiter(limits.max_concurrency)
         self.endpoint = endpoint or EndpointModel()
         self.json_ok = True
@@ -118,6 +120,20 @@ class Transport:
         """The ``insufficient_quota`` an earlier request got: nothing more is sent."""
         self.header_listeners: set[Callable[[], None]] = set()
         """Called when a response's headers arrive (before its body, if streamed)."""
+
+    @contextlib.asynccontextmanager
+    async def open_call(self) -> AsyncIterator[None]:
+        """Around each call: when the last call running on this transport ends, a
+        limiter it made itself closes its connections (a shared backend's; the next
+        call opens them again). A limiter the user passed in is theirs to close."""
+        self._calls += 1
+        try:
+            yield
+        finally:
+            self._calls -= 1
+            disconnect = getattr(self.limiter, "disconnect", None)
+            if self._calls == 0 and self._own_limiter and disconnect is not None:
+                await disconnect()
 
     async def check_limiter(self) -> None:
         """Before the first request: a shared backend must be reachable (or, if the
