@@ -123,17 +123,14 @@ class Transport:
 
     @contextlib.asynccontextmanager
     async def open_call(self) -> AsyncIterator[None]:
-        """Around each call: when the last call running on this transport ends, a
-        limiter it made itself closes its connections (a shared backend's; the next
-        call opens them again). A limiter the user passed in is theirs to close."""
+        """Around each call: as the last one ends, a limiter of its own closes its connections."""
         self._calls += 1
         try:
             yield
         finally:
             self._calls -= 1
-            disconnect = getattr(self.limiter, "disconnect", None)
-            if self._calls == 0 and self._own_limiter and disconnect is not None:
-                await disconnect()
+            if self._calls == 0 and self._own_limiter and hasattr(self.limiter, "disconnect"):
+                await self.limiter.disconnect()
 
     async def check_limiter(self) -> None:
         """Before the first request: a shared backend must be reachable (or, if the
