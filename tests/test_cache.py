@@ -406,18 +406,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from redis_server(tmp_path_factory.mktemp("redis-cache"))
 
 
-# Known and open (see tests/test_redis.py): a call with redis *limits* can leave the
-# limiter's redis connections unclosed; collected here, in these tests, as there. The
-# cache's own connections are closed (the test with local limits runs clean without it).
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 class TestRedis:
-    @pytest.fixture(autouse=True)
-    def _collect_leaked_connections(self) -> Iterator[None]:
-        yield
-        import gc
-
-        gc.collect()
-
     async def test_with_redis_limits_the_cache_lives_in_that_redis(
         self, sim: SimFactory, redis_url: str, cache_dir: Path
     ) -> None:

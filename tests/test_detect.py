@@ -186,6 +186,44 @@ class TestNeverSplit:
         assert not d.independent
         assert len(d.groups) == 1
 
+    @pytest.mark.parametrize(
+        ("outer", "inner"), [("````", "```"), ("`````md", "````"), ("~~~~", "~~~"), ("```", "~~~")]
+    )
+    def test_a_fence_closes_only_on_a_fence_as_long_of_the_same_character(
+        self, outer: str, inner: str
+    ) -> None:
+        """CommonMark: a ```` fence showing a ``` fence (or ~~~ inside ~~~~, or ~~~
+        inside ```) runs to its own closing fence; the numbered line inside is code."""
+        fence = outer.rstrip("md")
+        text = (
+            f"1. Explain this markdown:\n{outer}\n{inner}\n2. inside?\n{inner}\n{fence}\n"
+            "2. What is a monad?\n3. Who wrote Hamlet?"
+        )
+        d = detect(text)
+        assert [q.marker for q in d.questions] == ["1.", "2.", "3."]
+        assert d.questions[0].text.endswith(f"2. inside?\n{inner}\n{fence}")
+        assert d.questions[1].text == "What is a monad?"
+
+    def test_a_fence_in_the_middle_of_a_line_is_a_code_span(self) -> None:
+        """```x = 1``` inside a sentence masks itself only, not the rest of the prompt."""
+        d = detect("1. Why does ```x = 1``` fail?\n2. What is a monad?\n3. Who wrote Hamlet?")
+        assert [q.text for q in d.questions] == [
+            "Why does ```x = 1``` fail?", "What is a monad?", "Who wrote Hamlet?",
+        ]  # fmt: skip
+
+
+class TestLongLists:
+    @pytest.mark.parametrize("n", [100, 150, 1000])
+    @pytest.mark.parametrize("form", ["{i}. What is item {i} about?", "{i}) Who made part {i}?",
+                                      "({i}) Where is box {i}?", "Q{i}: Why is {i} odd?"])  # fmt: skip
+    def test_every_numbered_question_is_a_part(self, n: int, form: str) -> None:
+        """Numbers of three and four digits are markers too: 100 (150, 1000) numbered
+        questions are as many parts, none left over as a postamble."""
+        d = detect("\n".join(form.format(i=i) for i in range(1, n + 1)))
+        assert len(d.questions) == n and d.postamble == ""
+        assert d.questions[-1].marker == form.format(i=n).split(" ")[0]
+        assert d.independent
+
 
 class TestDependencies:
     def test_a_pronoun_groups_with_the_part_before(self) -> None:

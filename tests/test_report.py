@@ -54,6 +54,28 @@ async def test_a_wrapped_call_planned_twice_reports_the_whole_plan(sim: SimFacto
     assert "split (3 requests)" in text
 
 
+async def test_plan_reasons_give_every_decision_of_a_call_that_re_planned(
+    sim: SimFactory,
+) -> None:
+    """report.plan.reason is the last plan's alone (here: for the last question);
+    report.plan_reasons has the first decision and every revision, in order."""
+    three = "1. What is A?\n2. What is B?\n3. What is C?"
+    async with sim(time_scale=20, answer_tokens=20) as (_, client):
+        wrapped = fanout.wrap(client, limits=fanout.Limits(rpm=500))
+        reply = await wrapped.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": three}]
+        )
+    report = fanout.report_of(reply)
+    assert report is not None and report.plan is not None
+    assert len(report.revisions) > 1
+    reasons = report.plan_reasons
+    assert len(reasons) == len(report.revisions)
+    for line, revision in zip(reasons, report.revisions, strict=True):
+        assert line == f"{revision.at_s:.2f} s, {revision.trigger}: {revision.plan.reason}"
+    assert reasons[0].startswith("0.00 s, ")
+    assert report.revisions[0].plan.reason != report.plan.reason  # the first decision is kept
+
+
 async def test_rich_prints_the_report_as_a_table(sim: SimFactory) -> None:
     """rich.print(report) renders a titled table of the same lines."""
     async with sim(time_scale=50, answer_tokens=5) as (_, client):

@@ -71,7 +71,8 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
         "--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1"
     )
     g.add_argument("--model", help="model name (default sim-1 on the simulator)")
-    g.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    g.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY; a 'fanout sim' "
+                   "takes any, e.g. --api-key sim)")  # fmt: skip
     g.add_argument("--sim-time-scale", type=float, default=10.0,
                    help="time scale of the built-in simulator (default 10)")  # fmt: skip
     g.add_argument("--endpoint-profile", metavar="JSON",
@@ -196,8 +197,10 @@ def _parser() -> argparse.ArgumentParser:
     sim = sub.add_parser(
         "sim",
         help="run the simulated OpenAI-compatible server on 127.0.0.1",
-        description="Serve /v1/chat/completions, /v1/models and /sim/stats on 127.0.0.1 "
-        "until interrupted. Defaults imitate a hosted mid-size model.",
+        description="Serve /v1/chat/completions, /v1/responses (the Responses API), "
+        "/v1/models and /sim/stats on 127.0.0.1 until interrupted, streamed and not; any "
+        "API key is accepted unless --api-key names one. Defaults imitate a hosted mid-size "
+        "model.",
     )
     sim.add_argument(
         "--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000; 0 picks one)"
@@ -268,7 +271,10 @@ async def _endpoint(
     if args.base_url:
         api_key = args.api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key:
-            _usage_error("fanout: no API key: pass --api-key or set OPENAI_API_KEY")
+            _usage_error(
+                "fanout: no API key: pass --api-key or set OPENAI_API_KEY (a 'fanout sim' "
+                "started without --api-key takes any key: --api-key sim)"
+            )
         if not args.model:
             _usage_error("fanout: --model is required with --base-url")
         client = AsyncOpenAI(base_url=args.base_url, api_key=api_key)

@@ -234,6 +234,15 @@ class Report(BaseModel):
         return self.plan.chosen.est_wall_s if self.plan is not None else None
 
     @property
+    def plan_reasons(self) -> list[str]:
+        """Why the call planned as it did, every decision in order ("0.00 s, start of
+        the call: <reason>", then each revision's): ``plan.reason`` is one plan's alone,
+        the last of a call that re-planned."""
+        if not self.revisions:
+            return [self.plan.reason] if self.plan is not None else []
+        return [f"{r.at_s:.2f} s, {r.trigger}: {r.plan.reason}" for r in self.revisions]
+
+    @property
     def estimate_error(self) -> float | None:
         """|estimated - actual| / actual wall time of the call's final plan."""
         estimated = self.estimated_wall_s

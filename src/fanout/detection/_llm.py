@@ -76,7 +76,7 @@ def _validate(text: str, data: object) -> Detection | None:
     )  # fmt: skip
 
 
-_MARKER = re.compile(r"^\s*(\(?\d{1,2}[.)、:]?\)?|[-*•]|Q\d{1,2}[:.])\s+")
+_MARKER = re.compile(r"^\s*(\(?\d{1,4}[.)、:]?\)?|[-*•]|Q\d{1,4}[:.])\s+")
 
 
 def _split_marker(part: str) -> tuple[str, str]:

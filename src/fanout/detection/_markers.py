@@ -18,8 +18,6 @@ __all__ = ["Item", "find_items", "mask", "runs"]
 
 # --- masking what must never be split -----------------------------------------------
 _PROTECTED: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
-    (("```",), re.compile(r"```.*?(?:```|\Z)", re.DOTALL)),
-    (("~~~",), re.compile(r"~~~.*?(?:~~~|\Z)", re.DOTALL)),
     (("`",), re.compile(r"`[^`\n]+`")),
     ((">",), re.compile(r"^[ \t]*>.*$", re.MULTILINE)),
     (
@@ -33,7 +31,7 @@ _PROTECTED: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
     (
         ("    ", "\t"),
         re.compile(
-            r"^(?:    |\t)(?![ \t]*(?:\d{1,2}[.)]|\(\d{1,2}\)|[-*•]|[a-z]\))[ \t]+[^\W\d_][^=;{}<>\n]*$)"
+            r"^(?:    |\t)(?![ \t]*(?:\d{1,4}[.)]|\(\d{1,4}\)|[-*•]|[a-z]\))[ \t]+[^\W\d_][^=;{}<>\n]*$)"
             r"[ \t]*(?:[^\n]*[=(){}\[\];<>][^\n]*|[\w.-]+:[ \t][^\n]*|"
             r"(?:def|class|return|import|from|if|for|while|else|elif|try|except|function|"
             r"const|let|var|SELECT|WHERE|FROM|INSERT|UPDATE)\b[^\n]*)$",
@@ -57,6 +55,43 @@ _PROTECTED: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
 ]
 
 
+# A run of three or more backticks or tildes: a fence at the start of a line (indented
+# by at most three spaces), a code span in the middle of one.
+_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
+
+
+def _fences(text: str) -> list[tuple[int, int]]:
+    """The spans of fenced code. As in CommonMark, a fence at the start of a line closes
+    only on a line holding nothing but a fence of the same character at least as long
+    (a ```` fence may show a ``` one); one left open runs to the end of the text. A run
+    in the middle of a line closes on the next run of the same character and length."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (m := _FENCE_RUN.search(text, pos)) is not None:
+        run = m.group()
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        line_end = text.find("\n", m.end())
+        indent = text[line_start : m.start()]
+        info = text[m.end() : line_end if line_end >= 0 else len(text)]
+        # (a backtick fence's info string holds no backtick: "```x``` ..." is a code span)
+        if (
+            len(indent.expandtabs(4)) <= 3
+            and not indent.strip()
+            and not (run[0] == "`" and "`" in info)
+        ):
+            close = re.compile(
+                rf"^[ ]{{0,3}}{re.escape(run[0])}{{{len(run)},}}[ \t]*$", re.MULTILINE
+            )
+            found = close.search(text, line_end) if line_end >= 0 else None
+        else:
+            close = re.compile(rf"(?<!{re.escape(run[0])}){re.escape(run)}(?!{re.escape(run[0])})")
+            found = close.search(text, m.end())
+        end = found.end() if found is not None else len(text)
+        spans.append((m.start(), end))
+        pos = end
+    return spans
+
+
 _ANY_PROTECTED = re.compile(
     r"[`~>\"“「『«#\t]|    |//|--|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|WITH"
 )
@@ -67,6 +102,11 @@ def mask(text: str) -> str:
     if _ANY_PROTECTED.search(text) is None:
         return text
     chars = list(text)
+    spans = _fences(text) if "```" in text or "~~~" in text else []
+    for a, b in spans:
+        for i in range(a, b):
+            if chars[i] != "\n":
+                chars[i] = "\x00"
     for needles, pattern in _PROTECTED:
         if not any(n in text for n in needles):
             continue
@@ -83,7 +123,7 @@ _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii":
 _CN_NUM = {c: i for i, c in enumerate("一二三四五六七八九十", 1)}
 _CIRCLED = {c: i for i, c in enumerate("①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳", 1)}
 _HANGUL = {c: i for i, c in enumerate("가나다라마바사아자차카타파하", 1)}
-_NUM = r"(\d{1,2}|[一二三四五六七八九十])"
+_NUM = r"(\d{1,4}|[一二三四五六七八九十])"
 _EMOJI = r"(?:[\u2600-\u27bf\u2b00-\u2bff]|[\U0001f000-\U0001faff])\ufe0f?"
 
 # (kind, pattern, also in mid-line)
@@ -102,12 +142,12 @@ _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
     ("q-prefix", re.compile(rf"(?:{_QWORD})\s*{_NUM}\s*(?:[:.：．)）、]|\s[-–—](?=\s))\s*"), True),
     ("q-prefix", re.compile(rf"第{_NUM}(?:个问题|個問題|题|題|问|問)\s*[:：、.．]?\s*"), True),
     ("ordinal", re.compile(r"第([一二三四五六七八九十])(?:に)?[，,、：:]\s*"), True),
-    ("paren", re.compile(r"[(（](\d{1,2}|[一二三四五六七八九十])[)）]\s*"), True),
-    ("cjk", re.compile(r"(\d{1,2})、\s*"), True),
+    ("paren", re.compile(r"[(（](\d{1,4}|[一二三四五六七八九十])[)）]\s*"), True),
+    ("cjk", re.compile(r"(\d{1,4})、\s*"), True),
     ("cjk", re.compile(r"([一二三四五六七八九十])[、.．]\s*"), True),
-    ("numbered", re.compile(r"(\d{1,2})[.．](?!\d)\s*"), True),
-    ("numbered", re.compile(r"(\d{1,2})[)）]\s*"), True),
-    ("numbered", re.compile(r"(\d{1,2}) ?[-–] +"), False),
+    ("numbered", re.compile(r"(\d{1,4})[.．](?!\d)\s*"), True),
+    ("numbered", re.compile(r"(\d{1,4})[)）]\s*"), True),
+    ("numbered", re.compile(r"(\d{1,4}) ?[-–] +"), False),
     ("circled", re.compile(r"([①-⑳])\s*"), True),
     ("roman", re.compile(r"((?:i{1,3}|iv|vi{0,3}|ix|xi{0,2}))[.)]\s+", re.IGNORECASE), False),
     ("letter", re.compile(r"\(([a-zA-Z])\)\s+"), True),
@@ -153,7 +193,7 @@ def _marker_value(kind: str, raw: str) -> tuple[int, str]:
 
 # Where a marker could start in the middle of a line (one check before trying each kind).
 _MAYBE_MIDLINE = re.compile(
-    rf"(?:{_QWORD}|第)\s*[\d一二三四五六七八九十]|\*\*|[(（][\da-zA-Z一二三四五六七八九十]|\d{{1,2}}[、.．)）]|"
+    rf"(?:{_QWORD}|第)\s*[\d一二三四五六七八九十]|\*\*|[(（][\da-zA-Z一二三四五六七八九十]|\d{{1,4}}[、.．)）]|"
     r"[一二三四五六七八九十][、.．]|[①-⑳]|[a-zA-Z가나다라마바사아자차카타파하]\)"
 )
 
@@ -161,7 +201,7 @@ _MAYBE_MIDLINE = re.compile(
 _MAYBE_START = re.compile(
     _MAYBE_MIDLINE.pattern
     + r"|[a-zA-Z]{1,4}[.)]\s|\([a-zA-Z]\)|[-*•・·+–—●○■□▪◦‣►➤✓✔→]\s|・|[가나다라마바사아자차카타파하]\.\s"
-    + rf"|\d{{1,2}} ?[-–] |{_EMOJI}\s"
+    + rf"|\d{{1,4}} ?[-–] |{_EMOJI}\s"
 )
 
 
@@ -170,7 +210,7 @@ _MIDLINE_AT = re.compile(
     rf"(?:(?<=[?!.;:؟।])[ \t]+|(?<=[？！。；：])[ \t]*)(?={_MAYBE_MIDLINE.pattern})"
 )
 # A position inside a sentence before "1)" or "(1)": "tell me 1) ... 2) ...", "(1) ..., and (2) ...".
-_LOOSE_AT = re.compile(r"(?<=[^\W_]|,)[ \t]+(?=\(?\d{1,2}\)[ \t])")
+_LOOSE_AT = re.compile(r"(?<=[^\W_]|,)[ \t]+(?=\(?\d{1,4}\)[ \t])")
 
 
 # The characters each kind of marker can begin with (to try only those that can match).

@@ -163,10 +163,7 @@ class Fanout:
         opts = self._options(model=model or self.model or "dry-run", system=system, policy=policy,
                              create_kwargs=create_kwargs)  # fmt: skip
         self._memory.recall_now(self._transport, model or self.model)
-        jobs = []
-        for i, item in enumerate(questions):
-            q = to_question(item, i)
-            jobs.append(Job(index=i, question=q, params=params_for(q, opts), key=str(i)))
+        jobs = [_dry_job(i, item, opts) for i, item in enumerate(questions)]
         opening = open_plan(self._transport, jobs, opts)
         plan = commit_plan(opening)
         if opening.wave:  # the call would first send a wave: say so, plan them all
@@ -232,6 +229,7 @@ class Fanout:
         stats = CallStats()
         with telemetry.call_span("ask_many", opts.model, opts.policy.mode) as call:
             async with (
+                self._transport.open_call(),
                 self._memory.around(self._transport, opts.model),
                 call_cache(self._transport, opts, stats, opts.cache) as in_cache,
             ):
@@ -264,6 +262,7 @@ class Fanout:
             async with send:
                 with telemetry.call_span("as_completed", opts.model, opts.policy.mode) as call:
                     async with (
+                        self._transport.open_call(),
                         self._memory.around(self._transport, opts.model),
                         call_cache(self._transport, opts, stats, opts.cache) as in_cache,
                     ):
@@ -311,6 +310,12 @@ class Fanout:
         caps = call_caps(self.spend_cap, max_cost, self.pricer, opts.model)
         cache_used = self.cache if cache is None else coerce_cache(cache)
         return dataclasses.replace(opts, pricer=self.pricer, caps=caps, cache=cache_used)
+
+
+def _dry_job(index: int, item: QuestionLike, opts: CallOptions) -> Job:
+    """A question of a dry run (``Fanout.plan``), as the planner sees it."""
+    q = to_question(item, index)
+    return Job(index=index, question=q, params=params_for(q, opts), key=str(index))
 
 
 def _check_settings(**given: tuple[object, type]) -> None:

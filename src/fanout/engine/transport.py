@@ -11,11 +11,12 @@ it has seen) lives here, shared by every call on the ``Fanout``.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -102,6 +103,7 @@ class Transport:
         self.limiter: RateLimiter = limiter or make_limiter(limits)
         self._limiter_checked = False
         self._own_limiter = limiter is None  # a limiter the user passed is theirs to check
+        self._calls = 0  # calls running (see open_call)
         self._slots = anyio.CapacityLimiter(limits.max_concurrency)
         self.endpoint = endpoint or EndpointModel()
         self.json_ok = True
@@ -120,6 +122,17 @@ class Transport:
         """The ``insufficient_quota`` an earlier request got: nothing more is sent."""
         self.header_listeners: set[Callable[[], None]] = set()
         """Called when a response's headers arrive (before its body, if streamed)."""
+
+    @contextlib.asynccontextmanager
+    async def open_call(self) -> AsyncIterator[None]:
+        """Around each call: as the last one ends, a limiter of its own closes its connections."""
+        self._calls += 1
+        try:
+            yield
+        finally:
+            self._calls -= 1
+            if self._calls == 0 and self._own_limiter and hasattr(self.limiter, "disconnect"):
+                await self.limiter.disconnect()
 
     async def check_limiter(self) -> None:
         """Before the first request: a shared backend must be reachable (or, if the

@@ -566,7 +566,29 @@ class RedisLimiter:
         except (OSError, redis_errors.RedisError) as exc:
             raise RedisUnavailableError(f"cannot save the endpoint memory: {exc}") from exc
 
+    async def disconnect(self) -> None:
+        """Close every connection this limiter opened, once the writes still on their
+        way (a request done, the room or a pause reported) are made (at most
+        ``_RELEASE_TIMEOUT_S``; the rest are dropped). The limiter stays usable: its next
+        request connects again. A ``Fanout`` that made this limiter calls it when its
+        last call ends, so that no connection outlives the calls that opened it."""
+        await self._finish_writes()
+        with anyio.CancelScope(shield=True):
+            await self._redis.connection_pool.disconnect()
+
     async def aclose(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await self._redis.aclose()
+        """Finish the writes on their way (see ``disconnect``) and close the connections."""
+        await self._finish_writes()
+        with anyio.CancelScope(shield=True):
+            await self._redis.aclose()
+
+    async def _finish_writes(self) -> None:
+        tasks = list(self._tasks)
+        if not tasks:
+            return
+        with anyio.CancelScope(shield=True):
+            _, pending = await asyncio.wait(tasks, timeout=_RELEASE_TIMEOUT_S)
+            for task in pending:
+                task.cancel()
+            # collected here, so that none is left pending or with an unread exception
+            await asyncio.gather(*tasks, return_exceptions=True)

@@ -31,6 +31,7 @@ from ..detection._detector import Detection, detect
 from ..detection._llm import detect_with_model
 from ..engine.facade import Fanout
 from ..engine.intake import messages_for
+from ._failures import first_answer, first_failed, raise_for_parts
 
 if TYPE_CHECKING:
     # The SDK's response types are built only when a call is fanned out: imported then,
@@ -368,35 +369,50 @@ class FanoutClient:
                 params = {"model": model, **kwargs,
                           "messages": messages_for(questions[0], fo.system)}  # fmt: skip
                 yield head(0)
-                live = False  # the live stream brought text
+                shown: list[str] = []  # the first answer's text, as it went out
+                opened, broke = False, None
                 # Closed with this one, whichever task closes it (its slot goes back at once).
                 first_part = fo._transport.stream_chunks(params, fo.retry, api=api)
-                async with contextlib.aclosing(first_part):
-                    async for piece in first_part:
-                        if piece.usage is not None:
-                            end.prompt_tokens += piece.usage.prompt_tokens
-                            end.completion_tokens += piece.usage.completion_tokens
-                        for choice in piece.choices or ():
-                            if choice.finish_reason == "length":
-                                end.finish = "length"
-                            if choice.delta.content:
-                                live = live or bool(choice.delta.content.strip())
-                                yield choice.delta.content
-                if not live:
-                    # No text came (an empty reply, a refusal): the part is asked again whole,
-                    # judged and retried like every other part; an empty section is no answer.
+                try:
+                    async with contextlib.aclosing(first_part):
+                        async for piece in first_part:
+                            opened = True
+                            if piece.usage is not None:
+                                end.prompt_tokens += piece.usage.prompt_tokens
+                                end.completion_tokens += piece.usage.completion_tokens
+                            for choice in piece.choices or ():
+                                if choice.finish_reason == "length":
+                                    end.finish = "length"
+                                if choice.delta.content:
+                                    shown.append(choice.delta.content)
+                                    yield choice.delta.content
+                except Exception as exc:  # failed for good, or cut (see below)
+                    broke = exc
+                live = bool("".join(shown).strip())  # the live stream brought text
+                first = first_answer(questions[0], "".join(shown).strip(), end.finish,
+                                     end.prompt_tokens, end.completion_tokens)  # fmt: skip
+                if broke is not None and (live or not opened):
+                    # Cut after its text began (the caller read it: it is not asked again),
+                    # or never opened (the transport retried it): the part failed.
+                    first = first_failed(broke, questions[0], params, shown=len("".join(shown)),
+                                         base_url=str(fo.client.base_url))  # fmt: skip
+                elif not live:
+                    # No text came (an empty reply, a refusal, a cut before the first
+                    # words): the part is asked again whole, judged and retried like every
+                    # other part; an empty section is no answer.
                     again = await fo.ask_many(questions[:1], model=model, policy=policy,
                                               on_error="return", api=api, **kwargs)  # fmt: skip
-                    _raise_failures(again)
-                    end.add(again[0], again.report.prompt_tokens, again.report.completion_tokens)
-                    yield (again[0].text or "").strip()
-                # Then each next answer, in order, as soon as it is there.
-                if rest is not None:
-                    answers = await rest
-                    _raise_failures(answers, offset=1)
-                    for i, answer in enumerate(answers, start=1):
-                        end.add(answer, answer.usage.prompt_tokens, answer.usage.completion_tokens)
-                        yield f"\n\n{head(i)}{(answer.text or '').strip()}"
+                    first = again[0]
+                    if first.error is None:
+                        end.add(first, again.report.prompt_tokens, again.report.completion_tokens)
+                        yield (first.text or "").strip()
+                # Then each next answer, in order, as soon as it is there; a part that
+                # failed fails the stream with every part's answer.
+                answers = await rest if rest is not None else None
+                raise_for_parts(first, answers)
+                for i, answer in enumerate(answers or (), start=1):
+                    end.add(answer, answer.usage.prompt_tokens, answer.usage.completion_tokens)
+                    yield f"\n\n{head(i)}{(answer.text or '').strip()}"
                 yield end
             finally:
                 # Read to its end, closed, or dropped: the parts not needed any more stop.
@@ -459,14 +475,13 @@ def _could_split(detection: Detection) -> bool:
     )
 
 
-def _raise_failures(answers: Answers, offset: int = 0) -> None:
-    """Raise if a part failed; ``offset``: the first answer's part (the answers of the
-    parts after a streamed first one are numbered from 0)."""
+def _raise_failures(answers: Answers) -> None:
+    """Raise if a part failed."""
     failed = [a for a in answers if a.error is not None]
     if failed:
         first = failed[0]
         error = PartialFailureError(
-            f"{len(failed)} of {len(answers)} parts failed; first: part {first.index + offset}: "
+            f"{len(failed)} of {len(answers)} parts failed; first: part {first.index}: "
             f"{first.error}",
             answers=answers,
         )
