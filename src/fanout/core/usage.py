@@ -18,6 +18,8 @@ _COUNT = TypeAdapter(Annotated[int, Field(ge=0, le=_MAX_COUNT)])
 
 def _count(value: object) -> int | None:
     """A token count: a non-negative integer, or a string of one; else None."""
+    if type(value) is int and 0 <= value <= _MAX_COUNT:  # the usual case, without pydantic
+        return value
     if isinstance(value, bool):
         return None
     try:

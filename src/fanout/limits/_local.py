@@ -37,6 +37,7 @@ import random
 import re
 import time
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
@@ -455,7 +456,13 @@ class LocalLimiter:
                 reset_tok += reset_margin(reset_tok, elapsed)
             # Not counted in what the endpoint reported, perhaps: what was sent after
             # this request, and what was sent before it and is still on its way.
-            earlier = [(q, t) for q, t in self._open.items() if q < ticket.seq]
+            # (``_open`` is in the order sent: the earlier ones are its start. Only read
+            # when the endpoint reported its room: this runs once per response.)
+            earlier = (
+                list(takewhile(lambda item, seq=ticket.seq: item[0] < seq, self._open.items()))
+                if remaining_req is not None or remaining_tok is not None
+                else []
+            )
             if remaining_req is not None:
                 others = (self._sent - ticket.seq - 1) + len(earlier)
                 self._req_credit.update(
