@@ -458,11 +458,10 @@ class LocalLimiter:
             # this request, and what was sent before it and is still on its way.
             # (``_open`` is in the order sent: the earlier ones are its start. Only read
             # when the endpoint reported its room: this runs once per response.)
-            earlier = (
-                list(takewhile(lambda item, seq=ticket.seq: item[0] < seq, self._open.items()))
-                if remaining_req is not None or remaining_tok is not None
-                else []
-            )
+            seq = ticket.seq
+            earlier: list[tuple[int, float]] = []
+            if remaining_req is not None or remaining_tok is not None:
+                earlier = list(takewhile(lambda item: item[0] < seq, self._open.items()))
             if remaining_req is not None:
                 others = (self._sent - ticket.seq - 1) + len(earlier)
                 self._req_credit.update(
