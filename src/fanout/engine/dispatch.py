@@ -135,8 +135,11 @@ class _Evidence:
         self.running = 0  # groups started and not finished
         self.wave_back = 0  # requests of the current first wave that are back
         self._event = anyio.Event()
+        self._waiting = 0  # tasks in changed(): with none, a response wakes nobody
 
     def _wake(self) -> None:
+        if not self._waiting:  # no new Event per response when nobody waits (hot path)
+            return
         self._event.set()
         self._event = anyio.Event()
 
@@ -149,7 +152,11 @@ class _Evidence:
         self._wake()
 
     async def changed(self) -> None:
-        await self._event.wait()
+        self._waiting += 1
+        try:
+            await self._event.wait()
+        finally:
+            self._waiting -= 1
 
 
 async def drive(

@@ -16,6 +16,7 @@ A question asked alone is then judged (:func:`judge`): empty is not an answer.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -58,15 +59,23 @@ def _what_it_says(completion: object) -> str:
     return f"; it says: {_glimpse(message if isinstance(message, str) else error)}"
 
 
+@functools.cache
+def _chat_types() -> tuple[type[ChatCompletion], type[Any], type[ChatCompletionMessage]]:
+    """The SDK's completion, choice and message models, imported on first use (once:
+    an import statement per reply is a cost on the hot path)."""
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat.chat_completion import Choice
+
+    return ChatCompletion, Choice, ChatCompletionMessage
+
+
 def checked_completion(raw: object) -> ChatCompletion:
     """``raw``, the parsed body of a 200, if it is a chat completion with at least one
     choice, each with a message whose text fields are text; its usage cleaned
     (:func:`clean_usage`). Raises :class:`UnreadableResponseError` (retried) if it is
     no chat completion, :class:`EmptyReplyError` if its choices are empty."""
-    from openai.types.chat import ChatCompletion, ChatCompletionMessage
-    from openai.types.chat.chat_completion import Choice
-
-    if not isinstance(raw, ChatCompletion):
+    completion_type, choice_type, message_type = _chat_types()
+    if not isinstance(raw, completion_type):
         raise UnreadableResponseError(f"the reply is not a chat completion: {_glimpse(raw)!r}")
     choices = getattr(raw, "choices", None)
     if not isinstance(choices, list):
@@ -78,7 +87,7 @@ def checked_completion(raw: object) -> ChatCompletion:
         raise EmptyReplyError("the reply has no choices (an empty list)" + _what_it_says(raw))
     for choice in choices:
         message = getattr(choice, "message", None)
-        if not isinstance(choice, Choice) or not isinstance(message, ChatCompletionMessage):
+        if not isinstance(choice, choice_type) or not isinstance(message, message_type):
             raise UnreadableResponseError(
                 f"the reply is not a chat completion: a choice has no message: {_glimpse(choice)}"
             )

@@ -39,6 +39,7 @@ import random
 import re
 import time
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
@@ -479,9 +480,11 @@ class LocalLimiter:
                 reset_req += reset_margin(reset_req, elapsed)
             if reset_tok is not None:
                 reset_tok += reset_margin(reset_tok, elapsed)
-            # Not counted in what the endpoint reported, perhaps: what was sent after
-            # this request, and what was sent before it and is still on its way.
-            earlier = [(q, t) for q, t in self._open.items() if q < ticket.seq]
+            # Not counted in what the endpoint reported, perhaps: what was sent after this
+            # request, and before it and still on its way (``_open`` is in the order sent).
+            earlier: list[tuple[int, float]] = []
+            if remaining_req is not None or remaining_tok is not None:
+                earlier = list(takewhile(lambda item: item[0] < ticket.seq, self._open.items()))
             # The resets due before it went: was the room they promised there?
             upto = self._tokens_before.get(ticket.seq, self._sent_tokens) + ticket.tokens
             self.reset_trust.heard(ticket.seq, {
