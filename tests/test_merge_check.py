@@ -117,6 +117,23 @@ async def test_a_small_call_pays_for_its_check_with_fewer_requests_than_splittin
     assert answers.report.requests == sent == 3
 
 
+async def test_merged_groups_keep_being_checked_after_a_check_agreed() -> None:
+    """An endpoint whose merged answers once agreed (its memory says 4 of 4) and now
+    shift them by one: auto merges, but each merged group also asks its last question
+    alone; they disagree, the groups are asked alone, and no answer is another's."""
+    async with scripted_server(_shifting) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=12), memory=False)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        answers = await fo.ask_many(QUESTIONS[:6], policy=_policy(max_group_size=3))
+        await client.close()
+    assert answers.texts == [answer_for(q, 2) for q in QUESTIONS[:6]]
+    assert all(a.mode == "split" for a in answers), [a.mode for a in answers]
+    assert answers.report.merge_checks and all(
+        check.startswith("0 of 1 merged answers") for check in answers.report.merge_checks
+    ), answers.report.merge_checks
+
+
 async def test_a_check_that_disagrees_asks_the_rest_of_its_group_alone() -> None:
     """A call that is one merged group: its last half is asked alone beside the merged
     request; when those disagree, the rest of the group is asked alone too, and no

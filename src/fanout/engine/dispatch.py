@@ -23,7 +23,7 @@ import anyio
 import anyio.lowlevel
 
 from .. import telemetry as telemetry
-from ..core.config import MERGE_CHECK_SAMPLE
+from ..core.config import MERGE_CHECK_SAMPLE, Policy
 from ..core.models import Answer
 from ..core.plans import Budget, Plan, PlanRevision
 from ..core.progress import ProgressSink, make_progress
@@ -49,6 +49,13 @@ if TYPE_CHECKING:
 __all__ = ["commit_plan", "drive", "open_plan", "plan_batch"]
 
 Emit = Callable[[Answer], Awaitable[None]]
+
+
+def spot_checked(policy: Policy) -> bool:
+    """Auto with the merge check on keeps checking: every merged group also asks its
+    last question alone, and the group takes its merged answers only if that one
+    agrees (a merge check of one; the agreement it finds goes to the endpoint model)."""
+    return policy.mode == "auto" and policy.merge_agreement is not None
 
 
 def check_sample(group_size: int, *, more: bool) -> int:
@@ -219,6 +226,8 @@ async def drive(
         try:
             if len(group) == 1:
                 await intake.finish(group[0], await ask_one(transport, group[0], opts, stats))
+            elif spot_checked(opts.policy):  # its last question alone too, and compared
+                await check_merged(transport, group, 1, opts, stats, intake.finish)
             else:
                 await ask_merged(transport, group, opts, stats, intake.finish)
         except Exception as exc:  # on_answer's is kept already; anything else is a bug of

@@ -443,13 +443,19 @@ def plan_jobs(
         merge_answer_overhead=endpoint.merge_answer_overhead,
     )
     plan = make_plan(inputs, policy)
+    merges = any(len(group) > 1 for group in plan.groups)
     if merge_note:
         plan = dataclasses.replace(plan, reason=plan.reason + merge_note)
-    elif check and any(len(group) > 1 for group in plan.groups):
+    elif check and merges:
         plan = dataclasses.replace(plan, merge_check=True, reason=plan.reason + (
             " Merged answers are not yet known to agree with split ones here: the first "
             "merged group is asked both ways and compared before the rest are merged "
             "(Policy.merge_agreement)."
+        ))  # fmt: skip
+    elif merges and policy.mode == "auto" and policy.merge_agreement is not None:
+        plan = dataclasses.replace(plan, reason=plan.reason + (
+            " Each merged group also asks its last question alone, and takes its merged "
+            "answers only if that one agrees (Policy.merge_agreement)."
         ))  # fmt: skip
     log.debug("plan for %d questions: %s", len(jobs), plan.reason)
     return plan
