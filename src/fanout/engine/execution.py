@@ -338,12 +338,7 @@ async def _deliver_merged(
                       cached_prompt_tokens=cached_shares[i])  # fmt: skip
         own = alone.get(i) if alone else None
         if own is not None:
-            await finish(job, own.model_copy(update={
-                "usage": own.usage + share,
-                "attempts": own.attempts + tally.attempts,
-                "request_ids": [*own.request_ids, *tally.request_ids],
-                "latency_s": time.monotonic() - start,
-            }))  # fmt: skip
+            await finish(job, _with_share(own, share, tally, start, merged_first=False))
             continue
         text = found.get(tag) if trusted else None
         if text is None:
@@ -364,17 +359,25 @@ async def _deliver_merged(
 
     async def again(job: Job, share: Usage) -> None:
         answer = await ask_one(transport, job, opts, stats)
-        await finish(job, answer.model_copy(update={
-            "usage": answer.usage + share,
-            "attempts": answer.attempts + tally.attempts,
-            "request_ids": [*tally.request_ids, *answer.request_ids],
-            "latency_s": time.monotonic() - start,
-        }))  # fmt: skip
+        await finish(job, _with_share(answer, share, tally, start, merged_first=True))
 
     with telemetry.reasking(len(reask), len(group), opts.model):
         async with anyio.create_task_group() as tg:
             for job, share in reask:
                 tg.start_soon(again, job, share)
+
+
+def _with_share(
+    answer: Answer, share: Usage, tally: Tally, start: float, *, merged_first: bool
+) -> Answer:
+    """A question's answer asked alone, with its share of the group's merged request
+    added (usage, attempts, request ids: the merged one first if it was sent first)."""
+    ids = [*tally.request_ids, *answer.request_ids] if merged_first else [
+        *answer.request_ids, *tally.request_ids]  # fmt: skip
+    return answer.model_copy(update={
+        "usage": answer.usage + share, "attempts": answer.attempts + tally.attempts,
+        "request_ids": ids, "latency_s": time.monotonic() - start,
+    })  # fmt: skip
 
 
 def _questions(n: int) -> str:
