@@ -11,7 +11,8 @@ import time
 import pytest
 
 import fanout
-from fanout.core.config import MERGE_CHECK_SAMPLE
+from fanout.core.config import DEFAULT_MERGE_AGREEMENT, MERGE_CHECK_SAMPLE, SPOT_CHECK_EVERY
+from fanout.engine.agreement import still_to_check
 from fanout.planning import DEFAULT_MAX_GROUP_SIZE, Budget, EndpointModel, PlanInputs, make_plan
 from fanout.sim import answer_for
 from fanout.testing import cold_endpoint
@@ -23,7 +24,8 @@ class TestShortAnswersUnderARequestLimit:
     async def test_cold_one_shot_merges_once_the_answers_prove_short(self, sim: SimFactory) -> None:
         """200 three-token answers, 200 rpm policed over 3 s: auto sends a fraction of
         split's requests, in groups of at most 6, every answer its own and in order,
-        and takes well under half of split's time (measured: about 0.15-0.2x)."""
+        and takes well under half of split's time (measured idle: 0.33-0.40x with the
+        merge checks, 0.28-0.31x without them)."""
         scale = 20
         questions = [f"Short question {i}?" for i in range(200)]
         settings = dict(time_scale=scale, rpm=200, limit_period_s=3, answer_tokens=3)
@@ -41,10 +43,14 @@ class TestShortAnswersUnderARequestLimit:
             assert [a.index for a in answers] == list(range(200))
             assert answers.report.rate_limited == 0
         report = answers.report
-        # Groups of 6, each with its last question asked alone as well (the merge check
-        # goes on), a first wave, and the first merge check's questions asked alone.
+        # Groups of 6; a first wave; the first merge check's questions asked alone; then
+        # each group's last question alone as well until agreement is established (the
+        # first check's answers and five more), and one group in four after that.
         groups = -(-200 // DEFAULT_MAX_GROUP_SIZE)
-        assert report.requests <= 2 * groups + 12 + MERGE_CHECK_SAMPLE
+        first = (MERGE_CHECK_SAMPLE, MERGE_CHECK_SAMPLE, 0)
+        spots = (still_to_check(first, DEFAULT_MERGE_AGREEMENT) or 0) + groups // SPOT_CHECK_EVERY
+        assert report.requests <= groups + 12 + MERGE_CHECK_SAMPLE + spots + 1
+        assert len(report.merge_checks) < groups // 2  # spot checks thinned out
         assert report.merge_checks
         assert report.plan is not None
         assert all(len(g) <= DEFAULT_MAX_GROUP_SIZE for g in report.plan.groups)

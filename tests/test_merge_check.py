@@ -17,7 +17,8 @@ import pytest
 from openai import AsyncOpenAI
 
 import fanout
-from fanout.engine.agreement import answers_agree, compare
+from fanout.core.config import SPOT_CHECK_EVERY
+from fanout.engine.agreement import answers_agree, compare, established, still_to_check
 from fanout.sim import answer_for
 
 from ._scripted import scripted_server
@@ -54,6 +55,22 @@ class TestTheJudge:
         """Japan -> Paris, Italy -> Tokyo: shifted by one, as a small model does."""
         result = compare(["Paris", "Tokyo", "Rome"], ["Paris", "Paris", "Tokyo"])
         assert (result.compared, result.agreed, result.misattributed) == (3, 1, 2)
+
+
+class TestWhenAgreementIsEstablished:
+    def test_nine_agreeing_answers_establish_three_quarters_at_95_percent(self) -> None:
+        """The lower Wilson bound (one-sided 95 %) of the agreement rate must reach the
+        threshold: 9 of 9 for 0.75, 25 of 25 for 0.9; 8 of 8 is not enough."""
+        assert established((9, 9, 0), 0.75) and not established((8, 8, 0), 0.75)
+        assert established((25, 25, 0), 0.9) and not established((24, 24, 0), 0.9)
+        assert not established(None, 0.75)
+        assert still_to_check((4, 4, 0), 0.75) == 5
+        assert still_to_check((9, 9, 0), 0.75) == 0
+
+    def test_one_answer_of_another_question_is_never_outweighed(self) -> None:
+        """A misattribution seen: no number of agreeing checks establishes agreement."""
+        assert not established((500, 499, 1), 0.75)
+        assert still_to_check((40, 39, 1), 0.75) is None
 
 
 def _shifting(body: dict[str, Any]) -> str:
@@ -132,6 +149,47 @@ async def test_merged_groups_keep_being_checked_after_a_check_agreed() -> None:
     assert answers.report.merge_checks and all(
         check.startswith("0 of 1 merged answers") for check in answers.report.merge_checks
     ), answers.report.merge_checks
+
+
+async def test_spot_checks_thin_out_once_agreement_is_established(sim: SimFactory) -> None:
+    """An endpoint whose merged answers are known to agree (its memory says 9 of 9, at
+    95 % confidence above 0.75): of eight merged groups, one in four also asks its last
+    question alone, not each of them; every answer is still its own."""
+    async with sim(time_scale=50, rpm=6) as (server, client):
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=6 * 50), memory=False)
+        fo.endpoint.observe_merge_check("json", 9, 9, 0)
+        questions = [f"Two words for shade {i}? {{{{tokens=2}}}}" for i in range(24)]
+        answers = await fo.ask_many(questions, policy=_policy(max_group_size=3))
+        sent = len(server.stats.requests)
+    assert answers.texts == [answer_for(q, 2) for q in questions]
+    revisions = answers.report.revisions
+    wave = revisions[0].questions if revisions[0].trigger.startswith("first wave") else 0
+    groups = len(revisions[-1].plan.groups)  # a first wave alone, the rest in groups of 3
+    assert groups == -(-(24 - wave) // 3)
+    checks = answers.report.merge_checks
+    assert len(checks) == -(-groups // SPOT_CHECK_EVERY), checks
+    assert [a.mode for a in answers].count("split") == wave + len(checks)
+    assert sent == wave + groups + len(checks)
+
+
+async def test_spot_checks_go_on_for_every_group_until_agreement_is_established(
+    sim: SimFactory,
+) -> None:
+    """The same call where only 4 of 4 agreed so far: the groups are checked each until
+    five more agreeing answers would establish agreement (those in flight counted),
+    then one in four."""
+    async with sim(time_scale=50, rpm=6) as (_server, client):
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=6 * 50), memory=False)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        questions = [f"Two words for shade {i}? {{{{tokens=2}}}}" for i in range(48)]
+        answers = await fo.ask_many(questions, policy=_policy(max_group_size=3))
+    assert answers.texts == [answer_for(q, 2) for q in questions]
+    groups = 48 // 3
+    checks = answers.report.merge_checks
+    # Five checked in a row (each may come back before the next starts), then one in four
+    # of the groups after them at most.
+    assert 5 <= len(checks) <= 5 + -(-(groups - 5) // SPOT_CHECK_EVERY) + 1, checks
+    assert len(checks) < groups
 
 
 async def test_a_check_that_disagrees_asks_the_rest_of_its_group_alone() -> None:

@@ -164,6 +164,11 @@ MERGE_CHECK_SAMPLE = 4
 MERGE_CHECK_MIN = 4
 """Answers compared before the agreement counts as known."""
 
+SPOT_CHECK_EVERY = 4
+"""Once the merge checks have established that merged answers agree (at 95 %
+confidence, ``engine.agreement.established``), auto spot-checks one merged group in
+this many instead of every one."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Policy:

@@ -454,8 +454,9 @@ def plan_jobs(
         ))  # fmt: skip
     elif merges and policy.mode == "auto" and policy.merge_agreement is not None:
         plan = dataclasses.replace(plan, reason=plan.reason + (
-            " Each merged group also asks its last question alone, and takes its merged "
-            "answers only if that one agrees (Policy.merge_agreement)."
+            " Merged groups also ask their last question alone and take their merged "
+            "answers only if that one agrees: every group until the checks establish "
+            "agreement at 95 % confidence, then one in 4 (Policy.merge_agreement)."
         ))  # fmt: skip
     log.debug("plan for %d questions: %s", len(jobs), plan.reason)
     return plan
