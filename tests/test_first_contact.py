@@ -24,9 +24,9 @@ class TestShortAnswersUnderARequestLimit:
     async def test_cold_one_shot_merges_once_the_answers_prove_short(self, sim: SimFactory) -> None:
         """200 three-token answers, 200 rpm policed over 3 s: auto sends a fraction of
         split's requests, in groups of at most 6, every answer its own and in order,
-        and takes well under half of split's time (measured idle: 0.33-0.40x with the
-        merge checks, 0.28-0.31x without them)."""
-        scale = 20
+        and takes well under half of split's time (measured idle at this scale: 0.31x with the
+        merge checks; 0.33-0.40x at twice the time scale)."""
+        scale = 10  # a slow clock: the request limit, not the CPU, sets the times
         questions = [f"Short question {i}?" for i in range(200)]
         settings = dict(time_scale=scale, rpm=200, limit_period_s=3, answer_tokens=3)
         limits = fanout.Limits(rpm=200 * scale)
@@ -54,7 +54,8 @@ class TestShortAnswersUnderARequestLimit:
         assert report.merge_checks
         assert report.plan is not None
         assert all(len(g) <= DEFAULT_MAX_GROUP_SIZE for g in report.plan.groups)
-        assert "Answer lengths unknown" in report.revisions[0].plan.reason
+        opening = report.revisions[0].plan.reason  # planned, or a first wave sent, not knowing
+        assert "Answer lengths unknown" in opening or "how long the answers are" in opening
         assert report.revisions[-1].answer_tokens is not None
         assert report.revisions[-1].answer_tokens < 10
         assert walls["auto"] < 0.5 * walls["split"], walls
