@@ -27,10 +27,13 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..core.config import MERGE_CHECK_MIN
+
 __all__ = [
     "LONG_OVERLAP",
     "SHORT_WORDS",
     "CheckResult",
+    "agreement_too_low",
     "answers_agree",
     "compare",
     "content_words",
@@ -188,3 +191,10 @@ def still_to_check(
         if established((compared + more, agreed + more, wrong), threshold):
             return more
     return None
+
+
+def agreement_too_low(known: tuple[int, int, int] | None, threshold: float) -> bool:
+    """Whether the merge checks so far (``(compared, agreed, misattributed)``) say that
+    merging answers badly here: at least ``MERGE_CHECK_MIN`` compared, and fewer than
+    ``threshold`` of them agreed."""
+    return known is not None and known[0] >= MERGE_CHECK_MIN and known[1] < threshold * known[0]

@@ -23,13 +23,12 @@ import anyio
 import anyio.lowlevel
 
 from .. import telemetry as telemetry
-from ..core.config import MERGE_CHECK_SAMPLE, SPOT_CHECK_EVERY, Policy
+from ..core.config import MERGE_CHECK_SAMPLE
 from ..core.models import Answer
 from ..core.plans import Budget, Plan, PlanRevision
 from ..core.progress import ProgressSink, make_progress
-from .agreement import still_to_check
 from .call import CallOptions, CallStats
-from .execution import ask_merged, ask_one, check_merged, merge_format_for
+from .execution import ask_one, check_merged, merge_format_for
 from .intake import Intake, Job
 from .opening import Opening, answer_lengths_known, open_batch, planning_room, room_in_doubt
 from .planning import (
@@ -40,7 +39,7 @@ from .planning import (
     question_tokens,
 )
 from .results import timed_out
-from .structured import SCHEMA_FORMAT
+from .spotting import SpotChecks
 from .transport import Transport, stream_for_headers
 
 if TYPE_CHECKING:
@@ -51,29 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["commit_plan", "drive", "open_plan", "plan_batch"]
 
 Emit = Callable[[Answer], Awaitable[None]]
-
-
-def spot_checked(policy: Policy) -> bool:
-    """Auto with the merge check on keeps checking: a merged group also asks its last
-    question alone, and takes its merged answers only if that one agrees (a merge
-    check of one; the agreement it finds goes to the endpoint model)."""
-    return policy.mode == "auto" and policy.merge_agreement is not None
-
-
-def spot_check_due(
-    transport: Transport, group: list[Job], policy: Policy, nth: int, checking: int
-) -> bool:
-    """Whether the ``nth`` merged group a call starts (from 0) is spot-checked, with
-    ``checking`` spot checks of the call still in flight: every one until the checks
-    (kept in the endpoint model, and so in its memory) would establish that merged
-    answers of its format agree with split ones (``established``) if those in flight
-    agree, then one in :data:`SPOT_CHECK_EVERY`. A disagreement undoes that: the
-    checks go back to every group."""
-    if not spot_checked(policy) or policy.merge_agreement is None:
-        return False
-    fmt = SCHEMA_FORMAT if group[0].structured is not None else merge_format_for(transport, policy)
-    needed = still_to_check(transport.endpoint.merge_agreement(fmt), policy.merge_agreement)
-    return needed is None or checking < needed or nth % SPOT_CHECK_EVERY == 0
 
 
 def check_sample(group_size: int, *, more: bool) -> int:
@@ -235,11 +211,9 @@ async def drive(
     transport.header_listeners.add(evidence.report)
 
     in_flight: dict[object, tuple[float, list[Job]]] = {}  # groups started: when, and what
-    merged_started = 0  # merged groups started (spot checks thin out by it)
-    checking = 0  # spot checks in flight
+    spots = SpotChecks(transport, opts, stats)  # merged groups after the first check
 
     async def run_group(group: list[Job], stream: bool = False, wave: bool = False) -> None:
-        nonlocal merged_started, checking
         key = object()
         in_flight[key] = (anyio.current_time() - started, group)
         if stream:  # a first wave's first request: its headers come with its first token
@@ -248,15 +222,7 @@ async def drive(
             if len(group) == 1:
                 await intake.finish(group[0], await ask_one(transport, group[0], opts, stats))
             else:
-                merged_started += 1
-                if spot_check_due(transport, group, opts.policy, merged_started - 1, checking):
-                    checking += 1
-                    try:
-                        await check_merged(transport, group, 1, opts, stats, intake.finish)
-                    finally:
-                        checking -= 1
-                else:
-                    await ask_merged(transport, group, opts, stats, intake.finish)
+                await spots.run(group, intake.finish)
         except Exception as exc:  # on_answer's is kept already; anything else is a bug of
             abort(exc, "fanout")  # fanout's, kept so that the finished answers are not lost
         finally:

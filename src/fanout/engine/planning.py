@@ -28,6 +28,7 @@ from ..core.config import DEFAULT_MERGE_AGREEMENT, MERGE_CHECK_MIN, Policy
 from ..core.plans import Budget, Candidate, Plan, PlanInputs
 from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_text_tokens
+from .agreement import agreement_too_low
 from .call import CallOptions
 from .intake import Job
 from .structured import SCHEMA_FORMAT
@@ -396,7 +397,7 @@ def plan_jobs(
         known = endpoint.merge_agreement(merge_format)
         if known is not None and known[0] >= MERGE_CHECK_MIN:
             compared, agreed, wrong = known
-            if agreed < policy.merge_agreement * compared:
+            if agreement_too_low(known, policy.merge_agreement):
                 call_mergeable = False
                 merge_note = (
                     f" Merging is off for this endpoint and model: merged answers ({merge_format}) "
@@ -409,7 +410,7 @@ def plan_jobs(
     elif policy.mode == "merge" and not endpoint.warned_low_agreement:
         known = endpoint.merge_agreement(merge_format)
         threshold = policy.merge_agreement or DEFAULT_MERGE_AGREEMENT
-        if known is not None and known[0] >= MERGE_CHECK_MIN and known[1] < threshold * known[0]:
+        if agreement_too_low(known, threshold) and known is not None:
             endpoint.warned_low_agreement = True
             log.warning(
                 "merging as asked (policy 'merge'), but merged answers (%s) agreed with split "
