@@ -72,17 +72,20 @@ def _hits(text: str, accept: list[str]) -> bool:
     return any(re.search(rf"(?<![\w]){re.escape(a)}(?![\w])", low) for a in accept)
 
 
-def score(items: list[dict[str, Any]], texts: list[str | None]) -> tuple[int, int]:
-    """(correct, belongs to another question)."""
-    correct = other = 0
+def verdicts(items: list[dict[str, Any]], texts: list[str | None]) -> list[str]:
+    """Per answer: ``"correct"``, ``"other"`` (belongs to another question), ``"wrong"``
+    or ``"failed"`` (no answer)."""
+    out = []
     for i, (item, text) in enumerate(zip(items, texts, strict=True)):
         if text is None:
-            continue
-        if _hits(text, item["accept"]):
-            correct += 1
+            out.append("failed")
+        elif _hits(text, item["accept"]):
+            out.append("correct")
         elif any(_hits(text, o["accept"]) for j, o in enumerate(items) if j != i):
-            other += 1
-    return correct, other
+            out.append("other")
+        else:
+            out.append("wrong")
+    return out
 
 
 def plans() -> dict[str, dict[str, Any]]:
@@ -103,7 +106,8 @@ async def run_plan(
 ) -> tuple[dict[str, Any], fanout.Fanout]:
     if fo is None or not spec.get("warm"):
         client = AsyncOpenAI(base_url=url, api_key="local", timeout=300)
-        fo = fanout.Fanout(client, model="m", limits=spec.get("limits"), memory=False)
+        fo = fanout.Fanout(client, model="m", limits=spec.get("limits"), memory=False,
+                           pricing=fanout.Pricing.free())  # fmt: skip
     start = time.perf_counter()
     answers = await fo.ask_many(
         [it["question"] for it in items], system=SYSTEM, policy=spec["policy"],
@@ -111,14 +115,19 @@ async def run_plan(
     )  # fmt: skip
     wall = time.perf_counter() - start
     report = answers.report
-    correct, other = score(items, [a.text if a.error is None else None for a in answers])
+    seen = verdicts(items, [a.text if a.error is None else None for a in answers])
+    merged = [v for v, a in zip(seen, answers, strict=True) if a.mode == "merged"]
     return {
         "wall_s": round(wall, 2),
         "requests": report.requests,
         "reasked": len(report.reasked),
         "failed": report.failed,
-        "correct": correct,
-        "other_question": other,
+        "correct": seen.count("correct"),
+        "other_question": seen.count("other"),
+        # The answers taken from merged replies, and how many of those are another's.
+        "merged_answers": len(merged),
+        "merged_correct": merged.count("correct"),
+        "merged_other_question": merged.count("other"),
         "questions": len(items),
         "plan": report.plan.mode_label if report.plan else None,
         "revisions": [r.plan.mode_label for r in report.revisions],
@@ -185,7 +194,8 @@ async def main() -> None:
             rows[name] = row
             print(f"{name:14} wall {row['wall_s']:6.1f} s  requests {row['requests']:3}  "
                   f"re-asked {row['reasked']:3}  correct {row['correct']:2}/{row['questions']}  "
-                  f"other {row['other_question']:2}  plan {row['plan']}", flush=True)  # fmt: skip
+                  f"other {row['other_question']:2}  merged {row['merged_answers']:2} "
+                  f"(other {row['merged_other_question']})  plan {row['plan']}", flush=True)  # fmt: skip
     path = save(args.out, {"parallel": args.parallel, "system": SYSTEM, "params": PARAMS,
                            "rpm_case": RPM, "set": DATA.name, "plans": rows})  # fmt: skip
     print(f"wrote {path}")
