@@ -86,3 +86,39 @@ async def test_rich_prints_the_report_as_a_table(sim: SimFactory) -> None:
     assert "fanout report" in rendered
     assert "2 questions: 2 answered, 0 failed" in rendered
     assert "split" in rendered
+
+
+async def test_a_plan_made_before_any_response_says_its_estimate_rests_on_priors(
+    sim: SimFactory,
+) -> None:
+    """A cold call plans before the endpoint has answered anything: its estimate is an
+    assumption, and the report says so ("on priors"); the next call of the same
+    ``Fanout`` plans from measured responses and does not."""
+    async with sim(time_scale=50, answer_tokens=20) as (_, client):
+        fo = fanout.Fanout(client, model="m", memory=False)
+        questions = [f"Question {i}?" for i in range(6)]
+        cold = await fo.ask_many(questions, policy="split")
+        warm = await fo.ask_many(questions, policy="split")
+    first = cold.report.revisions[0]
+    assert first.on_priors and first.as_dict()["estimate"] == "priors"
+    assert "(on priors: no response measured yet)" in str(cold.report)
+    last = warm.report.revisions[-1]
+    assert last.observations > 0 and not last.on_priors
+    assert last.as_dict()["estimate"] == "measured"
+    assert "on priors" not in str(warm.report)
+
+
+def test_a_report_lists_three_merge_checks_and_counts_the_rest() -> None:
+    """A call of many merged groups checks many of them: the summary shows the first
+    three checks and how many more the field holds, not a line per group."""
+    report = fanout.Report(
+        merge_checks=[f"1 of 1 merged answers agreed (group {i})" for i in range(9)]
+    )
+    lines = [line for line in str(report).splitlines() if line.startswith("merge check: ")]
+    assert lines == [
+        "merge check: 1 of 1 merged answers agreed (group 0)",
+        "merge check: 1 of 1 merged answers agreed (group 1)",
+        "merge check: 1 of 1 merged answers agreed (group 2)",
+        "merge check: and 6 more (report.merge_checks has them all)",
+    ]
+    assert len(report.merge_checks) == 9

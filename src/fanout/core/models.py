@@ -15,6 +15,9 @@ from .redact import redact, scrub_exception
 
 __all__ = ["Answer", "Answers", "Question", "Report", "Usage"]
 
+MERGE_CHECKS_SHOWN = 3
+"""Merge checks a report's summary lists (the field keeps them all)."""
+
 Mode = Literal["split", "merged", "batch"]
 """How an answer was obtained: its own request, or a share of a merged one."""
 
@@ -269,8 +272,13 @@ class Report(BaseModel):
             rows.extend(self._plans_summary())
         elif self.plan is not None:
             chosen = self.plan.chosen
+            basis = (
+                " (on priors: no response measured yet)"
+                if self.revisions and self.revisions[-1].on_priors
+                else ""
+            )
             rows.append(("plan", f"{chosen.label}, {chosen.requests} requests, "
-                                 f"estimated {chosen.est_wall_s:.2f} s"))  # fmt: skip
+                                 f"estimated {chosen.est_wall_s:.2f} s{basis}"))  # fmt: skip
             rows.append(("why", self.plan.reason))
         if len(self.revisions) > 1:
             steps = "; ".join(
@@ -281,8 +289,11 @@ class Report(BaseModel):
             shown = ", ".join(map(str, self.reasked[:10]))
             more = f" and {len(self.reasked) - 10} more" if len(self.reasked) > 10 else ""
             rows.append(("", f"asked again alone after a merged reply: {shown}{more}"))
-        for check in self.merge_checks:
+        for check in self.merge_checks[:MERGE_CHECKS_SHOWN]:
             rows.append(("merge check", check))
+        if len(self.merge_checks) > MERGE_CHECKS_SHOWN:
+            hidden = len(self.merge_checks) - MERGE_CHECKS_SHOWN
+            rows.append(("merge check", f"and {hidden} more (report.merge_checks has them all)"))
         return rows
 
     def _plans_summary(self) -> list[tuple[str, str]]:
@@ -298,11 +309,12 @@ class Report(BaseModel):
                 steps.append(step)
         requests = sum(revision.requests for revision in self.revisions)
         estimated = self.estimated_wall_s or 0.0
+        basis = " (on priors: no response measured yet)" if self.revisions[-1].on_priors else ""
         first, last = self.revisions[0].plan, self.revisions[-1].plan
         why = first.reason if len(steps) == 1 else f"{first.reason} Then: {last.reason}"
         return [
-            ("plan", f"{', then '.join(steps)}, {requests} requests, estimated {estimated:.2f} s, "
-                     f"over {len(self.revisions)} revisions"),
+            ("plan", f"{', then '.join(steps)}, {requests} requests, estimated {estimated:.2f} s"
+                     f"{basis}, over {len(self.revisions)} revisions"),
             ("why", why),
         ]  # fmt: skip
 

@@ -203,6 +203,12 @@ class PlanRevision:
         return self.plan.chosen.requests if self.requests_sent is None else self.requests_sent
 
     @property
+    def on_priors(self) -> bool:
+        """Whether its estimate rests on priors alone: no response of the endpoint had
+        been measured when it was made (its speed and answer lengths are assumptions)."""
+        return self.observations == 0
+
+    @property
     def est_end_s(self) -> float:
         """When it expected its questions to be answered, since the call started."""
         return self.at_s + self.plan.chosen.est_wall_s
@@ -215,6 +221,7 @@ class PlanRevision:
             "plan": self.plan.chosen.label,
             "requests": self.plan.chosen.requests,
             "est_wall_s": round(self.plan.chosen.est_wall_s, 4),
+            "estimate": "priors" if self.on_priors else "measured",
             "observations": self.observations,
             "answer_tokens": None if self.answer_tokens is None else round(self.answer_tokens, 1),
             "sent_until_s": None if self.sent_until_s is None else round(self.sent_until_s, 4),
