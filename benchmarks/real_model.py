@@ -120,6 +120,7 @@ async def run_plan(
     return {
         "wall_s": round(wall, 2),
         "requests": report.requests,
+        "retries": report.retries,
         "reasked": len(report.reasked),
         "failed": report.failed,
         "correct": seen.count("correct"),

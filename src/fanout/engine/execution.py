@@ -438,7 +438,8 @@ async def check_merged(
         transport.endpoint.observe_merge_check(
             fmt, result.compared, result.agreed, result.misattributed
         )
-    threshold = opts.policy.merge_agreement or DEFAULT_MERGE_AGREEMENT
+    agreement = opts.policy.merge_agreement
+    threshold = DEFAULT_MERGE_AGREEMENT if agreement is None else agreement
     trusted = (
         completion is not None
         and result.compared > 0

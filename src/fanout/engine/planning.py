@@ -409,7 +409,9 @@ def plan_jobs(
             check = True
     elif policy.mode == "merge" and not endpoint.warned_low_agreement:
         known = endpoint.merge_agreement(merge_format)
-        threshold = policy.merge_agreement or DEFAULT_MERGE_AGREEMENT
+        threshold = (
+            DEFAULT_MERGE_AGREEMENT if policy.merge_agreement is None else policy.merge_agreement
+        )
         if agreement_too_low(known, threshold) and known is not None:
             endpoint.warned_low_agreement = True
             log.warning(

@@ -1,43 +1,48 @@
-"""Merged groups under auto's merge check: which are spot-checked, and which go at all.
+"""Merged groups under auto's merge check: which are spot-checked, and which merge at all.
 
 After a call's first merge check (``dispatch``), auto keeps checking: a merged group
 also asks its last question alone and takes its merged answers only if that one
-agrees (``execution.check_merged`` with a sample of one). How often, and whether a
-group still merges, follows the agreement counted so far for the endpoint, model and
-format (``EndpointModel.merge_agreement``, kept in its memory):
+agrees (``execution.check_merged`` with a sample of one). What each group does follows
+the agreement counted so far for the endpoint, model and format
+(``EndpointModel.merge_agreement``, kept in its memory), from checks that have come
+back (never from those still in flight):
 
-* until those counts *establish* agreement (``agreement.established``: the lower
-  Wilson bound of the agreement rate, one-sided 95 %, at least
-  ``Policy.merge_agreement``, and no merged answer ever another question's), every
-  merged group is checked; once a merged answer has disagreed, at most
-  :data:`UNVERIFIED_IN_FLIGHT` of them are in flight at once, so that what they find
-  can still change what the next ones do (with a clean record so far they all go at
-  once, the checks in flight counted as agreeing);
-* a group that starts when the counts have fallen under the threshold (at least
-  ``MERGE_CHECK_MIN`` compared) is not merged: its questions are asked alone, as the
-  next plan would ask them;
-* once agreement is established (checks in flight counted as agreeing), one merged
-  group in :data:`SPOT_CHECK_EVERY` is checked, and the rest go unchecked, at once.
+* counts under the threshold (``agreement_too_low``: at least ``MERGE_CHECK_MIN``
+  compared, fewer than ``Policy.merge_agreement`` of them agreeing): the group is not
+  merged; its questions are asked alone, as the next plan would ask them;
+* counts that *establish* agreement (``agreement.established``: the lower Wilson
+  bound of the agreement rate, one-sided 95 %, at least ``Policy.merge_agreement``,
+  and no merged answer ever found to be another question's): one merged group in
+  :data:`SPOT_CHECK_EVERY` is checked, the others go unchecked;
+* anything in between: the group is checked. When a few more agreeing answers would
+  establish agreement (at most :data:`WAIT_FOR_CHECKS`), no more checks than that go
+  at once: the other groups wait for them to come back, and then go thinned out (or
+  checked, or alone) by what they found. That wait is the price of not checking every
+  group of a large call; where more would be needed, nothing waits, and every group
+  is checked.
 """
 
 from __future__ import annotations
 
-import contextlib
+from typing import Literal
 
 import anyio
 
 from ..core.config import SPOT_CHECK_EVERY, Policy
-from .agreement import agreement_too_low, still_to_check
+from .agreement import agreement_too_low, established, still_to_check
 from .call import CallOptions, CallStats
 from .execution import Finish, ask_merged, ask_one, check_merged, merge_format_for
 from .intake import Job
 from .structured import SCHEMA_FORMAT
 from .transport import Transport
 
-__all__ = ["UNVERIFIED_IN_FLIGHT", "SpotChecks", "spot_checked"]
+__all__ = ["WAIT_FOR_CHECKS", "SpotChecks", "spot_checked"]
 
-UNVERIFIED_IN_FLIGHT = 2
-"""Merged groups in flight at once while agreement is not yet established."""
+WAIT_FOR_CHECKS = 8
+"""The most agreeing checks the other merged groups of a call wait for, when that many
+would establish agreement (see the module doc)."""
+
+Decision = Literal["alone", "check", "merge", "wait"]
 
 
 def spot_checked(policy: Policy) -> bool:
@@ -52,9 +57,9 @@ class SpotChecks:
         self._transport = transport
         self._opts = opts
         self._stats = stats
-        self._started = 0  # merged groups started
+        self._merged = 0  # merged groups sent unchecked or checked since established
         self._checking = 0  # spot checks in flight
-        self._unverified = anyio.Semaphore(UNVERIFIED_IN_FLIGHT)
+        self._back = anyio.Event()  # set when a check comes back
 
     def _known(self, group: list[Job]) -> tuple[int, int, int] | None:
         fmt = (
@@ -64,39 +69,39 @@ class SpotChecks:
         )
         return self._transport.endpoint.merge_agreement(fmt)
 
-    def _needed(self, group: list[Job]) -> int | None:
-        """Agreeing checks still wanted beyond those in flight (None: no number will do)."""
-        threshold = self._opts.policy.merge_agreement
-        assert threshold is not None
-        needed = still_to_check(self._known(group), threshold)
-        return None if needed is None else max(0, needed - self._checking)
+    def _decide(self, group: list[Job], threshold: float) -> Decision:
+        known = self._known(group)
+        if agreement_too_low(known, threshold):
+            return "alone"
+        if established(known, threshold):
+            self._merged += 1
+            return "check" if (self._merged - 1) % SPOT_CHECK_EVERY == 0 else "merge"
+        needed = still_to_check(known, threshold)
+        if needed is not None and needed <= WAIT_FOR_CHECKS and self._checking >= needed:
+            return "wait"
+        return "check"
 
     async def run(self, group: list[Job], finish: Finish) -> None:
-        """Send one merged group: checked, unchecked, or, where merging has been seen
-        to answer badly here, each of its questions alone."""
-        nth, self._started = self._started, self._started + 1
+        """Send one merged group: checked, unchecked, or each of its questions alone."""
         transport, opts, stats = self._transport, self._opts, self._stats
-        if not spot_checked(opts.policy):
+        threshold = opts.policy.merge_agreement
+        if not spot_checked(opts.policy) or threshold is None:
             await ask_merged(transport, group, opts, stats, finish)
             return
-        known = self._known(group)
-        doubted = known is not None and known[1] < known[0]  # a merged answer disagreed
-        gate = (
-            self._unverified if doubted and self._needed(group) != 0 else contextlib.nullcontext()
-        )
-        async with gate:
-            threshold = opts.policy.merge_agreement
-            assert threshold is not None
-            if agreement_too_low(self._known(group), threshold):
-                await self._alone(group, finish)
-            elif self._needed(group) != 0 or nth % SPOT_CHECK_EVERY == 0:
-                self._checking += 1
-                try:
-                    await check_merged(transport, group, 1, opts, stats, finish)
-                finally:
-                    self._checking -= 1
-            else:
-                await ask_merged(transport, group, opts, stats, finish)
+        while (decision := self._decide(group, threshold)) == "wait":
+            await self._back.wait()
+        if decision == "alone":
+            await self._alone(group, finish)
+        elif decision == "merge":
+            await ask_merged(transport, group, opts, stats, finish)
+        else:
+            self._checking += 1
+            try:
+                await check_merged(transport, group, 1, opts, stats, finish)
+            finally:
+                self._checking -= 1
+                self._back.set()  # the groups waiting decide again
+                self._back = anyio.Event()
 
     async def _alone(self, group: list[Job], finish: Finish) -> None:
         known = self._known(group) or (0, 0, 0)
