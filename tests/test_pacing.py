@@ -131,6 +131,29 @@ class TestRetries:
         assert transport.deadline({}, 10, fanout.Retry(attempt_timeout=7.5)) == 7.5
         assert transport.deadline({}, 10, fanout.Retry(attempt_timeout=None)) is None
 
+    def test_the_automatic_deadline_counts_the_requests_in_flight_on_a_serializing_server(
+        self,
+    ) -> None:
+        """A request sent behind 40 others on a server that runs one at a time waits for
+        their answers: its deadline allows for them (the 79-question split on llama-server
+        -np 4 was retried 11-51 times when the deadline did not); on a continuous-batching
+        server the others barely delay it, and neither does its deadline grow much."""
+        from fanout.planning import EndpointModel
+
+        client = openai.AsyncOpenAI(api_key="x", base_url="http://127.0.0.1:9/v1")
+        auto = fanout.Retry()
+        serial = fanout.Fanout(client, model="m", endpoint=EndpointModel(
+            rtt_s=0.05, decode_s_per_token=0.02, slowdown_per_request=1.0))._transport  # fmt: skip
+        batching = fanout.Fanout(client, model="m", endpoint=EndpointModel(
+            rtt_s=0.05, decode_s_per_token=0.02, slowdown_per_request=0.03))._transport  # fmt: skip
+        alone = serial.deadline({"max_tokens": 24}, 20, auto)
+        behind = serial.deadline({"max_tokens": 24}, 20, auto, others=40)
+        assert alone == auto.min_attempt_timeout  # 0.5 s expected: the floor
+        assert behind is not None and behind > 4 * 40 * 24 * 0.02  # their decoding, x4
+        assert (
+            batching.deadline({"max_tokens": 24}, 20, auto, others=40) == auto.min_attempt_timeout
+        )
+
     def test_retry_budget_settings_are_checked(self) -> None:
         """Bad deadline or budget settings are configuration errors."""
         import pytest

@@ -25,7 +25,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import openai
 from tenacity import (
@@ -43,19 +43,53 @@ if TYPE_CHECKING:
     from tenacity.stop import stop_base
 
     from ..core.config import Retry
+    from ..endpoint.model import EndpointModel
 
 __all__ = [
+    "PRIOR_ANSWER_CAP",
     "AttemptTimeoutError",
     "EmptyReplyError",
     "IncompleteResponseError",
     "RefusedReplyError",
     "RetryBudget",
     "UnreadableResponseError",
+    "attempt_deadline",
     "build_retrying",
     "is_quota_error",
     "is_retryable",
     "server_retry_after",
 ]
+
+PRIOR_ANSWER_CAP = 1000
+"""Tokens an answer may run to, before any was seen."""
+
+
+def attempt_deadline(
+    retry: Retry,
+    params: Mapping[str, Any],
+    prompt_tokens: int,
+    endpoint: EndpointModel,
+    others: int = 0,
+) -> float | None:
+    """Seconds one attempt of a request may run (``Retry.attempt_timeout``); with
+    ``"auto"``, ``attempt_timeout_factor`` times what the endpoint model expects of it
+    sent with ``others`` requests in flight (on a server that queues them or shares its
+    slots, as much of their work as the model says delays it), never under
+    ``min_attempt_timeout``."""
+    timeout = retry.attempt_timeout
+    if timeout is None:
+        return None
+    if timeout != "auto":
+        return float(timeout)
+    cap = params.get("max_completion_tokens", params.get("max_tokens"))
+    if not isinstance(cap, int) or cap <= 0:
+        seen = endpoint.answer_tokens
+        cap = int(4 * seen) if seen else PRIOR_ANSWER_CAP
+    expected = endpoint.recent_estimate().request_s(
+        prompt_tokens, cap, others * prompt_tokens, others * cap
+    )
+    return max(retry.min_attempt_timeout, retry.attempt_timeout_factor * expected)
+
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 

@@ -37,9 +37,11 @@ from .flex import is_flex, is_flex_refusal, send_flex
 from .replies import checked_completion, clean_usage, completion_from_json
 from .responses import ResponsesStream, completion_of, to_responses
 from .retrying import (
+    PRIOR_ANSWER_CAP,
     AttemptTimeoutError,
     IncompleteResponseError,
     RetryBudget,
+    attempt_deadline,
     build_retrying,
     is_quota_error,
     server_retry_after,
@@ -61,7 +63,6 @@ room) arrive with the first token: a call's first wave, which the rest waits on.
 log = logging.getLogger("fanout")
 
 _DEFAULT_COOL_DOWN_S = 1.0
-_PRIOR_ANSWER_CAP = 1000  # tokens an answer may run to, before any was seen
 # A request with these is not rebuilt from streamed chunks (tool calls, several
 # choices, log probabilities): if it is the first request, it is sent whole.
 _NOT_STREAMED = frozenset({"tools", "functions", "n", "logprobs", "top_logprobs", "audio"})
@@ -172,7 +173,7 @@ class Transport:
         it too (an empty answer): its exception is retried or not like any other."""
         if is_flex(params):  # refusals retried later, or sent standard (engine/flex.py)
             prompt = estimate_messages_tokens(params["messages"], opts.model)
-            answer = params.get("max_tokens") or self.endpoint.answer_tokens or _PRIOR_ANSWER_CAP
+            answer = params.get("max_tokens") or self.endpoint.answer_tokens or PRIOR_ANSWER_CAP
             expected = self.endpoint.recent_estimate().request_s(prompt, answer)
             return await send_flex(lambda p: self._send(p, opts, stats, tally, check), params,
                                    opts.retry, expected)  # fmt: skip
@@ -220,19 +221,11 @@ class Transport:
                 f"{refused.status_code}" + (f" {refused.code}" if refused.code else "")
             ) from refused
 
-    def deadline(self, params: dict[str, Any], prompt_tokens: int, retry: Retry) -> float | None:
-        """Seconds one attempt of this request may run (see ``Retry.attempt_timeout``)."""
-        timeout = retry.attempt_timeout
-        if timeout is None:
-            return None
-        if timeout != "auto":
-            return float(timeout)
-        cap = params.get("max_completion_tokens", params.get("max_tokens"))
-        if not isinstance(cap, int) or cap <= 0:
-            seen = self.endpoint.answer_tokens
-            cap = int(4 * seen) if seen else _PRIOR_ANSWER_CAP
-        expected = self.endpoint.recent_estimate().request_s(prompt_tokens, cap)
-        return max(retry.min_attempt_timeout, retry.attempt_timeout_factor * expected)
+    def deadline(
+        self, params: dict[str, Any], prompt_tokens: int, retry: Retry, others: int = 0
+    ) -> float | None:
+        """Seconds one attempt of this request may run (``retrying.attempt_deadline``)."""
+        return attempt_deadline(retry, params, prompt_tokens, self.endpoint, others)
 
     async def _attempt(
         self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
@@ -242,7 +235,6 @@ class Transport:
         n = params.get("n") or 1
         prompt = estimate_messages_tokens(params["messages"], opts.model)
         reserve = prompt + int(max_out) * int(n)
-        deadline = self.deadline(params, prompt, opts.retry)
         async with self._slots:
             waited = await self.limiter.acquire(reserve)
             stats.limit_wait_s += waited
@@ -257,6 +249,7 @@ class Transport:
             stats.peak = max(stats.peak, stats.in_flight)
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            deadline = self.deadline(params, prompt, opts.retry, others=self.in_flight - 1)
             sent = time.monotonic()
             log.debug("request sent", extra={"attempt": tally.attempts, "in_flight": self.in_flight,
                                              "model": params.get("model")})  # fmt: skip
