@@ -319,7 +319,8 @@ class EndpointModel:
         cannot buy a better match with a wait coefficient many times the work (on a
         batching server a long request sees the short ones finish, so "waited" and
         "long" are easily confused). ``s`` is searched on a grid (the rest is linear);
-        where the error barely depends on it, the prior decides."""
+        where the error barely depends on it, the prior decides, as it does where the
+        requests are all of about one size (``vary`` False, see ``_sizes_vary``)."""
         prior = self._slowdown_prior
         # The prefill speed is often barely seen (prompts of one length, partly
         # cached), and then a cold first request passes for a slow prefill: its prior
