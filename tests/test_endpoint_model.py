@@ -117,3 +117,45 @@ def test_answers_all_one_token_long_leave_the_decode_speed_near_its_prior() -> N
     est = model.estimate()
     assert est.decode_s_per_token < 2 * 0.00015
     assert 0.02 < est.rtt_s < 0.035
+
+
+def _bursts_of_one_size(model: EndpointModel, rng: random.Random) -> None:
+    """What a first call of 40 three-token answers under a limit of 10 requests per
+    window teaches: bursts of 10 requests of one size sent together, each slower by a
+    delay per request (connections opened, a busy client's CPU) for every other one
+    that finished while it was in flight, then requests paced one or two at a time;
+    a streamed first request adds its first token (a 1-token observation)."""
+    model.observe(prompt_tokens=22, completion_tokens=1, latency_s=0.09)
+    model.observe(prompt_tokens=22, completion_tokens=3, latency_s=0.10)
+    for others in [*range(10), *range(10), *(rng.choice([0, 1, 2]) for _ in range(20))]:
+        model.observe(prompt_tokens=22, completion_tokens=3, others_prompt_tokens=22 * others,
+                      others_completion_tokens=3 * others,
+                      latency_s=(0.03 + 0.018 * others) * rng.uniform(0.95, 1.05))  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_requests_of_one_size_slowed_per_request_are_not_taken_for_a_serial_endpoint(
+    seed: int,
+) -> None:
+    """Requests all of one size cannot tell a delay per request from one per token: a
+    burst slower the more requests it holds does not make the endpoint serializing (which
+    would cost each token of a merged request as a delay to every other request), not
+    even once a merged request or two came back; requests of several sizes still do."""
+    rng = random.Random(seed)
+    model = EndpointModel()
+    _bursts_of_one_size(model, rng)
+    assert model.estimate().slowdown_per_request < 0.1
+    for _ in range(2):  # a merge check's merged request
+        model.observe(prompt_tokens=190, completion_tokens=60, others_prompt_tokens=88,
+                      others_completion_tokens=12, latency_s=0.06)  # fmt: skip
+    assert model.estimate().slowdown_per_request < 0.1
+    serial = EndpointModel()
+    for i in range(30):  # one after another, of several sizes: each waits for the others
+        sizes = [(22, 3), (120, 40), (60, 80)]
+        done = sizes[: i % 3]
+        p, c = sizes[i % 3]
+        op, oc = sum(s[0] for s in done), sum(s[1] for s in done)
+        serial.observe(prompt_tokens=p, completion_tokens=c, others_prompt_tokens=op,
+                       others_completion_tokens=oc,
+                       latency_s=0.03 + (p + op) * 2e-4 + (c + oc) * 0.002)  # fmt: skip
+    assert serial.estimate().slowdown_per_request > 0.7

@@ -34,6 +34,7 @@ _S_COARSE = tuple(i / 10 for i in range(11))  # the slowdowns tried first, then 
 _F_TEST = 4.0  # F statistic a fitted slowdown must reach to leave the prior (about p = 0.05)
 _PREFILL_PRIOR_TOKENS = 1000.0  # the prefill prior weighs like one request of this many tokens
 _NOISE_S = 0.01  # ... when the latencies scatter this much (seconds, rms) or more about the fit
+_SIZE_SPREAD = 2.0  # requests must differ in size this much for a slowdown to be fitted
 
 _MERGE_FAILURE_PRIOR = 0.02  # share of merged questions re-asked, before any merged reply
 _MERGE_PRIOR_QUESTIONS = 10.0  # ... weighing like this many merged questions
@@ -285,7 +286,8 @@ class EndpointModel:
         if n == 0:
             return self._to_estimate(prior, 0)
         sums = (self._xtx, self._xty, self._yy, n)
-        theta = self._choose(sums)
+        vary = _sizes_vary(self._obs)
+        theta = self._choose(sums, vary=vary)
         if n >= 5:
             # One robust pass: a request far off the fit (the first on a new
             # connection, a hiccup) is left out and the rest refitted.
@@ -305,10 +307,10 @@ class EndpointModel:
                         xty[i] -= row[i] * obs[4]
                         for j in range(_N_FEATURES):
                             xtx[i][j] -= row[i] * row[j]
-                theta = self._choose((xtx, xty, yy, n - len(outliers)))
+                theta = self._choose((xtx, xty, yy, n - len(outliers)), vary=vary)
         return self._to_estimate(theta, n)
 
-    def _choose(self, sums: _Sums) -> list[float]:
+    def _choose(self, sums: _Sums, *, vary: bool = True) -> list[float]:
         """Fit ``latency = rtt + prefill * (p + s * P) + decode * (c + s * C)``: one
         slowdown ``s`` in [0, 1] scales the work of the requests that finished during a
         request's life (0: they did not delay it, a batching server; 1: it waited for
@@ -317,7 +319,8 @@ class EndpointModel:
         cannot buy a better match with a wait coefficient many times the work (on a
         batching server a long request sees the short ones finish, so "waited" and
         "long" are easily confused). ``s`` is searched on a grid (the rest is linear);
-        where the error barely depends on it, the prior decides."""
+        where the error barely depends on it, the prior decides, as it does where the
+        requests are all of about one size (``vary`` False, see ``_sizes_vary``)."""
         prior = self._slowdown_prior
         # The prefill speed is often barely seen (prompts of one length, partly
         # cached), and then a cold first request passes for a slow prefill: its prior
@@ -328,6 +331,12 @@ class EndpointModel:
         prefill_weight = noise * _PREFILL_PRIOR_TOKENS**2
         if sums[3] < 4:
             speeds, _ = self._fit_at(sums, prior, prefill_weight)
+            return _with_slowdown(speeds, prior)
+        if not vary:
+            # Requests of one size (see _sizes_vary): the delay the others caused is
+            # per request, no speed's; the speeds are fitted without it, and the
+            # slowdown is the prior's.
+            speeds, _ = self._fit_at(sums, 0.0, prefill_weight)
             return _with_slowdown(speeds, prior)
         tried: dict[float, tuple[list[float], float]] = {}
 
@@ -445,6 +454,25 @@ class EndpointModel:
                          others_prompt_tokens=int(op), others_completion_tokens=int(oc))  # fmt: skip
         if snap.answer_tokens is not None and self._answer_tokens is None:
             self.observe_answer(snap.answer_tokens)
+
+
+def _sizes_vary(observations: Sequence[tuple[float, float, float, float, float]]) -> bool:
+    """Do the observed requests differ in size: are a quarter of them at least
+    ``_SIZE_SPREAD`` times as large, in completion or in prompt tokens, as another
+    quarter? Only then can the delay the others caused be told per token, which the
+    slowdown is: when the requests are (nearly all) of one size (short answers all 3
+    tokens long), the others' tokens are in proportion to their number, and a delay
+    per request (connections opened in a burst, the CPU of a busy client, a queue)
+    passes for a serializing endpoint, on which every token of a larger request (a
+    merged one) would delay the others as much."""
+    n = len(observations)
+    if n < 4:
+        return False
+    for k in (1, 0):  # completion, prompt
+        sizes = sorted(obs[k] for obs in observations)
+        if sizes[(3 * n) // 4] >= _SIZE_SPREAD * max(sizes[n // 4], 1.0):
+            return True
+    return False
 
 
 def _with_slowdown(speeds: Sequence[float], s: float) -> list[float]:
