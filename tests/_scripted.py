@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Scripted", "scripted_server"]
+__all__ = ["Scripted", "response", "scripted_server"]
 
 Reply = Callable[[dict[str, Any]], str]
 """The reply's content, from the request's JSON body."""
@@ -40,6 +40,27 @@ def _chunk(content: str | None, finish: str | None, usage: dict[str, int] | None
     return b"data: " + json.dumps(body).encode() + b"\n\n"
 
 
+def response(content: str, *, streamed: bool, extra: bytes = b"") -> bytes:
+    """A whole HTTP response carrying ``content`` as a chat completion (an SSE stream
+    if ``streamed``), with ``extra`` header lines; the connection closes after it."""
+    usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(content) // 4),
+             "total_tokens": 10 + max(1, len(content) // 4)}  # fmt: skip
+    if streamed:
+        payload = (_chunk(content, None, None) + _chunk(None, "stop", None)
+                   + _chunk(None, None, usage) + b"data: [DONE]\n\n")  # fmt: skip
+        kind = b"text/event-stream"
+    else:
+        payload = json.dumps({
+            "id": "chatcmpl-s", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": usage,
+        }).encode()  # fmt: skip
+        kind = b"application/json"
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\nConnection: close\r\n"
+            + extra + b"Content-Length: %d\r\n\r\n" % len(payload) + payload)  # fmt: skip
+
+
 @asynccontextmanager
 async def scripted_server(
     reply: Reply, headers: Mapping[str, str] | None = None
@@ -59,23 +80,7 @@ async def scripted_server(
         fields = {k.lower(): v for k, v in (ln.split(": ", 1) for ln in lines[1:] if ": " in ln)}
         body = json.loads(await reader.readexactly(int(fields.get("content-length", 0))) or b"{}")
         state.requests.append(body)
-        content = reply(body)
-        usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(content) // 4),
-                 "total_tokens": 10 + max(1, len(content) // 4)}  # fmt: skip
-        if body.get("stream"):
-            payload = (_chunk(content, None, None) + _chunk(None, "stop", None)
-                       + _chunk(None, None, usage) + b"data: [DONE]\n\n")  # fmt: skip
-            kind = b"text/event-stream"
-        else:
-            payload = json.dumps({
-                "id": "chatcmpl-s", "object": "chat.completion", "created": 0, "model": "m",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": usage,
-            }).encode()  # fmt: skip
-            kind = b"application/json"
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\nConnection: close\r\n"
-                     + extra + b"Content-Length: %d\r\n\r\n" % len(payload) + payload)  # fmt: skip
+        writer.write(response(reply(body), streamed=bool(body.get("stream")), extra=extra))
         try:
             await writer.drain()
         finally:

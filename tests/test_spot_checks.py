@@ -18,7 +18,7 @@ from openai import AsyncOpenAI
 import fanout
 from fanout.sim import answer_for
 
-from ._scripted import _chunk, scripted_server
+from ._scripted import response, scripted_server
 from .test_merge_check import _policy, _shifting
 
 
@@ -58,22 +58,7 @@ async def _slow_server(delay_s: float, reply: Any = _shifting) -> AsyncIterator[
             raise
         finally:
             state.in_flight -= 1
-        usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(content) // 4),
-                 "total_tokens": 10 + max(1, len(content) // 4)}  # fmt: skip
-        if body.get("stream"):
-            payload = (_chunk(content, None, None) + _chunk(None, "stop", None)
-                       + _chunk(None, None, usage) + b"data: [DONE]\n\n")  # fmt: skip
-            kind = b"text/event-stream"
-        else:
-            payload = json.dumps({
-                "id": "chatcmpl-s", "object": "chat.completion", "created": 0, "model": "m",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": usage,
-            }).encode()  # fmt: skip
-            kind = b"application/json"
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\nConnection: close\r\n"
-                     + b"Content-Length: %d\r\n\r\n" % len(payload) + payload)  # fmt: skip
+        writer.write(response(content, streamed=bool(body.get("stream"))))
         try:
             await writer.drain()
         finally:

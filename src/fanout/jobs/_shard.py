@@ -105,8 +105,12 @@ class _Where(NamedTuple):
     ok: bool
 
 
-def _records(f: IO[bytes]) -> Iterator[tuple[int, bytes, str | None, bool]]:
-    """(offset, line, id key or None, ok) for each non-blank line of an output."""
+_UNREADABLE = object()  # a line that is not JSON
+
+
+def _json_lines(f: IO[bytes]) -> Iterator[tuple[int, bytes, object]]:
+    """(offset, line, parsed JSON or ``_UNREADABLE``) for each non-blank line of a
+    JSONL file (a first line's BOM left out)."""
     offset = 0
     for lineno, raw in enumerate(f, 1):
         start, offset = offset, offset + len(raw)
@@ -114,15 +118,19 @@ def _records(f: IO[bytes]) -> Iterator[tuple[int, bytes, str | None, bool]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            yield start, line, json.loads(line)
         except (ValueError, RecursionError):
-            yield start, line, None, False
-            continue
-        done = _done(record)
+            yield start, line, _UNREADABLE
+
+
+def _records(f: IO[bytes]) -> Iterator[tuple[int, bytes, str | None, bool]]:
+    """(offset, line, id key or None, ok) for each non-blank line of an output."""
+    for start, line, record in _json_lines(f):
+        done = None if record is _UNREADABLE else _done(record)
         if done is None:
             yield start, line, None, False
         else:
-            yield start, line, id_key(record["id"]), done.ok
+            yield start, line, id_key(record["id"]), done.ok  # type: ignore[index]
 
 
 def _input_ids(path: Path) -> Iterator[str]:
@@ -130,14 +138,7 @@ def _input_ids(path: Path) -> Iterator[str]:
     over: ``fanout run`` reported them)."""
     seen: set[str] = set()
     with _open(path, "the questions") as f:
-        for lineno, raw in enumerate(f, 1):
-            line = raw.removeprefix(BOM) if lineno == 1 else raw
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
+        for _start, _line, record in _json_lines(f):
             if not isinstance(record, dict) or record.get("id") is None:
                 continue
             if isinstance(record["id"], (dict, list)):
