@@ -11,7 +11,11 @@ with the system prompt "Answer with a short phrase.", ``temperature=0`` and
 An answer is **correct** if one of its question's ``accept`` strings occurs in it as
 a whole word (lowercased); it **belongs to another question** if it is not correct
 and an accept string of another question of the set occurs in it: the failure a
-merged reply can hide behind a parse that succeeds.
+merged reply can hide behind a parse that succeeds. That measure counts split's own
+confusions too (a model that answers "Mars" to two planet questions), so a merged
+answer is also checked against the questions **of its own reply** only
+(``merged_other_in_reply``: wrong for its question, right for another question merged
+with it), and those answers are listed by id beside what split answered them.
 
 Plans (each on a fresh ``Fanout`` with the endpoint memory off, so one plan's
 learning does not reach the next; ``warm`` reuses the ``Fanout`` of the cold run):
@@ -117,6 +121,17 @@ async def run_plan(
     report = answers.report
     seen = verdicts(items, [a.text if a.error is None else None for a in answers])
     merged = [v for v, a in zip(seen, answers, strict=True) if a.mode == "merged"]
+    # Misattribution proper: a merged answer that is wrong for its question and right for
+    # another question of the same merged reply (the replies told apart by request id).
+    replies: dict[tuple[str, ...], list[int]] = {}
+    for i, a in enumerate(answers):
+        if a.mode == "merged":
+            replies.setdefault(tuple(a.request_ids), []).append(i)
+    in_reply = [
+        i for members in replies.values() for i in members
+        if seen[i] != "correct" and answers[i].text is not None
+        and any(_hits(answers[i].text or "", items[j]["accept"]) for j in members if j != i)
+    ]  # fmt: skip
     return {
         "wall_s": round(wall, 2),
         "requests": report.requests,
@@ -129,6 +144,12 @@ async def run_plan(
         "merged_answers": len(merged),
         "merged_correct": merged.count("correct"),
         "merged_other_question": merged.count("other"),
+        "merged_other_in_reply": len(in_reply),
+        "other_in_reply_ids": [items[i]["id"] for i in in_reply],
+        "answers": [
+            {"id": it["id"], "mode": a.mode, "verdict": v, "text": a.text}
+            for it, a, v in zip(items, answers, seen, strict=True)
+        ],
         "questions": len(items),
         "plan": report.plan.mode_label if report.plan else None,
         "revisions": [r.plan.mode_label for r in report.revisions],
@@ -193,10 +214,13 @@ async def main() -> None:
             if name == "auto-cold":
                 pass  # keep fo for auto-warm
             rows[name] = row
+            if "split" in rows and row["other_in_reply_ids"]:
+                alone = {r["id"]: r["text"] for r in rows["split"]["answers"]}
+                row["other_in_reply_split_said"] = {i: alone[i] for i in row["other_in_reply_ids"]}
             print(f"{name:14} wall {row['wall_s']:6.1f} s  requests {row['requests']:3}  "
                   f"re-asked {row['reasked']:3}  correct {row['correct']:2}/{row['questions']}  "
                   f"other {row['other_question']:2}  merged {row['merged_answers']:2} "
-                  f"(other {row['merged_other_question']})  plan {row['plan']}", flush=True)  # fmt: skip
+                  f"(other {row['merged_other_question']}, in its reply {row['merged_other_in_reply']})  plan {row['plan']}", flush=True)  # fmt: skip
     path = save(args.out, {"parallel": args.parallel, "system": SYSTEM, "params": PARAMS,
                            "rpm_case": RPM, "set": DATA.name, "plans": rows})  # fmt: skip
     print(f"wrote {path}")

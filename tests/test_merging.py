@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from hypothesis import assume, given, settings
@@ -46,6 +46,48 @@ class TestBuild:
         assert list(schema["properties"]) == ["ff00aa-1 a?", "ff00aa-2 b?"]
         assert schema["required"] == ["ff00aa-1 a?", "ff00aa-2 b?"]
         assert schema["additionalProperties"] is False
+
+
+class TestRepeatedAnswers:
+    """A free-text answer the reply gives to two questions or more answers none of them:
+    a small model that lost its place runs one answer on through the rest of the reply."""
+
+    QUESTIONS = ("What is the tallest animal?", "What is the largest mammal?", "What do bees make?")
+
+    def test_json_answers_repeated_across_questions_answer_none_of_them(self) -> None:
+        """Whatever their case, spacing and punctuation; the distinct answer is kept."""
+        req = build_merged(self.QUESTIONS, "json", nonce="n")
+        reply = json.dumps(
+            dict(zip(req.keys, ["The Blue Whale", "the blue  whale.", "Honey"], strict=True))
+        )
+        assert parse_merged(reply, req, truncated=False) == {"n-3": "Honey"}
+
+    def test_tagged_text_answers_repeated_across_questions_answer_none_of_them(self) -> None:
+        req = build_merged(self.QUESTIONS, "text", nonce="n")
+        reply = ("[n-1] What is the tallest animal?\nGiraffe\n[n-2] What is the largest mammal?\n"
+                 "Honey!\n[n-3] What do bees make?\nhoney\n[n-end]")  # fmt: skip
+        assert parse_merged(reply, req, truncated=False) == {"n-1": "Giraffe"}
+
+    def test_answers_that_share_words_but_differ_are_kept(self) -> None:
+        req = build_merged(self.QUESTIONS, "json", nonce="n")
+        reply = json.dumps(
+            dict(zip(req.keys, ["The giraffe", "The blue whale", "Honey"], strict=True))
+        )
+        assert parse_merged(reply, req, truncated=False) == {
+            "n-1": "The giraffe",
+            "n-2": "The blue whale",
+            "n-3": "Honey",
+        }
+
+    def test_structured_values_may_repeat(self) -> None:
+        """Labels under the caller's own schema are the same as often as not."""
+        req = replace(build_merged(self.QUESTIONS, "json", nonce="n"), structured=True)
+        reply = json.dumps(dict(zip(req.keys, ["positive", "positive", "negative"], strict=True)))
+        assert parse_merged(reply, req, truncated=False) == {
+            "n-1": '"positive"',
+            "n-2": '"positive"',
+            "n-3": '"negative"',
+        }
 
 
 class TestParseText:
@@ -271,7 +313,9 @@ def text_cases(draw: st.DrawFn) -> TextCase:
     tags = [f"{NONCE}-{i}" for i in range(1, k + 1)]
     end = f"{NONCE}-end"
     copies = {t: draw(st.sampled_from([1, 1, 1, 0, 2])) for t in tags}  # missing, duplicated
-    sections = [(t, draw(_TEXT.filter(lambda s: bool(_SEPARATOR.sub("", s).strip()) and not _has_tag(s))))
+    # Each body starts with its tag's number: answers repeated across questions answer
+    # none of them (TestRepeatedAnswers), a rule of its own, not under test here.
+    sections = [(t, f"A{t.rsplit('-', 1)[1]} " + draw(_TEXT.filter(lambda s: not _has_tag(s))))
                 for t in tags for _ in range(copies[t])]  # fmt: skip
     sections = [sections[i] for i in draw(st.permutations(range(len(sections))))]  # reordered
     has_end = draw(st.integers(0, 3)) > 0
@@ -380,7 +424,8 @@ def json_cases(draw: st.DrawFn) -> JsonCase:
     pairs: list[tuple[str, object]] = []
     for t in tags:
         for _ in range(copies[t]):
-            value: object = draw(_TEXT.filter(lambda s: bool(s.strip())))
+            # Numbered per tag: repeated answers are TestRepeatedAnswers' rule.
+            value: object = f"A{t.rsplit('-', 1)[1]} " + draw(_TEXT)
             if nested[t]:
                 value = draw(
                     st.sampled_from([{_key(t): value}, [value], 7, None, {"answer": value}])

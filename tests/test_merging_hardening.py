@@ -140,6 +140,25 @@ async def test_a_reply_that_echoes_the_questions_answers_none(fmt: str) -> None:
     assert answers.texts == [f"alone: {q}" for q in questions]
 
 
+async def test_questions_a_merged_reply_gives_one_answer_are_asked_alone() -> None:
+    """The failure of SmolLM2-135M merging six questions: one answer run on through the
+    rest of the reply ("The Blue Whale" for the tallest animal, what bees make...). Those
+    questions are asked alone and get their own answers; the one distinct answer is kept."""
+
+    def run_on(body: dict[str, Any]) -> str:
+        listed = _listed(body)
+        if not listed:
+            return _alone(body)
+        return _layout(body, {tag: "Paris" if i == 0 else "The Blue Whale"
+                              for i, (tag, _) in enumerate(listed)})  # fmt: skip
+
+    questions = ["Capital of France?", "Tallest animal?", "Largest mammal?", "What do bees make?"]
+    answers, _ = await _ask(run_on, questions, "json")
+    assert answers.texts == ["Paris", *(f"alone: {q}" for q in questions[1:])]
+    assert [a.mode for a in answers] == ["merged", "split", "split", "split"]
+    assert answers.report.reasked == [1, 2, 3]
+
+
 def test_an_answer_that_only_repeats_its_question_is_refused() -> None:
     """Whatever its spacing or case; an answer that merely contains it is kept."""
     req = build_merged(["What is 2+2?", "Capital\nof France?"], "text", nonce="n")

@@ -102,9 +102,13 @@ def answer_for(question: str, tokens: int) -> str:
 
     It starts with ``ref`` and an 8-hex-digit digest of the question (two tokens)
     so that a reader, or a test, can tell which question an answer belongs to.
-    Whitespace does not matter: the digest is taken over the words.
+    Whitespace does not matter: the digest is taken over the words. A one-token answer
+    is ``ref`` and the digest as one word, so that different questions never share an
+    answer (a merged reply that gives one answer to two questions answers neither).
     """
     digest = hashlib.sha256(" ".join(question.split()).encode()).hexdigest()
+    if tokens == 1:
+        return f"ref{digest[:8]}"
     words = ["ref", digest[:8]]
     seed = int(digest[8:16], 16)
     i = 0
