@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..core.plans import EndpointEstimate
+from ._linalg import solve as _solve
+from .slots import find_slots, queued
 
 __all__ = ["SNAPSHOT_VERSION", "EndpointModel", "EndpointSnapshot"]
 
@@ -35,12 +37,14 @@ _F_TEST = 4.0  # F statistic a fitted slowdown must reach to leave the prior (ab
 _PREFILL_PRIOR_TOKENS = 1000.0  # the prefill prior weighs like one request of this many tokens
 _NOISE_S = 0.01  # ... when the latencies scatter this much (seconds, rms) or more about the fit
 _SIZE_SPREAD = 2.0  # requests must differ in size this much for a slowdown to be fitted
+_RESTORED_GAP_S = 1e6  # restored send times end this long before the model's own begin
 
 _MERGE_FAILURE_PRIOR = 0.02  # share of merged questions re-asked, before any merged reply
 _MERGE_PRIOR_QUESTIONS = 10.0  # ... weighing like this many merged questions
 _MERGE_MEMORY_QUESTIONS = 200.0  # the merged questions the failure rate remembers
 
 _Sums = tuple[list[list[float]], list[float], float, int]
+_Obs = tuple[float, float, float, float, float]
 
 
 _Value = Annotated[float, Field(ge=0, le=_MAX_VALUE, allow_inf_nan=False)]
@@ -69,6 +73,10 @@ class EndpointSnapshot(BaseModel):
     (merged answers against split answers of the same questions)."""
     merge_usage: Annotated[list[_Value], Field(min_length=2, max_length=2)] | None = None
     """[prompt tokens per question, completion tokens per answer] a merged request adds."""
+    sent_s: list[_Value | None] | None = Field(default=None, max_length=4096)
+    """When each observation's request was sent, in seconds after the first of them
+    (None: a first token), one per observation: what tells the endpoint's slots (absent
+    in older snapshots, whose observations tell none)."""
 
     @field_validator("fields")
     @classmethod
@@ -85,6 +93,10 @@ class EndpointSnapshot(BaseModel):
         for fmt, (compared, agreed, wrong) in self.merge_checks.items():
             if not (agreed + wrong <= compared):
                 raise ValueError(f"merge_checks[{fmt!r}] {[compared, agreed, wrong]!r}")
+        if self.sent_s is not None and len(self.sent_s) != len(self.observations):
+            raise ValueError(
+                f"{len(self.sent_s)} send times for {len(self.observations)} observations"
+            )
         return self
 
 
@@ -122,6 +134,10 @@ class EndpointModel:
         )
         self._slowdown_prior = slowdown_per_request
         self._obs: deque[tuple[float, float, float, float, float]] = deque(maxlen=window)
+        # When each observation's request was sent (None: a first token, a remembered
+        # observation of an older snapshot), beside it: what tells the server's slots.
+        self._sent: deque[float | None] = deque(maxlen=window)
+        self._slots: tuple[int | None, int] | None = None  # the slots found, and _seen then
         # Running sums of the normal equations, so a refit costs the same however
         # many observations the window holds.
         self._xtx = [[0.0] * _N_FEATURES for _ in range(_N_FEATURES)]
@@ -163,11 +179,15 @@ class EndpointModel:
         others_prompt_tokens: int = 0,
         others_completion_tokens: int = 0,
         cached_prompt_tokens: int = 0,
+        sent_at: float | None = None,
     ) -> None:
         """One response: its tokens, its latency, and the tokens of the other
         requests that finished while it was in flight. Prompt tokens the endpoint
         took from its cache (``cached_prompt_tokens``, part of ``prompt_tokens``) cost
-        no prefill; ``others_prompt_tokens`` should leave them out too."""
+        no prefill; ``others_prompt_tokens`` should leave them out too. ``sent_at``: when
+        the request was sent (seconds on a monotonic clock, the same for every response
+        of this model; not for a first token): what tells how many requests the endpoint
+        runs at once (see ``fanout.endpoint.slots``)."""
         if latency_s <= 0 or completion_tokens < 0:
             return
         if cached_prompt_tokens > 0:
@@ -180,6 +200,7 @@ class EndpointModel:
         if len(self._obs) == self._obs.maxlen:
             self._accumulate(self._obs[0], -1.0)
         self._obs.append(obs)
+        self._sent.append(sent_at)
         self._accumulate(obs, 1.0)
         self._cached = None
         self._seen += 1
@@ -285,30 +306,57 @@ class EndpointModel:
         n = len(self._obs)
         if n == 0:
             return self._to_estimate(prior, 0)
-        sums = (self._xtx, self._xty, self._yy, n)
-        vary = _sizes_vary(self._obs)
+        obs = list(self._obs)
+        theta = self._fit_window(obs, (self._xtx, self._xty, self._yy, n))
+        slots = self._find_slots(obs, theta)
+        if slots is not None:
+            # The latencies as services: less the waits for a slot.
+            served, _ = queued(obs, list(self._sent), slots)
+            theta = self._fit_window(served, _sums(served))
+        return self._to_estimate(theta, n, slots)
+
+    def _fit_window(self, obs: Sequence[_Obs], sums: _Sums, *, robust: bool = True) -> list[float]:
+        """The fit of ``obs`` (whose normal equations ``sums`` holds): ``_choose``, then
+        with ``robust`` one pass without the requests far off it."""
+        n = len(obs)
+        vary = _sizes_vary(obs)
         theta = self._choose(sums, vary=vary)
-        if n >= 5:
+        if n >= 5 and robust:
             # One robust pass: a request far off the fit (the first on a new
             # connection, a hiccup) is left out and the rest refitted.
-            residuals = [lat - _predict(theta, obs) for obs in self._obs for lat in (obs[4],)]
+            residuals = [lat - _predict(theta, o) for o in obs for lat in (o[4],)]
             med = statistics.median(abs(r) for r in residuals)
-            mean_latency = sum(obs[4] for obs in self._obs) / n
+            mean_latency = sum(o[4] for o in obs) / n
             limit = max(4.45 * med, 0.1 * mean_latency)  # 3 x 1.4826 x the median deviation
-            outliers = [obs for obs, r in zip(self._obs, residuals, strict=True) if abs(r) > limit]
+            outliers = [o for o, r in zip(obs, residuals, strict=True) if abs(r) > limit]
             if outliers and len(outliers) <= n // 4:
-                xtx = [row[:] for row in self._xtx]
-                xty = self._xty[:]
-                yy = self._yy
-                for obs in outliers:
-                    row = (1.0, obs[0], obs[1], obs[2], obs[3])
-                    yy -= obs[4] * obs[4]
+                xtx = [row[:] for row in sums[0]]
+                xty = sums[1][:]
+                yy = sums[2]
+                for o in outliers:
+                    row = (1.0, o[0], o[1], o[2], o[3])
+                    yy -= o[4] * o[4]
                     for i in range(_N_FEATURES):
-                        xty[i] -= row[i] * obs[4]
+                        xty[i] -= row[i] * o[4]
                         for j in range(_N_FEATURES):
                             xtx[i][j] -= row[i] * row[j]
                 theta = self._choose((xtx, xty, yy, n - len(outliers)), vary=vary)
-        return self._to_estimate(theta, n)
+        return theta
+
+    def _find_slots(self, obs: list[_Obs], theta: Sequence[float]) -> int | None:
+        """The server's slots (see ``fanout.endpoint.slots``): searched again once a
+        ``1/_REFIT_SHARE`` of the window is new since the last search (a search fits the
+        window once per slot count tried)."""
+        found = self._slots
+        if found is not None and self._seen - found[1] < max(1, len(obs) // _REFIT_SHARE):
+            return found[0]
+        slots = self._search_slots(obs, theta)
+        self._slots = (slots, self._seen)
+        return slots
+
+    def _search_slots(self, obs: list[_Obs], theta: Sequence[float]) -> int | None:
+        """``fanout.endpoint.slots.find_slots``, against ``theta`` (the fit without)."""
+        return find_slots(obs, list(self._sent), [_predict(theta, o) for o in obs])
 
     def _choose(self, sums: _Sums, *, vary: bool = True) -> list[float]:
         """Fit ``latency = rtt + prefill * (p + s * P) + decode * (c + s * C)``: one
@@ -392,7 +440,9 @@ class EndpointModel:
         sse += sum(theta[a] * ztz[a][b] * theta[b] for a in range(3) for b in range(3))
         return theta, max(sse, 0.0)
 
-    def _to_estimate(self, theta: Sequence[float], n: int) -> EndpointEstimate:
+    def _to_estimate(
+        self, theta: Sequence[float], n: int, slots: int | None = None
+    ) -> EndpointEstimate:
         rtt, prefill, decode, prefill_wait, decode_wait = theta
         return EndpointEstimate(
             rtt_s=max(rtt, 0.0),
@@ -403,13 +453,16 @@ class EndpointModel:
             observations=n,
             prefix_cache=self._prefix_cache,
             merge_failure_rate=self.merge_failure_rate,
+            slots=slots,
         )
 
     # --- remembering (fanout.endpoint.memory) -----------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         """What this model learned, as plain data (JSON-ready): the observations in its
         window, as ``observe`` took them, the typical answer length, whether the
-        endpoint caches prefixes, and how its merged replies fared. The priors are the constructor's, not part of it."""
+        endpoint caches prefixes, and how its merged replies fared, and when each
+        observation's request was sent. The priors are the constructor's, not part of it."""
+        first = min((t for t in self._sent if t is not None), default=0.0)
         return {
             "version": SNAPSHOT_VERSION,
             "fields": list(_SNAPSHOT_FIELDS),
@@ -423,6 +476,7 @@ class EndpointModel:
                 if self.merge_prompt_per_question is None or self.merge_answer_overhead is None
                 else [self.merge_prompt_per_question, self.merge_answer_overhead]
             ),
+            "sent_s": [None if t is None else t - first for t in self._sent],
         }
 
     def restore(self, snapshot: Mapping[str, Any] | EndpointSnapshot) -> None:
@@ -449,9 +503,15 @@ class EndpointModel:
         if snap.prefix_cache and not self._prefix_cache:
             self._prefix_cache = True
             self._cached = None
-        for p, c, op, oc, latency in snap.observations:
+        # The remembered send times, before any of this model's (a monotonic clock's
+        # times of another process mean nothing here): none of them overlaps another's.
+        sent = snap.sent_s or [None] * len(snap.observations)
+        span = max((t for t in sent if t is not None), default=0.0)
+        shift = min((t for t in self._sent if t is not None), default=0.0) - span - _RESTORED_GAP_S
+        for (p, c, op, oc, latency), at in zip(snap.observations, sent, strict=True):
             self.observe(prompt_tokens=int(p), completion_tokens=int(c), latency_s=float(latency),
-                         others_prompt_tokens=int(op), others_completion_tokens=int(oc))  # fmt: skip
+                         others_prompt_tokens=int(op), others_completion_tokens=int(oc),
+                         sent_at=None if at is None else at + shift)  # fmt: skip
         if snap.answer_tokens is not None and self._answer_tokens is None:
             self.observe_answer(snap.answer_tokens)
 
@@ -473,6 +533,21 @@ def _sizes_vary(observations: Sequence[tuple[float, float, float, float, float]]
         if sizes[(3 * n) // 4] >= _SIZE_SPREAD * max(sizes[n // 4], 1.0):
             return True
     return False
+
+
+def _sums(observations: Sequence[_Obs]) -> _Sums:
+    """The normal equations' sums of ``observations`` (as ``_accumulate`` keeps them)."""
+    xtx = [[0.0] * _N_FEATURES for _ in range(_N_FEATURES)]
+    xty = [0.0] * _N_FEATURES
+    yy = 0.0
+    for p, c, op, oc, latency in observations:
+        row = (1.0, p, c, op, oc)
+        yy += latency * latency
+        for i in range(_N_FEATURES):
+            xty[i] += row[i] * latency
+            for j in range(_N_FEATURES):
+                xtx[i][j] += row[i] * row[j]
+    return xtx, xty, yy, len(observations)
 
 
 def _with_slowdown(speeds: Sequence[float], s: float) -> list[float]:
@@ -508,22 +583,3 @@ def _nnls(
 def _predict(theta: Sequence[float], obs: tuple[float, float, float, float, float]) -> float:
     p, c, op, oc, _ = obs
     return theta[0] + theta[1] * p + theta[2] * c + theta[3] * op + theta[4] * oc
-
-
-def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
-    """Gaussian elimination with partial pivoting (4 unknowns; no numpy needed)."""
-    n = len(b)
-    m = [[*row, b[i]] for i, row in enumerate(a)]
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
-        if abs(m[pivot][col]) < 1e-18:
-            return None
-        m[col], m[pivot] = m[pivot], m[col]
-        for r in range(col + 1, n):
-            f = m[r][col] / m[col][col]
-            for c in range(col, n + 1):
-                m[r][c] -= f * m[col][c]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
-    return x

@@ -185,7 +185,8 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     active_p = active_c = 0.0
     wall = 0.0
     waited = 0.0
-    cap = inputs.max_concurrency
+    # A request beyond the endpoint's slots waits for one as it would for the cap.
+    cap = min(inputs.max_concurrency, ep.slots or inputs.max_concurrency)
     for j, ((p, c), release) in enumerate(zip(timed, releases, strict=True)):
         start = release
 
