@@ -102,10 +102,9 @@ def queued(
 ) -> tuple[list[Observation], int]:
     """The observations as the service of each request, were the endpoint to run at most
     ``slots`` at once: the latency less the time it waited for a slot (until the
-    ``slots``-th latest answer of the requests sent before it, and not before the one
-    sent just before it got its slot), and the others' tokens less those answered
-    during that wait. Observations without a send time (``None``) stay as they are.
-    Also: how many requests waited.
+    ``slots``-th latest answer of the requests taken before it, see ``_timed``), and the
+    others' tokens less those answered during that wait. Observations without a send
+    time (``None``) stay as they are. Also: how many requests waited.
 
     A wrong count shows in the result: too few slots make requests wait longer than
     they took (a negative service), too many leave the steps unexplained."""
@@ -119,13 +118,11 @@ def queued(
         done_c.append(done_c[-1] + c)
     out = list(observations)
     earlier: list[float] = []
-    previous = float("-inf")  # when the request sent before got its slot
     waited = 0
     for s, f, i in timed:
-        start = max(s, previous)
+        start = s
         if len(earlier) >= slots:
             start = max(start, earlier[-slots])
-        previous = start
         bisect.insort(earlier, f)
         if start <= s:
             continue

@@ -187,8 +187,9 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     waited = 0.0
     # A request beyond the endpoint's slots waits for one as it would for the cap.
     cap = min(inputs.max_concurrency, ep.slots or inputs.max_concurrency)
+    started = 0.0  # requests start in order: none before the one ahead of it
     for j, ((p, c), release) in enumerate(zip(timed, releases, strict=True)):
-        start = release
+        start = max(release, started)
 
         def retire(until: float) -> None:
             nonlocal active_p, active_c
@@ -204,6 +205,7 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
             active_c -= done_c
             start = max(start, first)
             retire(start)
+        started = start
         alone = ep.request_s(p, c)
         end = bisect.bisect_left(releases, start + alone, lo=j + 1)
         end = min(end, j + 1 + max(0, cap - 1 - len(active)))
