@@ -37,6 +37,7 @@ _F_TEST = 4.0  # F statistic a fitted slowdown must reach to leave the prior (ab
 _PREFILL_PRIOR_TOKENS = 1000.0  # the prefill prior weighs like one request of this many tokens
 _NOISE_S = 0.01  # ... when the latencies scatter this much (seconds, rms) or more about the fit
 _SIZE_SPREAD = 2.0  # requests must differ in size this much for a slowdown to be fitted
+_SLOT_SEARCH = 128  # the latest observations a search for slots reads (it costs per one)
 _RESTORED_GAP_S = 1e6  # restored send times end this long before the model's own begin
 
 _MERGE_FAILURE_PRIOR = 0.02  # share of merged questions re-asked, before any merged reply
@@ -137,7 +138,8 @@ class EndpointModel:
         # When each observation's request was sent (None: a first token, a remembered
         # observation of an older snapshot), beside it: what tells the server's slots.
         self._sent: deque[float | None] = deque(maxlen=window)
-        self._slots: tuple[int | None, int] | None = None  # the slots found, and _seen then
+        # The slots found, _seen then, and the observations the search read.
+        self._slots: tuple[int | None, int, int] | None = None
         # Running sums of the normal equations, so a refit costs the same however
         # many observations the window holds.
         self._xtx = [[0.0] * _N_FEATURES for _ in range(_N_FEATURES)]
@@ -344,19 +346,23 @@ class EndpointModel:
         return theta
 
     def _find_slots(self, obs: list[_Obs], theta: Sequence[float]) -> int | None:
-        """The server's slots (see ``fanout.endpoint.slots``): searched again once a
-        ``1/_REFIT_SHARE`` of the window is new since the last search (a search fits the
-        window once per slot count tried)."""
+        """The server's slots (see ``fanout.endpoint.slots``): searched again once half
+        as many responses are new as the last search read (a search fits its
+        observations once per slot count tried: 20-30 ms for ``_SLOT_SEARCH`` of them on
+        a busy machine, so once per 64 responses at most)."""
         found = self._slots
-        if found is not None and self._seen - found[1] < max(1, len(obs) // _REFIT_SHARE):
+        if found is not None and self._seen - found[1] < max(1, found[2] // 2):
             return found[0]
         slots = self._search_slots(obs, theta)
-        self._slots = (slots, self._seen)
+        self._slots = (slots, self._seen, min(len(obs), _SLOT_SEARCH))
         return slots
 
     def _search_slots(self, obs: list[_Obs], theta: Sequence[float]) -> int | None:
-        """``fanout.endpoint.slots.find_slots``, against ``theta`` (the fit without)."""
-        return find_slots(obs, list(self._sent), [_predict(theta, o) for o in obs])
+        """``fanout.endpoint.slots.find_slots`` over the latest ``_SLOT_SEARCH``
+        observations, against ``theta`` (the fit without slots)."""
+        recent = obs[-_SLOT_SEARCH:]
+        sent = list(self._sent)[-_SLOT_SEARCH:]
+        return find_slots(recent, sent, [_predict(theta, o) for o in recent])
 
     def _choose(self, sums: _Sums, *, vary: bool = True) -> list[float]:
         """Fit ``latency = rtt + prefill * (p + s * P) + decode * (c + s * C)``: one

@@ -108,31 +108,46 @@ def queued(
 
     A wrong count shows in the result: too few slots make requests wait longer than
     they took (a negative service), too many leave the steps unexplained."""
-    timed = _timed(observations, sent)
-    answered = sorted((f, observations[i][0], observations[i][1]) for _, f, i in timed)
-    times = [f for f, _, _ in answered]
-    done_p = [0.0]
-    done_c = [0.0]
-    for _, p, c in answered:
-        done_p.append(done_p[-1] + p)
-        done_c.append(done_c[-1] + c)
-    out = list(observations)
-    earlier: list[float] = []
-    waited = 0
-    for s, f, i in timed:
-        start = s
-        if len(earlier) >= slots:
-            start = max(start, earlier[-slots])
-        bisect.insort(earlier, f)
-        if start <= s:
-            continue
-        waited += 1
-        a = bisect.bisect_right(times, s)
-        b = bisect.bisect_right(times, start)
-        p, c, op, oc, latency = out[i]
-        out[i] = (p, c, max(0.0, op - (done_p[b] - done_p[a])),
-                  max(0.0, oc - (done_c[b] - done_c[a])), latency - (start - s))  # fmt: skip
-    return out, waited
+    return _Queue(observations, sent, slots).served(slots)
+
+
+class _Queue:
+    """What ``queued`` needs for any slot count up to ``most``, computed once: the order
+    the requests were taken in, for each the latest answers of those taken before it,
+    and the tokens answered by any time."""
+
+    def __init__(
+        self, observations: Sequence[Observation], sent: Sequence[float | None], most: int
+    ) -> None:
+        self.observations = observations
+        self.timed = _timed(observations, sent)
+        answered = sorted((f, observations[i][0], observations[i][1]) for _, f, i in self.timed)
+        self.times = [f for f, _, _ in answered]
+        self.done_p = [0.0]
+        self.done_c = [0.0]
+        for _, p, c in answered:
+            self.done_p.append(self.done_p[-1] + p)
+            self.done_c.append(self.done_c[-1] + c)
+        earlier: list[float] = []
+        self.latest: list[list[float]] = []  # per request: the latest answers before it
+        for _, f, _ in self.timed:
+            self.latest.append(earlier[: -most - 1 : -1])
+            bisect.insort(earlier, f)
+
+    def served(self, slots: int) -> tuple[list[Observation], int]:
+        out = list(self.observations)
+        waited = 0
+        for (s, _, i), latest in zip(self.timed, self.latest, strict=True):
+            if len(latest) < slots or latest[slots - 1] <= s:
+                continue
+            start = latest[slots - 1]
+            waited += 1
+            a = bisect.bisect_right(self.times, s)
+            b = bisect.bisect_right(self.times, start)
+            p, c, op, oc, latency = out[i]
+            out[i] = (p, c, max(0.0, op - (self.done_p[b] - self.done_p[a])),
+                      max(0.0, oc - (self.done_c[b] - self.done_c[a])), latency - (start - s))  # fmt: skip
+        return out, waited
 
 
 def sent_during(
@@ -177,8 +192,10 @@ def find_slots(
     needed = max(MIN_QUEUED, len(timed) // 4)
     base = _relative_error([without[i] for i in timed], [observations[i][4] for i in timed])
     errors: dict[int, float] = {}
-    for k in candidates(most):
-        served, waited = queued(observations, sent, k)
+    tried = candidates(most)
+    queue = _Queue(observations, sent, max(tried, default=1))
+    for k in tried:
+        served, waited = queue.served(k)
         if waited < needed or not _whole_answers(observations, served, k, most):
             continue
         if not _served_alike(observations, served, timed):
@@ -211,11 +228,21 @@ def _whole_answers(
 
 
 def _least_squares(rows: Sequence[Sequence[float]], ys: Sequence[float]) -> list[float] | None:
+    """The coefficients of ``ys`` on ``rows`` by least squares (the normal equations)."""
     k = len(rows[0])
-    a = [[sum(r[u] * r[v] for r in rows) for v in range(k)] for u in range(k)]
-    for u in range(k):  # a whisper of ridge: a column that never varies is no singularity
-        a[u][u] += 1e-9 * max(a[u][u], 1.0)
-    b = [sum(r[u] * y for r, y in zip(rows, ys, strict=True)) for u in range(k)]
+    a = [[0.0] * k for _ in range(k)]
+    b = [0.0] * k
+    for r, y in zip(rows, ys, strict=True):
+        for u in range(k):
+            ru = r[u]
+            b[u] += ru * y
+            row = a[u]
+            for v in range(u, k):
+                row[v] += ru * r[v]
+    for u in range(k):
+        for v in range(u):
+            a[u][v] = a[v][u]
+        a[u][u] += 1e-9 * max(a[u][u], 1.0)  # a column that never varies is no singularity
     return solve(a, b)
 
 

@@ -185,11 +185,13 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     active_p = active_c = 0.0
     wall = 0.0
     waited = 0.0
-    # A request beyond the endpoint's slots waits for one as it would for the cap.
+    # A request beyond the endpoint's slots waits for one as it would for the cap, and
+    # the endpoint's queue takes them in order: none starts before the one ahead of it.
     cap = min(inputs.max_concurrency, ep.slots or inputs.max_concurrency)
-    started = 0.0  # requests start in order: none before the one ahead of it
+    queue = cap < inputs.max_concurrency
+    started = 0.0
     for j, ((p, c), release) in enumerate(zip(timed, releases, strict=True)):
-        start = max(release, started)
+        start = max(release, started) if queue else release
 
         def retire(until: float) -> None:
             nonlocal active_p, active_c
