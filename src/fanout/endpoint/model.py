@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..core.plans import EndpointEstimate
-from ._linalg import solve as _solve
+from ._linalg import nnls as _nnls
 from .slots import find_slots, queued
 
 __all__ = ["SNAPSHOT_VERSION", "EndpointModel", "EndpointSnapshot"]
@@ -49,6 +49,7 @@ _Obs = tuple[float, float, float, float, float]
 
 
 _Value = Annotated[float, Field(ge=0, le=_MAX_VALUE, allow_inf_nan=False)]
+_Time = Annotated[float, Field(ge=-_MAX_VALUE, le=_MAX_VALUE, allow_inf_nan=False)]
 
 
 class EndpointSnapshot(BaseModel):
@@ -74,10 +75,13 @@ class EndpointSnapshot(BaseModel):
     (merged answers against split answers of the same questions)."""
     merge_usage: Annotated[list[_Value], Field(min_length=2, max_length=2)] | None = None
     """[prompt tokens per question, completion tokens per answer] a merged request adds."""
-    sent_s: list[_Value | None] | None = Field(default=None, max_length=4096)
-    """When each observation's request was sent, in seconds after the first of them
-    (None: a first token), one per observation: what tells the endpoint's slots (absent
-    in older snapshots, whose observations tell none)."""
+    sent_s: list[_Time | None] | None = Field(default=None, max_length=4096)
+    """When each observation's request was sent, in seconds from one origin (None: a
+    first token), one per observation: what tells the endpoint's slots (absent in older
+    snapshots, whose observations tell none)."""
+    slots: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    """The slots the model had found (see ``fanout.endpoint.slots``), kept until as
+    many responses are new as a search needs (absent: searched again at once)."""
 
     @field_validator("fields")
     @classmethod
@@ -138,6 +142,9 @@ class EndpointModel:
         # When each observation's request was sent (None: a first token, a remembered
         # observation of an older snapshot), beside it: what tells the server's slots.
         self._sent: deque[float | None] = deque(maxlen=window)
+        self._origin: float | None = None  # the clock's time the send times count from
+        self._after = 0.0  # ... and where this model's own begin (after remembered ones)
+        self._replaying = False  # restore() gives send times already counted so
         # The slots found, _seen then, and the observations the search read.
         self._slots: tuple[int | None, int, int] | None = None
         # Running sums of the normal equations, so a refit costs the same however
@@ -202,6 +209,10 @@ class EndpointModel:
         if len(self._obs) == self._obs.maxlen:
             self._accumulate(self._obs[0], -1.0)
         self._obs.append(obs)
+        if sent_at is not None and not self._replaying:
+            if self._origin is None:
+                self._origin = sent_at - self._after
+            sent_at -= self._origin
         self._sent.append(sent_at)
         self._accumulate(obs, 1.0)
         self._cached = None
@@ -468,7 +479,7 @@ class EndpointModel:
         window, as ``observe`` took them, the typical answer length, whether the
         endpoint caches prefixes, and how its merged replies fared, and when each
         observation's request was sent. The priors are the constructor's, not part of it."""
-        first = min((t for t in self._sent if t is not None), default=0.0)
+        slots = self.estimate().slots
         return {
             "version": SNAPSHOT_VERSION,
             "fields": list(_SNAPSHOT_FIELDS),
@@ -482,7 +493,8 @@ class EndpointModel:
                 if self.merge_prompt_per_question is None or self.merge_answer_overhead is None
                 else [self.merge_prompt_per_question, self.merge_answer_overhead]
             ),
-            "sent_s": [None if t is None else t - first for t in self._sent],
+            "sent_s": list(self._sent),
+            "slots": slots,
         }
 
     def restore(self, snapshot: Mapping[str, Any] | EndpointSnapshot) -> None:
@@ -511,13 +523,25 @@ class EndpointModel:
             self._cached = None
         # The remembered send times, before any of this model's (a monotonic clock's
         # times of another process mean nothing here): none of them overlaps another's.
+        # Into a model with none of its own they go as they were, and its own will count
+        # from after them: the same numbers, the same fit.
         sent = snap.sent_s or [None] * len(snap.observations)
-        span = max((t for t in sent if t is not None), default=0.0)
-        shift = min((t for t in self._sent if t is not None), default=0.0) - span - _RESTORED_GAP_S
-        for (p, c, op, oc, latency), at in zip(snap.observations, sent, strict=True):
-            self.observe(prompt_tokens=int(p), completion_tokens=int(c), latency_s=float(latency),
-                         others_prompt_tokens=int(op), others_completion_tokens=int(oc),
-                         sent_at=None if at is None else at + shift)  # fmt: skip
+        times = [t for t in sent if t is not None]
+        own = [t for t in self._sent if t is not None]
+        shift = min(own) - max(times) - _RESTORED_GAP_S if own and times else 0.0
+        if times and not own:
+            self._after = max(self._after, max(times) + _RESTORED_GAP_S)
+        self._replaying = True
+        try:
+            for (p, c, op, oc, latency), at in zip(snap.observations, sent, strict=True):
+                self.observe(prompt_tokens=int(p), completion_tokens=int(c),
+                             latency_s=float(latency), others_prompt_tokens=int(op),
+                             others_completion_tokens=int(oc),
+                             sent_at=None if at is None else at + shift)  # fmt: skip
+        finally:
+            self._replaying = False
+        if "slots" in snap.model_fields_set and self._obs:
+            self._slots = (snap.slots, self._seen, min(len(self._obs), _SLOT_SEARCH))
         if snap.answer_tokens is not None and self._answer_tokens is None:
             self.observe_answer(snap.answer_tokens)
 
@@ -559,31 +583,6 @@ def _sums(observations: Sequence[_Obs]) -> _Sums:
 def _with_slowdown(speeds: Sequence[float], s: float) -> list[float]:
     rtt, prefill, decode = speeds
     return [rtt, prefill, decode, prefill * s, decode * s]
-
-
-def _nnls(
-    a: list[list[float]], b: list[float], lam: list[float], prior: Sequence[float]
-) -> list[float]:
-    """Ridge towards ``prior`` (weights ``lam``) with no coefficient below zero: a
-    coefficient that wants to be negative is set to zero and the rest refitted (a
-    small active-set least squares)."""
-    k = len(b)
-    theta = [0.0] * k
-    active = list(range(k))
-    while active:
-        m = [[a[i][j] + (lam[i] if i == j else 0.0) for j in active] for i in active]
-        v = [b[i] + lam[i] * prior[i] for i in active]
-        solution = _solve(m, v)
-        if solution is None:
-            return list(prior)
-        worst = min(range(len(active)), key=lambda j: solution[j])
-        if solution[worst] >= 0:
-            for j, i in enumerate(active):
-                theta[i] = solution[j]
-            return theta
-        theta[active[worst]] = 0.0
-        del active[worst]
-    return theta
 
 
 def _predict(theta: Sequence[float], obs: tuple[float, float, float, float, float]) -> float:

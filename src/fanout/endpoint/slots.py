@@ -42,6 +42,9 @@ SLOT_GAIN = 0.6
 """A slot count is kept when it leaves at most this share of the error of the fit
 without one, and of any other count (see ``find_slots``)."""
 
+_MIN_ANSWER = 32
+"""The fewest completion tokens per answer, on average, that slots are read from."""
+
 _STALL = 2.5
 """How many times slower than the requests that waited the first ones may be served
 (see ``_served_alike``)."""
@@ -184,10 +187,11 @@ def find_slots(
     under which a quarter of the requests with a send time (and ``MIN_QUEUED``) waited
     are weighed: with fewer requests in flight than slots, or a few beyond them, the
     data cannot tell; and only those whose waits are of whole answers
-    (``_whole_answers``)."""
+    (``_whole_answers``), of answers of ``_MIN_ANSWER`` tokens on average or more (a
+    wait for an answer of a few tokens is lost in a busy client's noise)."""
     timed = [i for i, at in enumerate(sent) if at is not None]
     most = most_in_flight(observations, sent)
-    if most < 2:
+    if most < 2 or sum(observations[i][1] for i in timed) < _MIN_ANSWER * len(timed):
         return None
     needed = max(MIN_QUEUED, len(timed) // 4)
     base = _relative_error([without[i] for i in timed], [observations[i][4] for i in timed])
