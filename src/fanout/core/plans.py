@@ -48,6 +48,10 @@ class EndpointEstimate:
     merge_failure_rate: float = 0.0
     """The share of a merged request's questions whose answer does not come back
     whole and is asked again alone (learned from this endpoint's merged replies)."""
+    slots: int | None = None
+    """How many requests the endpoint runs at once (a server's parallel slots: a
+    request beyond them queues until one of them finishes), learned from latencies
+    that grow in steps of whole answers; None: no limit seen."""
 
     @property
     def slowdown_per_request(self) -> float:

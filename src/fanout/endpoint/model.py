@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..core.plans import EndpointEstimate
+from ._linalg import nnls as _nnls
+from .slots import find_slots, queued
 
 __all__ = ["SNAPSHOT_VERSION", "EndpointModel", "EndpointSnapshot"]
 
@@ -35,15 +37,19 @@ _F_TEST = 4.0  # F statistic a fitted slowdown must reach to leave the prior (ab
 _PREFILL_PRIOR_TOKENS = 1000.0  # the prefill prior weighs like one request of this many tokens
 _NOISE_S = 0.01  # ... when the latencies scatter this much (seconds, rms) or more about the fit
 _SIZE_SPREAD = 2.0  # requests must differ in size this much for a slowdown to be fitted
+_SLOT_SEARCH = 128  # the latest observations a search for slots reads (it costs per one)
+_RESTORED_GAP_S = 1e6  # restored send times end this long before the model's own begin
 
 _MERGE_FAILURE_PRIOR = 0.02  # share of merged questions re-asked, before any merged reply
 _MERGE_PRIOR_QUESTIONS = 10.0  # ... weighing like this many merged questions
 _MERGE_MEMORY_QUESTIONS = 200.0  # the merged questions the failure rate remembers
 
 _Sums = tuple[list[list[float]], list[float], float, int]
+_Obs = tuple[float, float, float, float, float]
 
 
 _Value = Annotated[float, Field(ge=0, le=_MAX_VALUE, allow_inf_nan=False)]
+_Time = Annotated[float, Field(ge=-_MAX_VALUE, le=_MAX_VALUE, allow_inf_nan=False)]
 
 
 class EndpointSnapshot(BaseModel):
@@ -69,6 +75,13 @@ class EndpointSnapshot(BaseModel):
     (merged answers against split answers of the same questions)."""
     merge_usage: Annotated[list[_Value], Field(min_length=2, max_length=2)] | None = None
     """[prompt tokens per question, completion tokens per answer] a merged request adds."""
+    sent_s: list[_Time | None] | None = Field(default=None, max_length=4096)
+    """When each observation's request was sent, in seconds from one origin (None: a
+    first token), one per observation: what tells the endpoint's slots (absent in older
+    snapshots, whose observations tell none)."""
+    slots: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    """The slots the model had found (see ``fanout.endpoint.slots``), kept until as
+    many responses are new as a search needs (absent: searched again at once)."""
 
     @field_validator("fields")
     @classmethod
@@ -85,6 +98,10 @@ class EndpointSnapshot(BaseModel):
         for fmt, (compared, agreed, wrong) in self.merge_checks.items():
             if not (agreed + wrong <= compared):
                 raise ValueError(f"merge_checks[{fmt!r}] {[compared, agreed, wrong]!r}")
+        if self.sent_s is not None and len(self.sent_s) != len(self.observations):
+            raise ValueError(
+                f"{len(self.sent_s)} send times for {len(self.observations)} observations"
+            )
         return self
 
 
@@ -122,6 +139,14 @@ class EndpointModel:
         )
         self._slowdown_prior = slowdown_per_request
         self._obs: deque[tuple[float, float, float, float, float]] = deque(maxlen=window)
+        # When each observation's request was sent (None: a first token, a remembered
+        # observation of an older snapshot), beside it: what tells the server's slots.
+        self._sent: deque[float | None] = deque(maxlen=window)
+        self._origin: float | None = None  # the clock's time the send times count from
+        self._after = 0.0  # ... and where this model's own begin (after remembered ones)
+        self._replaying = False  # restore() gives send times already counted so
+        # The slots found, _seen then, and the observations the search read.
+        self._slots: tuple[int | None, int, int] | None = None
         # Running sums of the normal equations, so a refit costs the same however
         # many observations the window holds.
         self._xtx = [[0.0] * _N_FEATURES for _ in range(_N_FEATURES)]
@@ -163,11 +188,15 @@ class EndpointModel:
         others_prompt_tokens: int = 0,
         others_completion_tokens: int = 0,
         cached_prompt_tokens: int = 0,
+        sent_at: float | None = None,
     ) -> None:
         """One response: its tokens, its latency, and the tokens of the other
         requests that finished while it was in flight. Prompt tokens the endpoint
         took from its cache (``cached_prompt_tokens``, part of ``prompt_tokens``) cost
-        no prefill; ``others_prompt_tokens`` should leave them out too."""
+        no prefill; ``others_prompt_tokens`` should leave them out too. ``sent_at``: when
+        the request was sent (seconds on a monotonic clock, the same for every response
+        of this model; not for a first token): what tells how many requests the endpoint
+        runs at once (see ``fanout.endpoint.slots``)."""
         if latency_s <= 0 or completion_tokens < 0:
             return
         if cached_prompt_tokens > 0:
@@ -180,6 +209,11 @@ class EndpointModel:
         if len(self._obs) == self._obs.maxlen:
             self._accumulate(self._obs[0], -1.0)
         self._obs.append(obs)
+        if sent_at is not None and not self._replaying:
+            if self._origin is None:
+                self._origin = sent_at - self._after
+            sent_at -= self._origin
+        self._sent.append(sent_at)
         self._accumulate(obs, 1.0)
         self._cached = None
         self._seen += 1
@@ -285,30 +319,61 @@ class EndpointModel:
         n = len(self._obs)
         if n == 0:
             return self._to_estimate(prior, 0)
-        sums = (self._xtx, self._xty, self._yy, n)
-        vary = _sizes_vary(self._obs)
+        obs = list(self._obs)
+        theta = self._fit_window(obs, (self._xtx, self._xty, self._yy, n))
+        slots = self._find_slots(obs, theta)
+        if slots is not None:
+            # The latencies as services: less the waits for a slot.
+            served, _ = queued(obs, list(self._sent), slots)
+            theta = self._fit_window(served, _sums(served))
+        return self._to_estimate(theta, n, slots)
+
+    def _fit_window(self, obs: Sequence[_Obs], sums: _Sums, *, robust: bool = True) -> list[float]:
+        """The fit of ``obs`` (whose normal equations ``sums`` holds): ``_choose``, then
+        with ``robust`` one pass without the requests far off it."""
+        n = len(obs)
+        vary = _sizes_vary(obs)
         theta = self._choose(sums, vary=vary)
-        if n >= 5:
+        if n >= 5 and robust:
             # One robust pass: a request far off the fit (the first on a new
             # connection, a hiccup) is left out and the rest refitted.
-            residuals = [lat - _predict(theta, obs) for obs in self._obs for lat in (obs[4],)]
+            residuals = [lat - _predict(theta, o) for o in obs for lat in (o[4],)]
             med = statistics.median(abs(r) for r in residuals)
-            mean_latency = sum(obs[4] for obs in self._obs) / n
+            mean_latency = sum(o[4] for o in obs) / n
             limit = max(4.45 * med, 0.1 * mean_latency)  # 3 x 1.4826 x the median deviation
-            outliers = [obs for obs, r in zip(self._obs, residuals, strict=True) if abs(r) > limit]
+            outliers = [o for o, r in zip(obs, residuals, strict=True) if abs(r) > limit]
             if outliers and len(outliers) <= n // 4:
-                xtx = [row[:] for row in self._xtx]
-                xty = self._xty[:]
-                yy = self._yy
-                for obs in outliers:
-                    row = (1.0, obs[0], obs[1], obs[2], obs[3])
-                    yy -= obs[4] * obs[4]
+                xtx = [row[:] for row in sums[0]]
+                xty = sums[1][:]
+                yy = sums[2]
+                for o in outliers:
+                    row = (1.0, o[0], o[1], o[2], o[3])
+                    yy -= o[4] * o[4]
                     for i in range(_N_FEATURES):
-                        xty[i] -= row[i] * obs[4]
+                        xty[i] -= row[i] * o[4]
                         for j in range(_N_FEATURES):
                             xtx[i][j] -= row[i] * row[j]
                 theta = self._choose((xtx, xty, yy, n - len(outliers)), vary=vary)
-        return self._to_estimate(theta, n)
+        return theta
+
+    def _find_slots(self, obs: list[_Obs], theta: Sequence[float]) -> int | None:
+        """The server's slots (see ``fanout.endpoint.slots``): searched again once half
+        as many responses are new as the last search read (a search fits its
+        observations once per slot count tried: 20-30 ms for ``_SLOT_SEARCH`` of them on
+        a busy machine, so once per 64 responses at most)."""
+        found = self._slots
+        if found is not None and self._seen - found[1] < max(1, found[2] // 2):
+            return found[0]
+        slots = self._search_slots(obs, theta)
+        self._slots = (slots, self._seen, min(len(obs), _SLOT_SEARCH))
+        return slots
+
+    def _search_slots(self, obs: list[_Obs], theta: Sequence[float]) -> int | None:
+        """``fanout.endpoint.slots.find_slots`` over the latest ``_SLOT_SEARCH``
+        observations, against ``theta`` (the fit without slots)."""
+        recent = obs[-_SLOT_SEARCH:]
+        sent = list(self._sent)[-_SLOT_SEARCH:]
+        return find_slots(recent, sent, [_predict(theta, o) for o in recent])
 
     def _choose(self, sums: _Sums, *, vary: bool = True) -> list[float]:
         """Fit ``latency = rtt + prefill * (p + s * P) + decode * (c + s * C)``: one
@@ -392,7 +457,9 @@ class EndpointModel:
         sse += sum(theta[a] * ztz[a][b] * theta[b] for a in range(3) for b in range(3))
         return theta, max(sse, 0.0)
 
-    def _to_estimate(self, theta: Sequence[float], n: int) -> EndpointEstimate:
+    def _to_estimate(
+        self, theta: Sequence[float], n: int, slots: int | None = None
+    ) -> EndpointEstimate:
         rtt, prefill, decode, prefill_wait, decode_wait = theta
         return EndpointEstimate(
             rtt_s=max(rtt, 0.0),
@@ -403,13 +470,16 @@ class EndpointModel:
             observations=n,
             prefix_cache=self._prefix_cache,
             merge_failure_rate=self.merge_failure_rate,
+            slots=slots,
         )
 
     # --- remembering (fanout.endpoint.memory) -----------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         """What this model learned, as plain data (JSON-ready): the observations in its
         window, as ``observe`` took them, the typical answer length, whether the
-        endpoint caches prefixes, and how its merged replies fared. The priors are the constructor's, not part of it."""
+        endpoint caches prefixes, and how its merged replies fared, and when each
+        observation's request was sent. The priors are the constructor's, not part of it."""
+        slots = self.estimate().slots
         return {
             "version": SNAPSHOT_VERSION,
             "fields": list(_SNAPSHOT_FIELDS),
@@ -423,6 +493,8 @@ class EndpointModel:
                 if self.merge_prompt_per_question is None or self.merge_answer_overhead is None
                 else [self.merge_prompt_per_question, self.merge_answer_overhead]
             ),
+            "sent_s": list(self._sent),
+            "slots": slots,
         }
 
     def restore(self, snapshot: Mapping[str, Any] | EndpointSnapshot) -> None:
@@ -449,9 +521,27 @@ class EndpointModel:
         if snap.prefix_cache and not self._prefix_cache:
             self._prefix_cache = True
             self._cached = None
-        for p, c, op, oc, latency in snap.observations:
-            self.observe(prompt_tokens=int(p), completion_tokens=int(c), latency_s=float(latency),
-                         others_prompt_tokens=int(op), others_completion_tokens=int(oc))  # fmt: skip
+        # The remembered send times, before any of this model's (a monotonic clock's
+        # times of another process mean nothing here): none of them overlaps another's.
+        # Into a model with none of its own they go as they were, and its own will count
+        # from after them: the same numbers, the same fit.
+        sent = snap.sent_s or [None] * len(snap.observations)
+        times = [t for t in sent if t is not None]
+        own = [t for t in self._sent if t is not None]
+        shift = min(own) - max(times) - _RESTORED_GAP_S if own and times else 0.0
+        if times and not own:
+            self._after = max(self._after, max(times) + _RESTORED_GAP_S)
+        self._replaying = True
+        try:
+            for (p, c, op, oc, latency), at in zip(snap.observations, sent, strict=True):
+                self.observe(prompt_tokens=int(p), completion_tokens=int(c),
+                             latency_s=float(latency), others_prompt_tokens=int(op),
+                             others_completion_tokens=int(oc),
+                             sent_at=None if at is None else at + shift)  # fmt: skip
+        finally:
+            self._replaying = False
+        if "slots" in snap.model_fields_set and self._obs:
+            self._slots = (snap.slots, self._seen, min(len(self._obs), _SLOT_SEARCH))
         if snap.answer_tokens is not None and self._answer_tokens is None:
             self.observe_answer(snap.answer_tokens)
 
@@ -475,55 +565,26 @@ def _sizes_vary(observations: Sequence[tuple[float, float, float, float, float]]
     return False
 
 
+def _sums(observations: Sequence[_Obs]) -> _Sums:
+    """The normal equations' sums of ``observations`` (as ``_accumulate`` keeps them)."""
+    xtx = [[0.0] * _N_FEATURES for _ in range(_N_FEATURES)]
+    xty = [0.0] * _N_FEATURES
+    yy = 0.0
+    for p, c, op, oc, latency in observations:
+        row = (1.0, p, c, op, oc)
+        yy += latency * latency
+        for i in range(_N_FEATURES):
+            xty[i] += row[i] * latency
+            for j in range(_N_FEATURES):
+                xtx[i][j] += row[i] * row[j]
+    return xtx, xty, yy, len(observations)
+
+
 def _with_slowdown(speeds: Sequence[float], s: float) -> list[float]:
     rtt, prefill, decode = speeds
     return [rtt, prefill, decode, prefill * s, decode * s]
 
 
-def _nnls(
-    a: list[list[float]], b: list[float], lam: list[float], prior: Sequence[float]
-) -> list[float]:
-    """Ridge towards ``prior`` (weights ``lam``) with no coefficient below zero: a
-    coefficient that wants to be negative is set to zero and the rest refitted (a
-    small active-set least squares)."""
-    k = len(b)
-    theta = [0.0] * k
-    active = list(range(k))
-    while active:
-        m = [[a[i][j] + (lam[i] if i == j else 0.0) for j in active] for i in active]
-        v = [b[i] + lam[i] * prior[i] for i in active]
-        solution = _solve(m, v)
-        if solution is None:
-            return list(prior)
-        worst = min(range(len(active)), key=lambda j: solution[j])
-        if solution[worst] >= 0:
-            for j, i in enumerate(active):
-                theta[i] = solution[j]
-            return theta
-        theta[active[worst]] = 0.0
-        del active[worst]
-    return theta
-
-
 def _predict(theta: Sequence[float], obs: tuple[float, float, float, float, float]) -> float:
     p, c, op, oc, _ = obs
     return theta[0] + theta[1] * p + theta[2] * c + theta[3] * op + theta[4] * oc
-
-
-def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
-    """Gaussian elimination with partial pivoting (4 unknowns; no numpy needed)."""
-    n = len(b)
-    m = [[*row, b[i]] for i, row in enumerate(a)]
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
-        if abs(m[pivot][col]) < 1e-18:
-            return None
-        m[col], m[pivot] = m[pivot], m[col]
-        for r in range(col + 1, n):
-            f = m[r][col] / m[col][col]
-            for c in range(col, n + 1):
-                m[r][c] -= f * m[col][c]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
-    return x

@@ -185,9 +185,13 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     active_p = active_c = 0.0
     wall = 0.0
     waited = 0.0
-    cap = inputs.max_concurrency
+    # A request beyond the endpoint's slots waits for one as it would for the cap, and
+    # the endpoint's queue takes them in order: none starts before the one ahead of it.
+    cap = min(inputs.max_concurrency, ep.slots or inputs.max_concurrency)
+    queue = cap < inputs.max_concurrency
+    started = 0.0
     for j, ((p, c), release) in enumerate(zip(timed, releases, strict=True)):
-        start = release
+        start = max(release, started) if queue else release
 
         def retire(until: float) -> None:
             nonlocal active_p, active_c
@@ -203,6 +207,7 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
             active_c -= done_c
             start = max(start, first)
             retire(start)
+        started = start
         alone = ep.request_s(p, c)
         end = bisect.bisect_left(releases, start + alone, lo=j + 1)
         end = min(end, j + 1 + max(0, cap - 1 - len(active)))

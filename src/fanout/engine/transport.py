@@ -420,6 +420,7 @@ class Transport:
             others_prompt_tokens=self._done_prompt_tokens - done_before[0],
             others_completion_tokens=self._done_completion_tokens - done_before[1],
             cached_prompt_tokens=cached,
+            sent_at=sent,
         )
         self._done_prompt_tokens += usage.prompt_tokens - cached
         self._done_completion_tokens += usage.completion_tokens

@@ -223,7 +223,11 @@ class Engine:
             a, c = self._step_terms()
             k = min(s.target_tokens - s.generated for s in self._running)
             if any(s.on_tokens is not None for s in self._running):
-                k = min(k, cfg.stream_chunk_tokens)  # wake up often enough to stream
+                # Wake up often enough to stream; a loop that fell behind (a busy CPU,
+                # a high time_scale) credits every step due by now at once, or the
+                # model clock would run at the loop's pace, not at its own.
+                due = self._steps_within((now - boundary) * scale - prefill_debt, a, c)
+                k = min(k, max(cfg.stream_chunk_tokens, due))
             end = boundary + (prefill_debt + self._duration(k, a, c)) / scale
             self._wake.clear()
             try:
