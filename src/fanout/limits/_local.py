@@ -577,6 +577,7 @@ class LocalLimiter:
             paused_s=max(0.0, self._pause_until - now),
             room_known=self._requests is None or self._req_credit.seq >= 0 or self._silent,
             burst_seen=self._burst(),
+            first_alone=self._probe == "waiting",
         )
 
     def state(self) -> LimitState:
