@@ -160,9 +160,9 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     if budget.rpm and not budget.room_known and budget.requests_now > 1 and requests:
         reported_at = ep.request_s(prefilled[0], 1)
     # With no limits configured, the others wait for the first request's headers (they
-    # say whether there is a limit, and its room) before they go at all. A streamed
-    # reply's headers come before its first token (vLLM, llama-server and the simulator
-    # send them once the request is taken): a round trip, with no prefill.
+    # say whether there is a limit, and its room) before they go at all: a round trip,
+    # as a streamed reply's headers may come before its first token (the simulator sends
+    # them once it has taken the request); costing the first token's time would be more.
     headers_at = ep.rtt_s if budget.first_alone and requests else None
     releases: list[float] = []
     tokens_used = 0.0
