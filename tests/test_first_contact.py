@@ -233,3 +233,34 @@ async def test_a_first_wave_that_fails_does_not_hold_the_rest(sim: SimFactory) -
         a.text == answer_for(q, 200) for a, q in zip(answers, questions, strict=True) if a.ok
     )
     assert walls[True] < 4 * walls[False], walls
+
+
+class TestNoLimitsConfigured:
+    async def test_short_answers_merge_rather_than_wait_for_the_first_headers(
+        self, sim: SimFactory
+    ) -> None:
+        """No ``Limits``: the first request goes alone and the others wait for its
+        headers. Three one-token answers behind a 2 s round trip (the endpoint's speed
+        known): split pays that wait on top of a round trip, one merged request does
+        not, so auto merges, sends one request, and beats split (about 0.8x its time on
+        the simulator, whose headers come half a round trip after the send; a slow clock,
+        so that the client's CPU under load weighs little)."""
+        scale = 4
+        questions = [f"Short question {i}?" for i in range(3)]
+        walls = {}
+        for mode in ("split", "auto"):
+            async with sim(time_scale=scale, rtt_s=2.0, answer_tokens=1) as (server, client):
+                _ = client.chat
+                known = EndpointModel(rtt_s=2.0 / scale, prefill_s_per_token=1e-5,
+                                      decode_s_per_token=0.015 / scale)  # fmt: skip
+                fo = fanout.Fanout(client, model="m", endpoint=known)
+                policy = fanout.Policy(mode=mode, expected_tokens=1, merge_agreement=None)
+                start = time.perf_counter()
+                answers = await fo.ask_many(questions, policy=policy)
+                walls[mode] = time.perf_counter() - start
+            assert answers.texts == [answer_for(q, 1) for q in questions]
+        report = answers.report
+        assert report.plan is not None
+        assert report.plan.chosen.label == "merge", report.plan.reason
+        assert len(server.stats.requests) == 1
+        assert walls["auto"] < 0.9 * walls["split"], walls

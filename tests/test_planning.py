@@ -154,6 +154,30 @@ class TestPlans:
         assert make_plan(inputs(5, answer=1, endpoint=slow, budget=reported), Policy()
                          ).chosen.label == "split"  # fmt: skip
 
+    def test_with_no_limits_known_the_others_wait_for_the_first_headers(self) -> None:
+        """No limits configured and nothing sent yet: the limiter sends the first request
+        alone and holds the others until its headers say whether there is a limit. Split
+        is costed with that wait (a round trip: headers come before the first token) for
+        all but the first request;
+        merge, one request, does not wait and wins for three one-token answers behind a
+        2 s round trip. Once the first headers are in, split goes at once again."""
+        slow = EndpointEstimate(
+            rtt_s=2.0, prefill_s_per_token=0.0002, decode_s_per_token=0.015,
+            prefill_wait_s_per_token=0.000006, decode_wait_s_per_token=0.00045,
+            observations=10,
+        )  # fmt: skip
+        waiting, heard = Budget(first_alone=True), Budget()
+
+        def plan(budget: Budget) -> tuple[str, float]:
+            made = make_plan(inputs(3, answer=1, endpoint=slow, budget=budget), Policy())
+            return made.chosen.label, next(
+                c.est_wall_s for c in made.candidates if c.label == "split"
+            )
+
+        assert plan(waiting)[1] > plan(heard)[1] + 0.9 * slow.rtt_s
+        assert plan(waiting)[0] == "merge"
+        assert plan(heard)[0] == "split"
+
     def test_a_serializing_server_merges_short_answers(self) -> None:
         """On a one-slot server, one request beats five queued ones for one-word answers."""
         plan = make_plan(inputs(5, answer=1, endpoint=SERIAL, shared=2000), Policy())

@@ -95,6 +95,10 @@ class Budget:
     """The most requests the endpoint has reported room for at once (its
     ``remaining`` plus one), here or in an earlier process (the endpoint memory): 0
     if it never has."""
+    first_alone: bool = False
+    """The limiter holds every request after the first until the first one's headers
+    have come (no ``Limits`` configured, and nothing sent yet: they say whether there
+    is a limit at all): the planner costs that wait for all but the first request."""
 
 
 @dataclass(frozen=True)

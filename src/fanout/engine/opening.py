@@ -96,6 +96,7 @@ def _after(budget: Budget, requests: int, tokens: int) -> Budget:
         tokens_now=max(0.0, budget.tokens_now - tokens),
         paused_s=paused,
         room_known=True,  # the rest is planned once the first of them has reported it
+        first_alone=False,  # the first of them went alone
     )
 
 

@@ -159,6 +159,11 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     reported_at: float | None = None
     if budget.rpm and not budget.room_known and budget.requests_now > 1 and requests:
         reported_at = ep.request_s(prefilled[0], 1)
+    # With no limits configured, the others wait for the first request's headers (they
+    # say whether there is a limit, and its room) before they go at all: a round trip,
+    # as a streamed reply's headers may come before its first token (the simulator sends
+    # them once it has taken the request); costing the first token's time would be more.
+    headers_at = ep.rtt_s if budget.first_alone and requests else None
     releases: list[float] = []
     tokens_used = 0.0
     for j, (p, c) in enumerate(requests):
@@ -167,6 +172,8 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
             t = max(t, budget.paused_s + (j + 1 - budget.requests_now) * 60.0 / budget.rpm)
         elif budget.rpm and j > 0 and reported_at is not None:
             t = max(t, budget.paused_s + min(reported_at, j * 60.0 / budget.rpm))
+        if j > 0 and headers_at is not None:
+            t = max(t, budget.paused_s + headers_at)
         tokens_used += p + c
         if budget.tpm and tokens_used > budget.tokens_now:
             t = max(t, budget.paused_s + (tokens_used - budget.tokens_now) * 60.0 / budget.tpm)

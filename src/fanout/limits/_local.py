@@ -362,9 +362,8 @@ class LocalLimiter:
             await self._wait(wait)
         now = self._clock()
         seq = self._sent
-        # Limits configured, but the room not reported yet: the first request is streamed
-        # too (without holding the others), so its headers, and the burst they may
-        # allow, come with its first token instead of its last.
+        # Limits configured, room not reported yet: the first request is streamed too (not
+        # holding the others), so the burst its headers may allow comes with its first token.
         probe = probe or (seq == 0 and self._requests is not None and self._req_credit.seq < 0)
         on_reset = self._on_reset(tokens, now)
         if on_reset and self.reset_trust.sending(seq):
@@ -577,6 +576,7 @@ class LocalLimiter:
             paused_s=max(0.0, self._pause_until - now),
             room_known=self._requests is None or self._req_credit.seq >= 0 or self._silent,
             burst_seen=self._burst(),
+            first_alone=self._probe == "waiting",
         )
 
     def state(self) -> LimitState:
