@@ -138,41 +138,82 @@ class RedisLimiter:
             else:
                 with anyio.move_on_after(1.0):
                     await self._first_answered.wait()
-        seq = -1
+        seq, grant, early, member = -1, "", False, ""
+        tokens_too = bool(self._tpm and tokens > 0)
         if self._rpm:
-            seq = await self._reserve("requests", self._req_interval, 1)
-        if self._tpm and tokens > 0:
+            seq, grant, early, member = await self._reserve(
+                "requests", self._req_interval, 1, claim=not tokens_too
+            )
+        if tokens_too:
             await self._reserve("tokens", self._tok_interval, tokens)
+        if self._rpm:
+            await self._claim(seq, member, early=early, grant=grant)
+        else:
+            await self._wait_pause()  # (a claim waits out the pause)
         current_ticket.set(Ticket(seq=seq, tokens=tokens, at=time.monotonic()))
-        await self._wait_pause()
         return time.monotonic() - start
 
     def _keys(self, kind: str) -> list[str]:
         p = self._prefix
         return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight", f"{p}:resets",
-                f"{p}:{kind}:held", f"{p}:owners", f"{p}:{kind}:rate"]  # fmt: skip
+                f"{p}:{kind}:held", f"{p}:owners", f"{p}:{kind}:rate",
+                f"{p}:{kind}:claimed", f"{p}:pause", f"{p}:{kind}:claiming"]  # fmt: skip
 
-    async def _reserve(self, kind: str, interval: float, cost: int) -> int:
+    async def _reserve(
+        self, kind: str, interval: float, cost: int, *, claim: bool = False
+    ) -> tuple[int, str, bool, str]:
         """Reserve the next slot of the ``kind`` schedule and wait for it; return the
-        request's seq (-1 for tokens). Cancelled while waiting: the slot is given back."""
+        request's seq (-1 for tokens), the ms until its send if it was claimed with the
+        reservation (``claim``: if it may go at once; else ""), whether the server's
+        reported room let it go before its slot (early), and the member that holds it.
+        Cancelled while waiting: the slot is given back."""
         requests = kind == "requests"
         span = cost * interval
         member = f"{self._owner}|{next(self._held)}|{span:.3f}"
-        wait, seq_text, held, other = await self._call(
+        wait, seq_text, held, other, early, claimed = await self._call(
             "reserve", lua.RESERVE, self._keys(kind),
-            [interval, cost, 1 if requests else 0, self._owner, self._lease_s * 1000, member],
+            [interval, cost, 1 if requests else 0, self._owner, self._lease_s * 1000, member,
+             1 if claim else 0],
         )  # fmt: skip
         seq = int(seq_text)
         self._check_agreement(kind, interval, other)
-        if float(wait) <= 0:
-            return seq
+        if float(wait) > 0:
+            try:
+                await self._wait_slot(kind, member, span, float(wait) / 1000, held=int(held) == 1)
+            except BaseException:
+                if int(held) == 1:
+                    await self._release(kind, member, seq)
+                raise
+        return seq, str(claimed), int(early) == 1, member
+
+    async def _claim(self, seq: int, member: str, *, early: bool, grant: str) -> None:
+        """Claim the send (unless ``grant``, the ms until a send time claimed with the
+        reservation, says it was) and wait for its time: while the last sends claimed are
+        closer than the schedule's spacing (late senders of any process would otherwise
+        arrive bunched: see ``_redis_lua._CLAIM``), and while the shared pause lasts. A
+        claimer that wakes more than a quarter interval after its time claims again."""
+        late_s = self._req_interval / 4000
         try:
-            await self._wait_slot(kind, member, span, float(wait) / 1000, held=int(held) == 1)
+            while True:
+                if grant == "":
+                    wait, paused, grant = await self._call(
+                        "claim", lua.CLAIM, self._keys("requests")[8:],
+                        [self._req_interval, 1 if early else 0, member],
+                    )  # fmt: skip
+                    if float(wait) > 0:
+                        if int(paused) == 1:
+                            self._paused_until = time.monotonic() + float(wait) / 1000
+                        await asyncio.sleep(float(wait) / 1000)
+                        continue
+                due = time.monotonic() + float(grant) / 1000
+                if float(grant) > 0:
+                    await asyncio.sleep(float(grant) / 1000)
+                if early or time.monotonic() - due <= late_s:
+                    return
+                grant = ""  # woke too late: that time is lost, not crowded into the next
         except BaseException:
-            if int(held) == 1:
-                await self._release(kind, member, seq)
+            await self._release("requests", member, seq)  # never sent: not on its way
             raise
-        return seq
 
     async def _wait_slot(self, kind: str, member: str, span: float, wait: float, *,
                          held: bool) -> None:  # fmt: skip
@@ -201,7 +242,8 @@ class RedisLimiter:
         with anyio.move_on_after(_RELEASE_TIMEOUT_S, shield=True):
             try:
                 await self._call(
-                    "release", lua.RELEASE, [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:inflight"],
+                    "release", lua.RELEASE,
+                    [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:inflight", f"{p}:{kind}:claiming"],
                     [member, seq],
                 )  # fmt: skip
             except RedisUnavailableError as exc:

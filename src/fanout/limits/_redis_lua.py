@@ -4,7 +4,7 @@ clocks disagree share one schedule."""
 
 from __future__ import annotations
 
-__all__ = ["ADJUST", "CREDIT", "DONE", "HOLD", "PAUSE", "PAUSE_LEFT", "RELEASE", "RESERVE"]
+__all__ = ["ADJUST", "CLAIM", "CREDIT", "DONE", "HOLD", "PAUSE", "PAUSE_LEFT", "RELEASE", "RESERVE"]
 
 # Shared by the scripts that take reservations and give them back. A held
 # reservation is a member "<owner>|<n>|<span ms>" of a schedule's held set, scored by
@@ -62,15 +62,54 @@ local function renew(owners, owner, now, lease)
 end
 """
 
+# A send's claim, the moment it goes: the reserved slots say when each may go, but a
+# process whose event loop is late (a loaded machine) sends late, and slots missed by
+# late senders would let their sends arrive together with the on-time ones after them:
+# more in a window than the schedule has slots for. So the sends themselves keep the
+# schedule's spacing, as the local limiter's do: claim(claimed key, pause key, waiting
+# set, now, interval, early, member, lookahead) takes the next send time (one interval
+# after the last claim, never before now) if it is at most ``lookahead`` ms away, and
+# returns {'0', 0, ms until it}: the claimer sends then (or, if it wakes later than
+# that, claims again: the time it was given is lost, never bunched with the next).
+# During a pause it returns {ms left of it, 1, ''}; else {ms until the claimer's turn,
+# 0, ''}: the next send time plus an interval for each claimer that waited before it
+# (the waiting set, scored by when each first waited, a minute at most), so that the
+# waiters come back one by one rather than all at once. A send the server has room
+# for now (``early``: the reported room or a reset's) goes now, and takes its place.
+_CLAIM = """
+local function claim(key, pause, waiting, now, interval, early, member, lookahead)
+  local paused = tonumber(redis.call('GET', pause) or '0')
+  if paused > now then return {string.format('%.3f', paused - now), 1, ''} end
+  local ctat = tonumber(redis.call('GET', key) or '0')
+  if early or ctat - now <= lookahead then
+    if early or ctat < now then ctat = math.max(ctat, now) + interval else ctat = ctat + interval end
+    redis.call('SET', key, string.format('%.3f', ctat), 'PX', math.ceil(ctat - now) + 60000)
+    redis.call('ZREM', waiting, member)
+    local at = ctat - interval
+    if early or at < now then at = now end
+    return {'0', 0, string.format('%.3f', at - now)}
+  end
+  redis.call('ZREMRANGEBYSCORE', waiting, '-inf', now - 60000)
+  redis.call('ZADD', waiting, 'NX', now, member)
+  redis.call('PEXPIRE', waiting, 120000)
+  local ahead = redis.call('ZCOUNT', waiting, '-inf', '(' .. redis.call('ZSCORE', waiting, member))
+  return {string.format('%.3f', ctat - now - lookahead / 2 + ahead * interval), 0, ''}
+end
+"""
+
 # KEYS: schedule, send counter, credit hash, in-flight set, resets list, held set,
-# owners hash, rate key. ARGV: interval_ms per unit, cost units, 1 for the request
-# schedule (counts the send, may use the reported room), 0 for tokens; the owner, its
-# lease ms, and the member to hold the slot by. Returns {wait ms (string), seq, 1 if the
-# slot is held (the wait is for it), the interval the last reserver paced at ("" if
-# none)}: the reserved slot comes after ``wait`` ms, or sooner if the reported room
-# covers it (now, or when a reported reset has emptied the endpoint's window).
+# owners hash, rate key, claimed key, pause key, claim waiting set. ARGV: interval_ms per unit, cost units,
+# 1 for the request schedule (counts the send, may use the reported room), 0 for tokens;
+# the owner, its lease ms, the member to hold the slot by, and 1 to claim the send now
+# if it may go now. Returns {wait ms (string), seq, 1 if the slot is held (the wait is
+# for it), the interval the last reserver paced at ("" if none), 1 if the server's word
+# lets it go before its slot (early), ms until its claimed send time ('': not claimed;
+# see _CLAIM, with a lookahead of half an interval)}: the reserved slot comes after
+# ``wait`` ms, or sooner if the reported room covers it (now, or when a reported reset
+# has emptied the endpoint's window).
 RESERVE = (
     _HELD
+    + _CLAIM
     + """
 local now = now_ms()
 renew(KEYS[7], ARGV[4], now, tonumber(ARGV[5]))
@@ -114,7 +153,28 @@ if wait > 0 and wait >= slot_wait then
 end
 local prev = redis.call('GET', KEYS[8]) or ''
 redis.call('SET', KEYS[8], ARGV[1], 'PX', 3600000)
-return {string.format('%.3f', wait), seq, held, prev}
+local early = 0
+if ARGV[3] == '1' and wait < slot_wait then early = 1 end
+local claimed = ''
+if ARGV[7] == '1' and wait <= 0 then
+  local got = claim(KEYS[9], KEYS[10], KEYS[11], now, interval, early == 1, ARGV[6], interval / 2)
+  if got[1] == '0' then claimed = got[3] end
+end
+return {string.format('%.3f', wait), seq, held, prev, early, claimed}
+"""
+)
+
+# KEYS: claimed key, pause key, claim waiting set. ARGV: interval ms, 1 if the send is
+# early, its member (see _CLAIM; the lookahead is half an interval). Returns {ms to
+# wait before claiming again ('0': claimed), 1 if for a pause, ms until the claimed
+# send time}.
+CLAIM = (
+    _CLAIM
+    + """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+return claim(KEYS[1], KEYS[2], KEYS[3], now, tonumber(ARGV[1]), ARGV[2] == '1', ARGV[3],
+             tonumber(ARGV[1]) / 2)
 """
 )
 
@@ -142,13 +202,15 @@ return string.format('%.3f', wait)
 """
 )
 
-# KEYS: schedule, held set, in-flight set. ARGV: member, seq (-1: none). A waiter
-# cancelled before its slot: the slot is given back, the ones behind move forward.
+# KEYS: schedule, held set, in-flight set, claim waiting set. ARGV: member, seq (-1:
+# none). A waiter cancelled before its slot (or its claim): the slot is given back, the
+# ones behind move forward.
 RELEASE = (
     _HELD
     + """
 local now = now_ms()
 if ARGV[2] ~= '-1' then redis.call('ZREM', KEYS[3], ARGV[2]) end
+redis.call('ZREM', KEYS[4], ARGV[1])
 release(KEYS[1], KEYS[2], now, '-inf', function(m, owner) return m == ARGV[1] end)
 return 1
 """
