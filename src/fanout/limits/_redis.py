@@ -38,7 +38,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -49,6 +49,8 @@ from ..core.plans import Budget
 from ..core.redact import mask_url
 from . import _redis_lua as lua
 from ._local import _SLACK, LimitState, Ticket, current_ticket, parse_duration, reset_margin
+from ._redis_trust import SharedResetTrust, promises
+from ._resets import ResetTrust, judge
 
 __all__ = ["RedisLimiter", "RedisUnavailableError"]
 
@@ -58,6 +60,7 @@ LEASE_S = 10.0
 """How long a process's waiting reservations outlive its last sign of life (a
 reservation or a check of one): a process killed while it waited frees its slots this
 long after."""
+_MAX_CONNECTIONS = 2**16
 _RELEASE_TIMEOUT_S = 2.0  # giving slots back on cancel waits this long for redis at most
 
 
@@ -84,7 +87,11 @@ class RedisLimiter:
             )
         self._limits = limits
         self._url = url
-        self._redis: Any = redis_asyncio.from_url(url, socket_connect_timeout=5, socket_timeout=10)
+        # One connection per call at once (every waiter's reservation, claim or check):
+        # redis-py 8 caps a pool at 100 by default, which a few hundred waiters exceed.
+        self._redis: Any = redis_asyncio.from_url(
+            url, socket_connect_timeout=5, socket_timeout=10, max_connections=_MAX_CONNECTIONS
+        )
         self._prefix = f"fanout:{namespace}"
         self._namespace = namespace
         self._owner = uuid.uuid4().hex  # this limiter, in the holders of reservations
@@ -100,6 +107,10 @@ class RedisLimiter:
         self._paused_until = 0.0  # local view of the shared pause, for reports
         self._first_seen = False
         self._first_answered: anyio.Event | None = None
+        self._sent_at: dict[int, float] = {}  # seq -> when it went, in redis's clock (ms)
+        self.reset_trust = SharedResetTrust()
+        """What every process sharing the namespace learned of the endpoint's resets
+        (see ``limits/_redis_trust.py``); kept in the endpoint memory."""
 
     def __repr__(self) -> str:
         host = mask_url(self._url.split("@")[-1])  # never show a password
@@ -138,53 +149,70 @@ class RedisLimiter:
             else:
                 with anyio.move_on_after(1.0):
                     await self._first_answered.wait()
-        seq, grant, early, member = -1, "", False, ""
+        seq, grant, early, on_reset, probe = -1, "", False, False, False
         tokens_too = bool(self._tpm and tokens > 0)
         if self._rpm:
-            seq, grant, early, member = await self._reserve(
+            reply, member = await self._reserve(
                 "requests", self._req_interval, 1, claim=not tokens_too
             )
+            seq, early, grant = int(reply[1]), int(reply[4]) == 1, str(reply[5])
+            on_reset, probe = int(reply[7]) == 1, int(reply[8]) == 1
+            self.reset_trust.saw(str(reply[9]))
+            if probe:  # it checks a reset's promise: streamed, its headers come sooner
+                self.reset_trust.checks.add(seq)
+            if grant:
+                self._sent(seq, float(reply[6]) + float(grant))
         if tokens_too:
             await self._reserve("tokens", self._tok_interval, tokens)
         if self._rpm:
-            await self._claim(seq, member, early=early, grant=grant)
+            try:
+                await self._claim(seq, member, early=early, grant=grant)
+            except BaseException:
+                if probe:  # never sent: another send may check
+                    self._spawn(self._update_trust(lambda trust: trust.ended(seq)))
+                raise
         else:
             await self._wait_pause()  # (a claim waits out the pause)
-        current_ticket.set(Ticket(seq=seq, tokens=tokens, at=time.monotonic()))
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=time.monotonic(),
+                                  on_reset=on_reset))  # fmt: skip
         return time.monotonic() - start
+
+    def _sent(self, seq: int, at: float) -> None:
+        self._sent_at[seq] = at
+        if len(self._sent_at) > 4096:  # a request never answered
+            del self._sent_at[next(iter(self._sent_at))]
 
     def _keys(self, kind: str) -> list[str]:
         p = self._prefix
         return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight", f"{p}:resets",
                 f"{p}:{kind}:held", f"{p}:owners", f"{p}:{kind}:rate",
-                f"{p}:{kind}:claimed", f"{p}:pause", f"{p}:{kind}:claiming"]  # fmt: skip
+                f"{p}:{kind}:claimed", f"{p}:pause", f"{p}:{kind}:claiming", f"{p}:trust"]  # fmt: skip
 
     async def _reserve(
         self, kind: str, interval: float, cost: int, *, claim: bool = False
-    ) -> tuple[int, str, bool, str]:
+    ) -> tuple[list[Any], str]:
         """Reserve the next slot of the ``kind`` schedule and wait for it; return the
-        request's seq (-1 for tokens), the ms until its send if it was claimed with the
-        reservation (``claim``: if it may go at once; else ""), whether the server's
-        reported room let it go before its slot (early), and the member that holds it.
-        Cancelled while waiting: the slot is given back."""
+        script's reply (see ``_redis_lua.RESERVE``: with ``claim``, the send is claimed
+        if it may go at once) and the member that holds the slot. Cancelled while
+        waiting: the slot is given back."""
         requests = kind == "requests"
         span = cost * interval
         member = f"{self._owner}|{next(self._held)}|{span:.3f}"
-        wait, seq_text, held, other, early, claimed = await self._call(
+        reply = await self._call(
             "reserve", lua.RESERVE, self._keys(kind),
             [interval, cost, 1 if requests else 0, self._owner, self._lease_s * 1000, member,
-             1 if claim else 0],
+             1 if claim else 0, self.reset_trust.pending if requests else ""],
         )  # fmt: skip
-        seq = int(seq_text)
+        wait, seq, held, other = float(reply[0]), int(reply[1]), int(reply[2]), reply[3]
         self._check_agreement(kind, interval, other)
-        if float(wait) > 0:
+        if wait > 0:
             try:
-                await self._wait_slot(kind, member, span, float(wait) / 1000, held=int(held) == 1)
+                await self._wait_slot(kind, member, span, wait / 1000, held=held == 1)
             except BaseException:
-                if int(held) == 1:
+                if held == 1:
                     await self._release(kind, member, seq)
                 raise
-        return seq, str(claimed), int(early) == 1, member
+        return reply, member
 
     async def _claim(self, seq: int, member: str, *, early: bool, grant: str) -> None:
         """Claim the send (unless ``grant``, the ms until a send time claimed with the
@@ -196,8 +224,8 @@ class RedisLimiter:
         try:
             while True:
                 if grant == "":
-                    wait, paused, grant = await self._call(
-                        "claim", lua.CLAIM, self._keys("requests")[8:],
+                    wait, paused, grant, now = await self._call(
+                        "claim", lua.CLAIM, self._keys("requests")[8:11],
                         [self._req_interval, 1 if early else 0, member],
                     )  # fmt: skip
                     if float(wait) > 0:
@@ -205,6 +233,7 @@ class RedisLimiter:
                             self._paused_until = time.monotonic() + float(wait) / 1000
                         await asyncio.sleep(float(wait) / 1000)
                         continue
+                    self._sent(seq, float(now) + float(grant))
                 due = time.monotonic() + float(grant) / 1000
                 if float(grant) > 0:
                     await asyncio.sleep(float(grant) / 1000)
@@ -274,6 +303,10 @@ class RedisLimiter:
         ticket = current_ticket.get()
         if ticket is not None and ticket.seq >= 0:
             self._spawn(self._call("done", lua.DONE, [f"{self._prefix}:inflight"], [ticket.seq]))
+        if ticket is not None and ticket.seq in self.reset_trust.checks:
+            self.reset_trust.checks.discard(ticket.seq)  # no headers came: another may check
+            seq = ticket.seq
+            self._spawn(self._update_trust(lambda trust: trust.ended(seq)))
         if self._first_answered is not None:
             self._first_answered.set()  # answered or failed: the others need not wait
 
@@ -327,14 +360,40 @@ class RedisLimiter:
         if reset is not None:
             elapsed = time.monotonic() - ticket.at
             until = f"{(reset + reset_margin(reset, elapsed) - elapsed) * 1000:.3f}"
-        self._spawn(
-            self._call("credit", lua.CREDIT, self._credit_keys(), [ticket.seq, left, until])
-        )
+        checking = ticket.seq in self.reset_trust.checks
+        self.reset_trust.checks.discard(ticket.seq)
+        self._spawn(self._report(ticket.seq, left, until, self._sent_at.pop(ticket.seq, None),
+                                 checking=checking))  # fmt: skip
+
+    async def _report(
+        self, seq: int, left: float, until: str, sent_at: float | None, *, checking: bool
+    ) -> None:
+        """Share the room a response reported; judge by it whether the resets due before
+        its request went kept their word (``_resets.judge``), and tell every process if
+        one did not, or how the check this request made went."""
+        reply = await self._call("credit", lua.CREDIT, self._credit_keys(), [seq, left, until])
+        if sent_at is None:
+            return
+        verdict = judge(promises(reply[1:]), left, float(reply[0]), seq + 1, sent_at, 1)
+        if checking or (verdict == "broken" and self.reset_trust.state != "distrusted"):
+            await self._update_trust(lambda trust: trust.heard(seq, {verdict}))
+
+    async def _update_trust(self, change: Callable[[ResetTrust], object]) -> None:
+        from redis import exceptions as redis_errors
+
+        try:
+            await self.reset_trust.update(self._redis, f"{self._prefix}:trust", change)
+        except (OSError, redis_errors.RedisError) as exc:
+            raise RedisUnavailableError(f"cannot share what was learned of resets: {exc}") from exc
 
     def cool_down(self, seconds: float) -> None:
         if seconds <= 0:
             return
         self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+        ticket = current_ticket.get()
+        if ticket is not None and ticket.on_reset:  # refused in the room a reset promised
+            self.reset_trust.checks.discard(ticket.seq)
+            self._spawn(self._update_trust(lambda trust: trust.refused()))
         self._spawn(self._call("pause", lua.PAUSE, [f"{self._prefix}:pause"], [seconds * 1000]))
         self._spawn(self._call("credit", lua.CREDIT, self._credit_keys(), [-1, 0, ""]))
 

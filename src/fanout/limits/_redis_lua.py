@@ -69,17 +69,17 @@ end
 # schedule's spacing, as the local limiter's do: claim(claimed key, pause key, waiting
 # set, now, interval, early, member, lookahead) takes the next send time (one interval
 # after the last claim, never before now) if it is at most ``lookahead`` ms away, and
-# returns {'0', 0, ms until it}: the claimer sends then (or, if it wakes later than
+# returns {'0', 0, ms until it, now}: the claimer sends then (or, if it wakes later than
 # that, claims again: the time it was given is lost, never bunched with the next).
-# During a pause it returns {ms left of it, 1, ''}; else {ms until the claimer's turn,
-# 0, ''}: the next send time plus an interval for each claimer that waited before it
+# During a pause it returns {ms left of it, 1, '', ''}; else {ms until the claimer's
+# turn, 0, '', ''}: the next send time plus an interval for each claimer that waited before it
 # (the waiting set, scored by when each first waited, a minute at most), so that the
 # waiters come back one by one rather than all at once. A send the server has room
 # for now (``early``: the reported room or a reset's) goes now, and takes its place.
 _CLAIM = """
 local function claim(key, pause, waiting, now, interval, early, member, lookahead)
   local paused = tonumber(redis.call('GET', pause) or '0')
-  if paused > now then return {string.format('%.3f', paused - now), 1, ''} end
+  if paused > now then return {string.format('%.3f', paused - now), 1, '', ''} end
   local ctat = tonumber(redis.call('GET', key) or '0')
   if early or ctat - now <= lookahead then
     if early or ctat < now then ctat = math.max(ctat, now) + interval else ctat = ctat + interval end
@@ -87,26 +87,36 @@ local function claim(key, pause, waiting, now, interval, early, member, lookahea
     redis.call('ZREM', waiting, member)
     local at = ctat - interval
     if early or at < now then at = now end
-    return {'0', 0, string.format('%.3f', at - now)}
+    return {'0', 0, string.format('%.3f', at - now), string.format('%.3f', now)}
   end
   redis.call('ZREMRANGEBYSCORE', waiting, '-inf', now - 60000)
   redis.call('ZADD', waiting, 'NX', now, member)
   redis.call('PEXPIRE', waiting, 120000)
   local ahead = redis.call('ZCOUNT', waiting, '-inf', '(' .. redis.call('ZSCORE', waiting, member))
-  return {string.format('%.3f', ctat - now - lookahead / 2 + ahead * interval), 0, ''}
+  return {string.format('%.3f', ctat - now - lookahead / 2 + ahead * interval), 0, '', ''}
 end
 """
 
 # KEYS: schedule, send counter, credit hash, in-flight set, resets list, held set,
-# owners hash, rate key, claimed key, pause key, claim waiting set. ARGV: interval_ms per unit, cost units,
-# 1 for the request schedule (counts the send, may use the reported room), 0 for tokens;
-# the owner, its lease ms, the member to hold the slot by, and 1 to claim the send now
-# if it may go now. Returns {wait ms (string), seq, 1 if the slot is held (the wait is
+# owners hash, rate key, claimed key, pause key, claim waiting set, reset trust hash.
+# ARGV: interval_ms per unit, cost units, 1 for the request schedule (counts the send,
+# may use the reported room), 0 for tokens; the owner, its lease ms, the member to hold
+# the slot by, 1 to claim the send now if it may go now, and what an endpoint memory
+# says of the resets ("trusted", "distrusted" or ""). Returns {wait ms (string), seq, 1 if the slot is held (the wait is
 # for it), the interval the last reserver paced at ("" if none), 1 if the server's word
 # lets it go before its slot (early), ms until its claimed send time ('': not claimed;
-# see _CLAIM, with a lookahead of half an interval)}: the reserved slot comes after
-# ``wait`` ms, or sooner if the reported room covers it (now, or when a reported reset
-# has emptied the endpoint's window).
+# see _CLAIM, with a lookahead of half an interval), now, 1 if only a reset's promise
+# lets it go before its slot, 1 if it is to check that promise, what is known of the
+# resets}: the reserved slot comes after ``wait`` ms, or sooner if the reported room
+# covers it (now, or when a reported reset has emptied the endpoint's window).
+#
+# The reset trust hash holds what every process learned of the resets (limits/_resets.py
+# ResetTrust, shared: ``state`` "trusted", "distrusted" or "unknown"/absent, ``kept``,
+# and the send checking a promise, ``verifying``, until ``vuntil``). The promised room
+# of a reset is used as ResetTrust.usable() says: trusted, or unknown with no check
+# under way (a check's process that died frees it 30 s after its send); the first send
+# that only a reset lets go early, while unknown, is the check (ResetTrust.sending()).
+# The memory's word is taken while nothing is known (ResetTrust.seed()).
 RESERVE = (
     _HELD
     + _CLAIM
@@ -121,6 +131,17 @@ local wait = tat - now
 if wait < 0 then wait = 0 end
 local slot_wait = wait
 local seq = -1
+local on_reset, probe, tstate = 0, 0, ''
+if ARGV[3] == '1' then
+  tstate = redis.call('HGET', KEYS[12], 'state') or 'unknown'
+  if tstate == 'unknown' and ARGV[8] ~= '' and tonumber(redis.call('HGET', KEYS[12], 'kept') or '0') == 0 then
+    tstate = ARGV[8]
+    redis.call('HSET', KEYS[12], 'state', tstate)
+    redis.call('PEXPIRE', KEYS[12], 3600000)
+  end
+end
+local checking = tonumber(redis.call('HGET', KEYS[12], 'vuntil') or '0') >= now
+local usable = tstate == 'trusted' or (tstate == 'unknown' and not checking)
 if ARGV[3] == '1' then
   seq = redis.call('INCR', KEYS[2]) - 1
   redis.call('PEXPIRE', KEYS[2], 3600000)
@@ -132,7 +153,7 @@ if ARGV[3] == '1' then
   local mark = tonumber(redis.call('HGET', KEYS[3], 'mark') or '0')
   if cseq >= 0 and base - (seq - mark) >= 1 then
     wait = 0
-  elseif cseq >= 0 then
+  elseif cseq >= 0 and usable then
     for _, r in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do
       local at, full, rmark = string.match(r, '([^|]+)|([^|]+)|([^|]+)')
       if tonumber(full) - (seq - tonumber(rmark)) >= 1 and tonumber(at) - now < wait then
@@ -140,6 +161,12 @@ if ARGV[3] == '1' then
       end
     end
     if wait < 0 then wait = 0 end
+    if wait < slot_wait then on_reset = 1 end
+  end
+  if on_reset == 1 and tstate == 'unknown' then
+    redis.call('HSET', KEYS[12], 'verifying', seq, 'vuntil', string.format('%.3f', now + wait + 30000))
+    redis.call('PEXPIRE', KEYS[12], 3600000)
+    probe = 1
   end
 end
 if tat < now then tat = now end
@@ -160,14 +187,15 @@ if ARGV[7] == '1' and wait <= 0 then
   local got = claim(KEYS[9], KEYS[10], KEYS[11], now, interval, early == 1, ARGV[6], interval / 2)
   if got[1] == '0' then claimed = got[3] end
 end
-return {string.format('%.3f', wait), seq, held, prev, early, claimed}
+return {string.format('%.3f', wait), seq, held, prev, early, claimed, string.format('%.3f', now),
+        on_reset, probe, tstate}
 """
 )
 
 # KEYS: claimed key, pause key, claim waiting set. ARGV: interval ms, 1 if the send is
 # early, its member (see _CLAIM; the lookahead is half an interval). Returns {ms to
 # wait before claiming again ('0': claimed), 1 if for a pause, ms until the claimed
-# send time}.
+# send time, now}.
 CLAIM = (
     _CLAIM
     + """
@@ -236,13 +264,15 @@ return 1
 # older one; seq -1 forgets the room (after a 429) until a request sent later reports.
 # Each report's reset is kept too (the last 8), as in the local limiter: from then on
 # the endpoint's full capacity (the most it ever said it had room for, plus one), less
-# those same others, is free again.
+# those same others, is free again. Returns {the send count, the resets kept before this
+# report ("at|full|mark|base")...}, for judging whether they kept their word.
 CREDIT = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local cseq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '-1')
 local seq = tonumber(ARGV[1])
 local sent = tonumber(redis.call('GET', KEYS[2]) or '0')
+local before = redis.call('LRANGE', KEYS[4], 0, -1)
 if seq < 0 then
   redis.call('HSET', KEYS[1], 'seq', sent - 1, 'base', 0, 'mark', sent)
   redis.call('DEL', KEYS[4])
@@ -260,14 +290,15 @@ else
     if ARGV[3] ~= '' then
       local full = math.max(base, cap - others)
       local at = now + tonumber(ARGV[3])
-      redis.call('RPUSH', KEYS[4], string.format('%.3f|%.3f|%d', at, full, sent))
+      redis.call('RPUSH', KEYS[4], string.format('%.3f|%.3f|%d|%.3f', at, full, sent, base))
       redis.call('LTRIM', KEYS[4], -8, -1)
       redis.call('PEXPIRE', KEYS[4], 3600000)
     end
   end
 end
 redis.call('PEXPIRE', KEYS[1], 3600000)
-return 1
+table.insert(before, 1, tostring(sent))
+return before
 """
 
 # KEYS[1]: in-flight set. ARGV[1]: the seq of a request that is done.
