@@ -14,6 +14,13 @@ They pace as :class:`~fanout.limits.LocalLimiter` does, with the state shared:
   which they still take: bursts happen only where the server said there is room;
   and from the reset it reports (``x-ratelimit-reset-requests``: when its window is
   empty again) its full capacity is free again, as in the local limiter;
+* a send *claims* its time as it goes (``_redis_lua._CLAIM``): one slot's width after
+  the last send any process claimed, never before now, so that the sends of a process
+  whose waiters wake late (a loaded machine) keep the schedule's spacing instead of
+  arriving bunched with the on-time sends of the others;
+* a reset is counted on only once it has kept its word, as in the local limiter
+  (``limits/_resets.py``), with what is learned shared by every process
+  (``limits/_redis_trust.py``) and kept in the endpoint memory;
 * a 429's cool-down is a key every process reads before sending, and it forgets
   the reported room;
 * a reservation waiting for its slot is *held* (a sorted set of slots, by owner)
