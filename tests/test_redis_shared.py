@@ -121,3 +121,17 @@ async def _ask(client: Any, limits: Limits, questions: list[str], memory: Path) 
     answers = await fo.ask_many(questions, policy="split")
     assert [a.text for a in answers] == [answer_for(q, 2) for q in questions]
     return fo
+
+
+async def test_a_limiter_serves_more_callers_at_once_than_redis_pys_default_pool(
+    redis_url: str,
+) -> None:
+    """redis-py 8 caps a connection pool at 100 by default: 150 requests of one process
+    asking redis at once (reservations, claims) failed with "Too many connections"."""
+    from fanout.limits import RedisLimiter
+
+    limiter = RedisLimiter(Limits(rpm=60), redis_url, namespace="many")
+    try:
+        await asyncio.gather(*[limiter.check() for _ in range(150)])
+    finally:
+        await limiter.aclose()
