@@ -15,6 +15,7 @@ import pytest
 import fanout
 from fanout import Limits
 from fanout.limits import RedisLimiter
+from fanout.limits._local import current_ticket
 
 from ._redis_server import free_port, redis_server
 from .conftest import SimFactory
@@ -115,8 +116,10 @@ async def test_after_a_reported_reset_the_full_room_is_back_for_every_process(
     redis_url: str,
 ) -> None:
     """Room for 10 (remaining 9 on the first answer), spent; the last answer says 0
-    left and the window empty in 0.3 s. After that, another process sends 10 at once;
-    paced at 60 rpm behind the 10 already sent, they would take 20 s."""
+    left and the window empty in 0.3 s. After that, another process's first request
+    goes at once, streamed: it checks the reset's promise (see limits/_redis_trust.py);
+    its answer reports the room back, and the other 9 go at once. Paced at 60 rpm
+    behind the 10 already sent, they would take 20 s."""
     a = RedisLimiter(Limits(rpm=60), redis_url, namespace="reset")
     b = RedisLimiter(Limits(rpm=60), redis_url, namespace="reset")
     await a.acquire(0)
@@ -131,10 +134,15 @@ async def test_after_a_reported_reset_the_full_room_is_back_for_every_process(
     a.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "0.3s"})
     await asyncio.sleep(0.5)
     start = time.monotonic()
-    await b.acquire(0)  # b's first request
-    b.observe({})
+    await b.acquire(0)  # b's first request, into the room the reset promised
+    ticket = current_ticket.get()
+    assert ticket is not None and ticket.on_reset and ticket.probe
+    b.observe({"x-ratelimit-remaining-requests": "9"})
+    b.attempt_done()
+    await asyncio.sleep(0.05)  # reports are written in the background
     await asyncio.gather(*[b.acquire(0) for _ in range(9)])
     assert time.monotonic() - start < 0.5
+    assert (b.reset_trust.state, b.reset_trust.kept) == ("unknown", 1)  # kept once
     for lim in (a, b):
         await lim.aclose()
 

@@ -14,6 +14,13 @@ They pace as :class:`~fanout.limits.LocalLimiter` does, with the state shared:
   which they still take: bursts happen only where the server said there is room;
   and from the reset it reports (``x-ratelimit-reset-requests``: when its window is
   empty again) its full capacity is free again, as in the local limiter;
+* a send *claims* its time as it goes (``_redis_lua._CLAIM``): one slot's width after
+  the last send any process claimed, never before now, so that the sends of a process
+  whose waiters wake late (a loaded machine) keep the schedule's spacing instead of
+  arriving bunched with the on-time sends of the others;
+* a reset is counted on only once it has kept its word, as in the local limiter
+  (``limits/_resets.py``), with what is learned shared by every process
+  (``limits/_redis_trust.py``) and kept in the endpoint memory;
 * a 429's cool-down is a key every process reads before sending, and it forgets
   the reported room;
 * a reservation waiting for its slot is *held* (a sorted set of slots, by owner)
@@ -38,7 +45,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -47,7 +54,10 @@ from ..core.config import Limits
 from ..core.exceptions import ConfigError, FanoutError
 from ..core.plans import Budget
 from ..core.redact import mask_url
+from . import _redis_lua as lua
 from ._local import _SLACK, LimitState, Ticket, current_ticket, parse_duration, reset_margin
+from ._redis_trust import SharedResetTrust, promises
+from ._resets import ResetTrust, judge
 
 __all__ = ["RedisLimiter", "RedisUnavailableError"]
 
@@ -57,236 +67,8 @@ LEASE_S = 10.0
 """How long a process's waiting reservations outlive its last sign of life (a
 reservation or a check of one): a process killed while it waited frees its slots this
 long after."""
+_MAX_CONNECTIONS = 2**16
 _RELEASE_TIMEOUT_S = 2.0  # giving slots back on cancel waits this long for redis at most
-
-# Shared by the scripts that take reservations and give them back. A held
-# reservation is a member "<owner>|<n>|<span ms>" of a schedule's held set, scored by
-# the time of its slot. release(): remove the held reservations (of those after
-# `from`) that gone(member, owner) picks, move the later ones forward by the span
-# removed before them (never before now), and take the spans off the schedule.
-# sweep(): release the waiting reservations of owners whose lease ran out (or is
-# gone), and forget reservations whose slot came more than a minute ago (used).
-_HELD = """
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-end
-local function release(sched, held, now, from, gone)
-  local entries = redis.call('ZRANGEBYSCORE', held, from, '+inf', 'WITHSCORES')
-  local shift = 0
-  for i = 1, #entries, 2 do
-    local m = entries[i]
-    local at = tonumber(entries[i + 1])
-    local owner, span = string.match(m, '^([^|]+)|[^|]+|([^|]+)$')
-    if gone(m, owner) then
-      redis.call('ZREM', held, m)
-      shift = shift + tonumber(span)
-    elseif shift > 0 and at > now then
-      local moved = at - shift
-      if moved < now then moved = now end
-      redis.call('ZADD', held, moved, m)
-    end
-  end
-  if shift > 0 then
-    local tat = tonumber(redis.call('GET', sched) or '0') - shift
-    if tat < now then tat = now end
-    redis.call('SET', sched, string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 60000)
-  end
-end
-local function sweep(sched, held, owners, now)
-  redis.call('ZREMRANGEBYSCORE', held, '-inf', now - 60000)
-  local alive = {}
-  release(sched, held, now, '(' .. now, function(m, owner)
-    if alive[owner] == nil then
-      alive[owner] = tonumber(redis.call('HGET', owners, owner) or '0') >= now
-    end
-    return not alive[owner]
-  end)
-end
-local function renew(owners, owner, now, lease)
-  redis.call('HSET', owners, owner, string.format('%.3f', now + lease))
-  redis.call('PEXPIRE', owners, 3600000)
-  if redis.call('HLEN', owners) > 64 then
-    local all = redis.call('HGETALL', owners)
-    for i = 1, #all, 2 do
-      if tonumber(all[i + 1]) < now - 3600000 then redis.call('HDEL', owners, all[i]) end
-    end
-  end
-end
-"""
-
-# KEYS: schedule, send counter, credit hash, in-flight set, resets list, held set,
-# owners hash, rate key. ARGV: interval_ms per unit, cost units, 1 for the request
-# schedule (counts the send, may use the reported room), 0 for tokens; the owner, its
-# lease ms, and the member to hold the slot by. Returns {wait ms (string), seq, 1 if the
-# slot is held (the wait is for it), the interval the last reserver paced at ("" if
-# none)}: the reserved slot comes after ``wait`` ms, or sooner if the reported room
-# covers it (now, or when a reported reset has emptied the endpoint's window).
-_RESERVE = (
-    _HELD
-    + """
-local now = now_ms()
-renew(KEYS[7], ARGV[4], now, tonumber(ARGV[5]))
-sweep(KEYS[1], KEYS[6], KEYS[7], now)
-local interval = tonumber(ARGV[1])
-local cost = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-local wait = tat - now
-if wait < 0 then wait = 0 end
-local slot_wait = wait
-local seq = -1
-if ARGV[3] == '1' then
-  seq = redis.call('INCR', KEYS[2]) - 1
-  redis.call('PEXPIRE', KEYS[2], 3600000)
-  redis.call('ZADD', KEYS[4], seq, seq)
-  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -4097)
-  redis.call('PEXPIRE', KEYS[4], 3600000)
-  local cseq = tonumber(redis.call('HGET', KEYS[3], 'seq') or '-1')
-  local base = tonumber(redis.call('HGET', KEYS[3], 'base') or '0')
-  local mark = tonumber(redis.call('HGET', KEYS[3], 'mark') or '0')
-  if cseq >= 0 and base - (seq - mark) >= 1 then
-    wait = 0
-  elseif cseq >= 0 then
-    for _, r in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do
-      local at, full, rmark = string.match(r, '([^|]+)|([^|]+)|([^|]+)')
-      if tonumber(full) - (seq - tonumber(rmark)) >= 1 and tonumber(at) - now < wait then
-        wait = tonumber(at) - now
-      end
-    end
-    if wait < 0 then wait = 0 end
-  end
-end
-if tat < now then tat = now end
-local new_tat = tat + cost * interval
-redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 60000)
-local held = 0
-if wait > 0 and wait >= slot_wait then
-  redis.call('ZADD', KEYS[6], tat, ARGV[6])
-  redis.call('PEXPIRE', KEYS[6], math.ceil(new_tat - now) + 3600000)
-  held = 1
-end
-local prev = redis.call('GET', KEYS[8]) or ''
-redis.call('SET', KEYS[8], ARGV[1], 'PX', 3600000)
-return {string.format('%.3f', wait), seq, held, prev}
-"""
-)
-
-# KEYS: schedule, held set, owners hash. ARGV: member, owner, lease ms, span ms. A
-# waiter's check: renews its owner's lease, sweeps, and returns the ms until its slot
-# (which may have moved forward). A held slot given away (its owner was taken for dead:
-# a process frozen longer than its lease) is taken again at the end of the schedule.
-_HOLD = (
-    _HELD
-    + """
-local now = now_ms()
-renew(KEYS[3], ARGV[2], now, tonumber(ARGV[3]))
-sweep(KEYS[1], KEYS[2], KEYS[3], now)
-local at = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
-if at == nil then
-  at = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if at < now then at = now end
-  local new_tat = at + tonumber(ARGV[4])
-  redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 60000)
-  redis.call('ZADD', KEYS[2], at, ARGV[1])
-end
-local wait = at - now
-if wait < 0 then wait = 0 end
-return string.format('%.3f', wait)
-"""
-)
-
-# KEYS: schedule, held set, in-flight set. ARGV: member, seq (-1: none). A waiter
-# cancelled before its slot: the slot is given back, the ones behind move forward.
-_RELEASE = (
-    _HELD
-    + """
-local now = now_ms()
-if ARGV[2] ~= '-1' then redis.call('ZREM', KEYS[3], ARGV[2]) end
-release(KEYS[1], KEYS[2], now, '-inf', function(m, owner) return m == ARGV[1] end)
-return 1
-"""
-)
-
-# KEYS[1]: schedule. ARGV: interval_ms, delta units (negative gives back).
-_ADJUST = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
-local new_tat = tat + tonumber(ARGV[2]) * tonumber(ARGV[1])
-if new_tat < now then new_tat = now end
-redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 60000)
-return 1
-"""
-
-# KEYS: credit hash, send counter, in-flight set, resets list. ARGV: seq, remaining,
-# ms until the endpoint's window is empty again ("" if not reported). The room a
-# response reported, less what was sent after its request and what was sent before it
-# and is still on its way (neither counted by the endpoint yet, perhaps); what is sent
-# after the report is taken off at reservation. A newer request's report replaces an
-# older one; seq -1 forgets the room (after a 429) until a request sent later reports.
-# Each report's reset is kept too (the last 8), as in the local limiter: from then on
-# the endpoint's full capacity (the most it ever said it had room for, plus one), less
-# those same others, is free again.
-_CREDIT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local cseq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '-1')
-local seq = tonumber(ARGV[1])
-local sent = tonumber(redis.call('GET', KEYS[2]) or '0')
-if seq < 0 then
-  redis.call('HSET', KEYS[1], 'seq', sent - 1, 'base', 0, 'mark', sent)
-  redis.call('DEL', KEYS[4])
-else
-  local remaining = tonumber(ARGV[2])
-  local cap = tonumber(redis.call('HGET', KEYS[1], 'cap') or '0')
-  if remaining + 1 > cap then
-    cap = remaining + 1
-    redis.call('HSET', KEYS[1], 'cap', cap)
-  end
-  if seq > cseq then
-    local others = (sent - seq - 1) + redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. seq)
-    local base = remaining - others
-    redis.call('HSET', KEYS[1], 'seq', seq, 'base', base, 'mark', sent)
-    if ARGV[3] ~= '' then
-      local full = math.max(base, cap - others)
-      local at = now + tonumber(ARGV[3])
-      redis.call('RPUSH', KEYS[4], string.format('%.3f|%.3f|%d', at, full, sent))
-      redis.call('LTRIM', KEYS[4], -8, -1)
-      redis.call('PEXPIRE', KEYS[4], 3600000)
-    end
-  end
-end
-redis.call('PEXPIRE', KEYS[1], 3600000)
-return 1
-"""
-
-# KEYS[1]: in-flight set. ARGV[1]: the seq of a request that is done.
-_DONE = """
-redis.call('ZREM', KEYS[1], ARGV[1])
-return 1
-"""
-
-# KEYS[1]: pause key. ARGV: pause ms. Extends, never shortens. Returns ms left.
-_PAUSE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local untl = now + tonumber(ARGV[1])
-local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
-if cur > untl then untl = cur end
-redis.call('SET', KEYS[1], string.format('%.3f', untl), 'PX', math.ceil(untl - now) + 1000)
-return string.format('%.3f', untl - now)
-"""
-
-# KEYS[1]: pause key. Returns ms left of the shared pause (0 if none).
-_PAUSE_LEFT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
-local left = cur - now
-if left < 0 then left = 0 end
-return string.format('%.3f', left)
-"""
 
 
 class RedisUnavailableError(FanoutError):
@@ -312,7 +94,11 @@ class RedisLimiter:
             )
         self._limits = limits
         self._url = url
-        self._redis: Any = redis_asyncio.from_url(url, socket_connect_timeout=5, socket_timeout=10)
+        # One connection per call at once (every waiter's reservation, claim or check):
+        # redis-py 8 caps a pool at 100 by default, which a few hundred waiters exceed.
+        self._redis: Any = redis_asyncio.from_url(
+            url, socket_connect_timeout=5, socket_timeout=10, max_connections=_MAX_CONNECTIONS
+        )
         self._prefix = f"fanout:{namespace}"
         self._namespace = namespace
         self._owner = uuid.uuid4().hex  # this limiter, in the holders of reservations
@@ -328,6 +114,10 @@ class RedisLimiter:
         self._paused_until = 0.0  # local view of the shared pause, for reports
         self._first_seen = False
         self._first_answered: anyio.Event | None = None
+        self._sent_at: dict[int, float] = {}  # seq -> when it went, in redis's clock (ms)
+        self.reset_trust = SharedResetTrust()
+        """What every process sharing the namespace learned of the endpoint's resets
+        (see ``limits/_redis_trust.py``); kept in the endpoint memory."""
 
     def __repr__(self) -> str:
         host = mask_url(self._url.split("@")[-1])  # never show a password
@@ -350,7 +140,7 @@ class RedisLimiter:
 
     async def check(self) -> None:
         """Fail now, with a clear error, if redis cannot be reached."""
-        await self._call("pause_left", _PAUSE_LEFT, [f"{self._prefix}:pause"], [])
+        await self._call("pause_left", lua.PAUSE_LEFT, [f"{self._prefix}:pause"], [])
 
     # --- the RateLimiter interface -------------------------------------------------------
     async def acquire(self, tokens: int) -> float:
@@ -366,41 +156,100 @@ class RedisLimiter:
             else:
                 with anyio.move_on_after(1.0):
                     await self._first_answered.wait()
-        seq = -1
+        seq, grant, early, on_reset, probe = -1, "", False, False, False
+        tokens_too = bool(self._tpm and tokens > 0)
         if self._rpm:
-            seq = await self._reserve("requests", self._req_interval, 1)
-        if self._tpm and tokens > 0:
+            reply, member = await self._reserve(
+                "requests", self._req_interval, 1, claim=not tokens_too
+            )
+            seq, early, grant = int(reply[1]), int(reply[4]) == 1, str(reply[5])
+            on_reset, probe = int(reply[7]) == 1, int(reply[8]) == 1
+            self.reset_trust.saw(str(reply[9]))
+            if probe:  # it checks a reset's promise: streamed, its headers come sooner
+                self.reset_trust.checks.add(seq)
+            if grant:
+                self._sent(seq, float(reply[6]) + float(grant))
+        if tokens_too:
             await self._reserve("tokens", self._tok_interval, tokens)
-        current_ticket.set(Ticket(seq=seq, tokens=tokens, at=time.monotonic()))
-        await self._wait_pause()
+        if self._rpm:
+            try:
+                await self._claim(seq, member, early=early, grant=grant)
+            except BaseException:
+                if probe:  # never sent: another send may check
+                    self._spawn(self._update_trust(lambda trust: trust.ended(seq)))
+                raise
+        else:
+            await self._wait_pause()  # (a claim waits out the pause)
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=time.monotonic(),
+                                  on_reset=on_reset))  # fmt: skip
         return time.monotonic() - start
+
+    def _sent(self, seq: int, at: float) -> None:
+        self._sent_at[seq] = at
+        if len(self._sent_at) > 4096:  # a request never answered
+            del self._sent_at[next(iter(self._sent_at))]
 
     def _keys(self, kind: str) -> list[str]:
         p = self._prefix
         return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight", f"{p}:resets",
-                f"{p}:{kind}:held", f"{p}:owners", f"{p}:{kind}:rate"]  # fmt: skip
+                f"{p}:{kind}:held", f"{p}:owners", f"{p}:{kind}:rate",
+                f"{p}:{kind}:claimed", f"{p}:pause", f"{p}:{kind}:claiming", f"{p}:trust"]  # fmt: skip
 
-    async def _reserve(self, kind: str, interval: float, cost: int) -> int:
+    async def _reserve(
+        self, kind: str, interval: float, cost: int, *, claim: bool = False
+    ) -> tuple[list[Any], str]:
         """Reserve the next slot of the ``kind`` schedule and wait for it; return the
-        request's seq (-1 for tokens). Cancelled while waiting: the slot is given back."""
+        script's reply (see ``_redis_lua.RESERVE``: with ``claim``, the send is claimed
+        if it may go at once) and the member that holds the slot. Cancelled while
+        waiting: the slot is given back."""
         requests = kind == "requests"
         span = cost * interval
         member = f"{self._owner}|{next(self._held)}|{span:.3f}"
-        wait, seq_text, held, other = await self._call(
-            "reserve", _RESERVE, self._keys(kind),
-            [interval, cost, 1 if requests else 0, self._owner, self._lease_s * 1000, member],
+        reply = await self._call(
+            "reserve", lua.RESERVE, self._keys(kind),
+            [interval, cost, 1 if requests else 0, self._owner, self._lease_s * 1000, member,
+             1 if claim else 0, self.reset_trust.pending if requests else ""],
         )  # fmt: skip
-        seq = int(seq_text)
+        wait, seq, held, other = float(reply[0]), int(reply[1]), int(reply[2]), reply[3]
         self._check_agreement(kind, interval, other)
-        if float(wait) <= 0:
-            return seq
+        if wait > 0:
+            try:
+                await self._wait_slot(kind, member, span, wait / 1000, held=held == 1)
+            except BaseException:
+                if held == 1:
+                    await self._release(kind, member, seq)
+                raise
+        return reply, member
+
+    async def _claim(self, seq: int, member: str, *, early: bool, grant: str) -> None:
+        """Claim the send (unless ``grant``, the ms until a send time claimed with the
+        reservation, says it was) and wait for its time: while the last sends claimed are
+        closer than the schedule's spacing (late senders of any process would otherwise
+        arrive bunched: see ``_redis_lua._CLAIM``), and while the shared pause lasts. A
+        claimer that wakes more than a quarter interval after its time claims again."""
+        late_s = self._req_interval / 4000
         try:
-            await self._wait_slot(kind, member, span, float(wait) / 1000, held=int(held) == 1)
+            while True:
+                if grant == "":
+                    wait, paused, grant, now = await self._call(
+                        "claim", lua.CLAIM, self._keys("requests")[8:11],
+                        [self._req_interval, 1 if early else 0, member],
+                    )  # fmt: skip
+                    if float(wait) > 0:
+                        if int(paused) == 1:
+                            self._paused_until = time.monotonic() + float(wait) / 1000
+                        await asyncio.sleep(float(wait) / 1000)
+                        continue
+                    self._sent(seq, float(now) + float(grant))
+                due = time.monotonic() + float(grant) / 1000
+                if float(grant) > 0:
+                    await asyncio.sleep(float(grant) / 1000)
+                if early or time.monotonic() - due <= late_s:
+                    return
+                grant = ""  # woke too late: that time is lost, not crowded into the next
         except BaseException:
-            if int(held) == 1:
-                await self._release(kind, member, seq)
+            await self._release("requests", member, seq)  # never sent: not on its way
             raise
-        return seq
 
     async def _wait_slot(self, kind: str, member: str, span: float, wait: float, *,
                          held: bool) -> None:  # fmt: skip
@@ -416,7 +265,7 @@ class RedisLimiter:
             await asyncio.sleep(check)
             p = self._prefix
             ms = await self._call(
-                "hold", _HOLD, [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:owners"],
+                "hold", lua.HOLD, [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:owners"],
                 [member, self._owner, self._lease_s * 1000, span],
             )  # fmt: skip
             until = time.monotonic() + float(ms) / 1000
@@ -429,7 +278,8 @@ class RedisLimiter:
         with anyio.move_on_after(_RELEASE_TIMEOUT_S, shield=True):
             try:
                 await self._call(
-                    "release", _RELEASE, [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:inflight"],
+                    "release", lua.RELEASE,
+                    [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:inflight", f"{p}:{kind}:claiming"],
                     [member, seq],
                 )  # fmt: skip
             except RedisUnavailableError as exc:
@@ -459,13 +309,17 @@ class RedisLimiter:
         """The current request finished: it is no longer in flight."""
         ticket = current_ticket.get()
         if ticket is not None and ticket.seq >= 0:
-            self._spawn(self._call("done", _DONE, [f"{self._prefix}:inflight"], [ticket.seq]))
+            self._spawn(self._call("done", lua.DONE, [f"{self._prefix}:inflight"], [ticket.seq]))
+        if ticket is not None and ticket.seq in self.reset_trust.checks:
+            self.reset_trust.checks.discard(ticket.seq)  # no headers came: another may check
+            seq = ticket.seq
+            self._spawn(self._update_trust(lambda trust: trust.ended(seq)))
         if self._first_answered is not None:
             self._first_answered.set()  # answered or failed: the others need not wait
 
     async def _wait_pause(self) -> None:
         while True:
-            left = await self._call("pause_left", _PAUSE_LEFT, [f"{self._prefix}:pause"], [])
+            left = await self._call("pause_left", lua.PAUSE_LEFT, [f"{self._prefix}:pause"], [])
             if left <= 0:
                 return
             self._paused_until = time.monotonic() + left / 1000
@@ -483,7 +337,7 @@ class RedisLimiter:
         if delta:
             self._spawn(
                 self._call(
-                    "adjust", _ADJUST, [f"{self._prefix}:tokens"], [self._tok_interval, delta]
+                    "adjust", lua.ADJUST, [f"{self._prefix}:tokens"], [self._tok_interval, delta]
                 )
             )
 
@@ -495,7 +349,7 @@ class RedisLimiter:
             # counts its slot from the latest it can have arrived, its answer.
             self._first_seen = True
             lag = min(1.0, time.monotonic() - ticket.at)
-            self._spawn(self._call("adjust", _ADJUST, [f"{self._prefix}:requests"],
+            self._spawn(self._call("adjust", lua.ADJUST, [f"{self._prefix}:requests"],
                                    [self._req_interval, lag * 1000 / self._req_interval]))  # fmt: skip
             if self._first_answered is not None:
                 self._first_answered.set()
@@ -513,14 +367,42 @@ class RedisLimiter:
         if reset is not None:
             elapsed = time.monotonic() - ticket.at
             until = f"{(reset + reset_margin(reset, elapsed) - elapsed) * 1000:.3f}"
-        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [ticket.seq, left, until]))
+        checking = ticket.seq in self.reset_trust.checks
+        self.reset_trust.checks.discard(ticket.seq)
+        self._spawn(self._report(ticket.seq, left, until, self._sent_at.pop(ticket.seq, None),
+                                 checking=checking))  # fmt: skip
+
+    async def _report(
+        self, seq: int, left: float, until: str, sent_at: float | None, *, checking: bool
+    ) -> None:
+        """Share the room a response reported; judge by it whether the resets due before
+        its request went kept their word (``_resets.judge``), and tell every process if
+        one did not, or how the check this request made went."""
+        reply = await self._call("credit", lua.CREDIT, self._credit_keys(), [seq, left, until])
+        if sent_at is None:
+            return
+        verdict = judge(promises(reply[1:]), left, float(reply[0]), seq + 1, sent_at, 1)
+        if checking or (verdict == "broken" and self.reset_trust.state != "distrusted"):
+            await self._update_trust(lambda trust: trust.heard(seq, {verdict}))
+
+    async def _update_trust(self, change: Callable[[ResetTrust], object]) -> None:
+        from redis import exceptions as redis_errors
+
+        try:
+            await self.reset_trust.update(self._redis, f"{self._prefix}:trust", change)
+        except (OSError, redis_errors.RedisError) as exc:
+            raise RedisUnavailableError(f"cannot share what was learned of resets: {exc}") from exc
 
     def cool_down(self, seconds: float) -> None:
         if seconds <= 0:
             return
         self._paused_until = max(self._paused_until, time.monotonic() + seconds)
-        self._spawn(self._call("pause", _PAUSE, [f"{self._prefix}:pause"], [seconds * 1000]))
-        self._spawn(self._call("credit", _CREDIT, self._credit_keys(), [-1, 0, ""]))
+        ticket = current_ticket.get()
+        if ticket is not None and ticket.on_reset:  # refused in the room a reset promised
+            self.reset_trust.checks.discard(ticket.seq)
+            self._spawn(self._update_trust(lambda trust: trust.refused()))
+        self._spawn(self._call("pause", lua.PAUSE, [f"{self._prefix}:pause"], [seconds * 1000]))
+        self._spawn(self._call("credit", lua.CREDIT, self._credit_keys(), [-1, 0, ""]))
 
     def _credit_keys(self) -> list[str]:
         p = self._prefix
