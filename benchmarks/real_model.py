@@ -122,15 +122,17 @@ async def run_plan(
     seen = verdicts(items, [a.text if a.error is None else None for a in answers])
     merged = [v for v, a in zip(seen, answers, strict=True) if a.mode == "merged"]
     # Misattribution proper: a merged answer that is wrong for its question and right for
-    # another question of the same merged reply (the replies told apart by request id).
-    replies: dict[tuple[str, ...], list[int]] = {}
-    for i, a in enumerate(answers):
-        if a.mode == "merged":
-            replies.setdefault(tuple(a.request_ids), []).append(i)
+    # another question merged with it. The groups are the plans' (the last revision that
+    # grouped a question; llama-server sends no request id to tell the replies apart).
+    group_of: dict[int, list[int]] = {}
+    for revision in report.revisions:
+        for group in revision.plan.groups:
+            for i in group:
+                group_of[i] = list(group)
     in_reply = [
-        i for members in replies.values() for i in members
-        if seen[i] != "correct" and answers[i].text is not None
-        and any(_hits(answers[i].text or "", items[j]["accept"]) for j in members if j != i)
+        i for i, a in enumerate(answers)
+        if a.mode == "merged" and seen[i] not in ("correct", "failed")
+        and any(_hits(a.text or "", items[j]["accept"]) for j in group_of.get(i, []) if j != i)
     ]  # fmt: skip
     return {
         "wall_s": round(wall, 2),
