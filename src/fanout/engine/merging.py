@@ -72,8 +72,8 @@ each of those questions is asked alone. That is how a model that lost track of w
 question it was answering shows it: on SmolLM2-135M, merged replies of six questions
 ran one answer on ("The Blue Whale" for the tallest animal, the largest mammal, what
 bees make and a baby cat), and 8 of 73 merged answers were another question's of the
-same reply; refusing repeats left none of 43 (and 2 of 79 → 0 of 56 in groups of
-three). The price: questions whose answers are rightly the same (yes/no, labels, small
+same reply; refusing repeats left none of 43 (groups of three: 2 of 79, then 1 of
+58). The price: questions whose answers are rightly the same (yes/no, labels, small
 numbers) are asked alone when they land in one reply. Labels merge with a structured
 ``response_format`` (an enum in the schema): structured values are exempt, since the
 caller's schema checks each one and equal labels are the norm there.
