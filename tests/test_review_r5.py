@@ -4,16 +4,20 @@ reviewed)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+import fanout
 from fanout import Limits
 from fanout.endpoint.model import EndpointModel, EndpointSnapshot
 from fanout.limits._redis import RedisLimiter
 
 from ._redis_server import redis_server
+from .conftest import SimFactory
 
 
 def test_send_times_kept_through_many_processes_still_load() -> None:
@@ -61,3 +65,20 @@ async def test_a_redis_limit_lets_many_waiters_send_at_its_rate(redis_url: str) 
     await asyncio.wait_for(asyncio.gather(*[caller() for _ in range(64)]), 60)
     wall = time.monotonic() - start
     assert wall <= 2 * 600 / 500, f"600 sends at 500 a second took {wall:.2f} s"
+
+
+async def test_the_endpoint_memory_still_loads_after_a_dozen_runs(
+    sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Twelve Fanouts, one after another, each starting from the endpoint memory the one
+    before saved (as twelve runs of ``fanout run`` would): every one of them loads it.
+    Each run's send times are kept 1e6 s after the remembered ones, so the eleventh
+    memory holds send times past 1e7 s and is ignored ("bad values")."""
+    caplog.set_level(logging.WARNING, logger="fanout")
+    async with sim(time_scale=20) as (_, client):
+        for run in range(12):
+            fo = fanout.Fanout(client, model="sim-1", memory=tmp_path)
+            await fo.ask_many([f"run {run} question {i} {{{{tokens=3}}}}" for i in range(3)],
+                              policy="split")  # fmt: skip
+    ignored = [r.getMessage() for r in caplog.records if "endpoint memory" in r.getMessage()]
+    assert ignored == []
