@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..core.plans import EndpointEstimate
 from ._linalg import nnls as _nnls
-from .slots import find_slots, queued
+from .slots import compact_send_times, find_slots, queued
 
 __all__ = ["SNAPSHOT_VERSION", "EndpointModel", "EndpointSnapshot"]
 
@@ -39,6 +39,7 @@ _NOISE_S = 0.01  # ... when the latencies scatter this much (seconds, rms) or mo
 _SIZE_SPREAD = 2.0  # requests must differ in size this much for a slowdown to be fitted
 _SLOT_SEARCH = 128  # the latest observations a search for slots reads (it costs per one)
 _RESTORED_GAP_S = 1e6  # restored send times end this long before the model's own begin
+_SAVED_GAP_S = 1e4  # pauses between remembered sends are kept at most this long
 
 _MERGE_FAILURE_PRIOR = 0.02  # share of merged questions re-asked, before any merged reply
 _MERGE_PRIOR_QUESTIONS = 10.0  # ... weighing like this many merged questions
@@ -49,7 +50,8 @@ _Obs = tuple[float, float, float, float, float]
 
 
 _Value = Annotated[float, Field(ge=0, le=_MAX_VALUE, allow_inf_nan=False)]
-_Time = Annotated[float, Field(ge=-_MAX_VALUE, le=_MAX_VALUE, allow_inf_nan=False)]
+# Send times: up to a window of 4,096 sends, each pause at most _SAVED_GAP_S.
+_Time = Annotated[float, Field(ge=-1e9, le=1e9, allow_inf_nan=False)]
 
 
 class EndpointSnapshot(BaseModel):
@@ -493,7 +495,7 @@ class EndpointModel:
                 if self.merge_prompt_per_question is None or self.merge_answer_overhead is None
                 else [self.merge_prompt_per_question, self.merge_answer_overhead]
             ),
-            "sent_s": list(self._sent),
+            "sent_s": compact_send_times(self._sent, _SAVED_GAP_S),
             "slots": slots,
         }
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from ._linalg import solve
 
 __all__ = [
+    "compact_send_times",
     "MIN_QUEUED",
     "SLOT_GAIN",
     "Observation",
@@ -299,3 +300,20 @@ def _service_error(
         return math.inf
     predicted = [sum(c * x for c, x in zip(coef, r, strict=True)) for r in rows]
     return _relative_error(predicted, ys)
+
+
+def compact_send_times(sent: Sequence[float | None], gap: float) -> list[float | None]:
+    """``sent`` counted from 0, in the same order, with every pause longer than ``gap``
+    shortened to ``gap``: what the slots are read from (which requests overlapped, and by
+    how much) is unchanged when ``gap`` is longer than any latency, and remembered times
+    no longer grow by a gap with every process that loads and saves them. ``None`` (no
+    send time) stays ``None``."""
+    order = sorted((t, i) for i, t in enumerate(sent) if t is not None)
+    out: list[float | None] = [None] * len(sent)
+    at, previous = 0.0, None
+    for t, i in order:
+        if previous is not None:
+            at += min(t - previous, gap)
+        out[i] = at
+        previous = t
+    return out
