@@ -74,7 +74,8 @@ def attempt_deadline(
     """Seconds one attempt of a request may run (``Retry.attempt_timeout``); with
     ``"auto"``, ``attempt_timeout_factor`` times what the endpoint model expects of it
     sent with ``others`` requests in flight (on a server that queues them or shares its
-    slots, as much of their work as the model says delays it), never under
+    slots, as much of their work as the model says delays it; behind the slots it
+    learned, the rounds of the others that go first), never under
     ``min_attempt_timeout``."""
     timeout = retry.attempt_timeout
     if timeout is None:
@@ -85,9 +86,16 @@ def attempt_deadline(
     if not isinstance(cap, int) or cap <= 0:
         seen = endpoint.answer_tokens
         cap = int(4 * seen) if seen else PRIOR_ANSWER_CAP
-    expected = endpoint.recent_estimate().request_s(
-        prompt_tokens, cap, others * prompt_tokens, others * cap
-    )
+    estimate = endpoint.recent_estimate()
+    slots = estimate.slots
+    if slots and others >= slots:
+        # Behind the endpoint's slots (learned): the request waits whole rounds of the
+        # others before its own, each as long as a request beside ``slots - 1`` others.
+        busy = slots - 1
+        rounds = others // slots + 1
+        expected = rounds * estimate.request_s(prompt_tokens, cap, busy * prompt_tokens, busy * cap)
+    else:
+        expected = estimate.request_s(prompt_tokens, cap, others * prompt_tokens, others * cap)
     return max(retry.min_attempt_timeout, retry.attempt_timeout_factor * expected)
 
 
