@@ -200,7 +200,7 @@ async def test_groups_stop_merging_once_their_checks_bring_the_agreement_too_low
     questions = [f"Two words for hue {i}? {{{{tokens=2}}}}" for i in range(48)]
     async with scripted_server(_shifting) as server:
         client = AsyncOpenAI(base_url=server.base_url, api_key="k")
-        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=600), memory=False)
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=300), memory=False)
         fo.endpoint.observe_merge_check("json", 8, 7, 0)
         answers = await fo.ask_many(questions, policy=_policy(max_group_size=2))
         await client.close()

@@ -196,6 +196,11 @@ class Engine:
                 if self._prefix is not None:
                     self._prefix.remember(seq.prompt)  # its prefill is done
             if seq.on_tokens is not None and seq.generated != before:
+                # One chunk per stream_chunk_tokens, also when a late loop credits
+                # several chunks' steps at once (a stream keeps its granularity).
+                chunk = max(1, self._cfg.stream_chunk_tokens)
+                for tokens in range(before + chunk, seq.generated, chunk):
+                    seq.on_tokens(tokens)
                 seq.on_tokens(seq.generated)
             if seq.generated >= seq.target_tokens:
                 seq.finished_at = at(seq.target_tokens - before)
