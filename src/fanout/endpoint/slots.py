@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from ._linalg import solve
 
 __all__ = [
-    "compact_send_times",
     "MIN_QUEUED",
     "SLOT_GAIN",
     "Observation",
     "candidates",
+    "compact_send_times",
     "find_slots",
     "most_in_flight",
     "queued",
