@@ -243,7 +243,7 @@ def parse_merged(content: str | None, request: MergedRequest, *, truncated: bool
 def _words(text: str) -> str:
     """``text``'s words, case folded (punctuation and spacing dropped); the stripped
     text itself where it has no word."""
-    words = re.findall(r"\w+", text.casefold())
+    words = _WORDS.findall(text.casefold())
     return " ".join(words) if words else text.strip()
 
 
