@@ -175,21 +175,26 @@ async def test_spot_checks_thin_out_once_agreement_is_established(sim: SimFactor
 async def test_spot_checks_go_on_for_every_group_until_agreement_is_established(
     sim: SimFactory,
 ) -> None:
-    """The same call where only 4 of 4 agreed so far: the groups are checked each until
-    five more agreeing answers would establish agreement (those in flight counted),
-    then one in four."""
-    async with sim(time_scale=50, rpm=6) as (_server, client):
+    """The same call where only 4 of 4 agreed so far: every group is checked until
+    agreement is established (five more agreeing), then one in four. A group checked
+    before any question of the call has its answer alone asks its last question alone
+    as well (a request); the others carry such a question as their canary (none)."""
+    async with sim(time_scale=50, rpm=6) as (server, client):
         fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=6 * 50), memory=False)
         fo.endpoint.observe_merge_check("json", 4, 4, 0)
         questions = [f"Two words for shade {i}? {{{{tokens=2}}}}" for i in range(48)]
         answers = await fo.ask_many(questions, policy=_policy(max_group_size=3))
+        sent = len(server.stats.requests)
     assert answers.texts == [answer_for(q, 2) for q in questions]
-    groups = 48 // 3
+    groups = [g for g in answers.report.revisions[-1].plan.groups if len(g) > 1]
+    wave = len(questions) - sum(len(g) for g in groups)  # asked alone before the groups
     checks = answers.report.merge_checks
-    # Five checked in a row (each may come back before the next starts), then one in four
-    # of the groups after them at most.
-    assert 5 <= len(checks) <= 5 + -(-(groups - 5) // SPOT_CHECK_EVERY) + 1, checks
-    assert len(checks) < groups
+    by_canary = [c for c in checks if "as the group's canary" in c]
+    assert 5 <= len(checks) < len(groups), checks  # checked, then thinned out
+    assert by_canary, checks
+    assert sent == wave + len(groups) + len(checks) - len(by_canary)
+    compared, agreed, _ = fo.endpoint.merge_agreement("json") or (0, 0, 0)
+    assert compared == agreed == 4 + len(checks)
 
 
 async def test_groups_stop_merging_once_their_checks_bring_the_agreement_too_low() -> None:

@@ -27,6 +27,7 @@ from ..core.config import MERGE_CHECK_SAMPLE
 from ..core.models import Answer
 from ..core.plans import Budget, Plan, PlanRevision
 from ..core.progress import ProgressSink, make_progress
+from .agreement import CheckResult
 from .call import CallOptions, CallStats
 from .execution import ask_one, check_merged, merge_format_for
 from .intake import Intake, Job
@@ -123,6 +124,15 @@ def sent_until(plan: Plan, in_flight: Iterable[tuple[float, list[Job]]]) -> floa
     return max(ends, default=None)
 
 
+def _checked(result: CheckResult | None) -> str:
+    """The trigger of the plan made when the call's first merge check came back."""
+    if result is None:
+        return "merge check: failed"
+    return (
+        f"merge check: {result.agreed} of {result.compared} merged answers agreed with split ones"
+    )
+
+
 def _heard(answers: int, reports: int) -> str:
     return f"after the first wave: {answers} answer(s), {reports} header report(s)"
 
@@ -146,6 +156,10 @@ class _Evidence:
 
     def add(self) -> None:
         self.count += 1
+        self._wake()
+
+    def poke(self) -> None:
+        """Wake the waiters without counting a response (a canary learned)."""
         self._wake()
 
     def report(self) -> None:
@@ -213,6 +227,29 @@ async def drive(
     in_flight: dict[object, tuple[float, list[Job]]] = {}  # groups started: when, and what
     spots = SpotChecks(transport, opts, stats)  # merged groups after the first check
 
+    checks_back = 0  # first merge checks of the call that came back
+    checked: CheckResult | None = None  # what the last one found
+    checking = False  # a first merge check is out: the groups after it are held
+
+    async def finish(job: Job, answer: Answer) -> None:
+        if spots.learn(job, answer) and checking:  # asked alone: a canary for later checks
+            evidence.poke()
+        await intake.finish(job, answer)
+
+    async def first_check(group: list[Job], sample: int) -> None:
+        """The call's first merge check, beside the groups after it."""
+        nonlocal checks_back, checking, checked
+        try:
+            checked = await check_merged(transport, group, sample, opts, stats, finish)
+        except Exception as exc:  # a bug of fanout's: kept, the finished answers not lost
+            abort(exc, "fanout")
+        finally:
+            checking = False
+            checks_back += 1
+            window.release()
+            evidence.running -= 1
+            evidence.add()
+
     async def run_group(group: list[Job], stream: bool = False, wave: bool = False) -> None:
         key = object()
         in_flight[key] = (anyio.current_time() - started, group)
@@ -220,9 +257,9 @@ async def drive(
             stream_for_headers.set(True)
         try:
             if len(group) == 1:
-                await intake.finish(group[0], await ask_one(transport, group[0], opts, stats))
+                await finish(group[0], await ask_one(transport, group[0], opts, stats))
             else:
-                await spots.run(group, intake.finish)
+                await spots.run(group, finish)
         except Exception as exc:  # on_answer's is kept already; anything else is a bug of
             abort(exc, "fanout")  # fanout's, kept so that the finished answers are not lost
         finally:
@@ -267,11 +304,16 @@ async def drive(
             plan, trigger, adaptive = await after_wave(pending, len(wave))
         else:
             plan, trigger = opening.plan, "the call's questions" if first_batch else "next batch"
+        nonlocal checking
         while pending:
-            if plan.merge_check:
+            if plan.merge_check and not checking:
                 # Merged answers not yet known to agree with split ones here: the first
                 # merged group is sent merged, a sample of it alone as well, and the
-                # rest planned with what the comparison shows.
+                # rest planned again with what the comparison shows when it comes back.
+                # Under a request limit, where waiting for it would leave the limit's
+                # room unused, the rest go on meanwhile once a canary is known (an
+                # answer asked alone: the sample's come back first), each group held
+                # until it can be sent and checked by its canary (``spotting``).
                 merged_groups = [g for g in plan.groups if len(g) > 1]
                 positions = merged_groups[0]
                 sample = check_sample(len(positions), more=len(merged_groups) > 1)
@@ -282,27 +324,36 @@ async def drive(
                 )
                 taken = set(positions)
                 pending = [job for i, job in enumerate(pending) if i not in taken]
-                result = await check_merged(transport, group, sample, opts, stats, intake.finish)
-                evidence.add()
+                await window.acquire()
+                evidence.running += 1
+                checking = True
+                tg.start_soon(first_check, group, sample)
                 if not pending:
                     break
+                while checking and not (request_bound() and spots.has_canary(pending)):
+                    await evidence.changed()
                 reopened = open_plan(transport, pending, opts)
                 plan, adaptive = commit_plan(reopened), reopened.uncertain
-                trigger = (
-                    f"merge check: {result.agreed} of {result.compared} merged answers agreed "
-                    "with split ones"
-                )
+                trigger = _checked(checked) if not checking else (
+                    "merge check sent: the rest go as they can be sent, checked by canaries"
+                )  # fmt: skip
                 continue
             revision = revise(plan, trigger, len(pending), first_batch=first_batch)
             replan_at = max(2 * evidence.count, evidence.count + 2) if adaptive else None
-            # A plan made before the endpoint reported its room is redone once it has.
+            # A plan made before the endpoint reported its room is redone once it has;
+            # one made while the first merge check is out, once it is back.
             room_at = evidence.reports if not transport.limiter.budget().room_known else None
+            check_at = checks_back if checking else None
+            # While merged answers are checked group by group (agreement not yet
+            # established), each group decides how it is checked as it can be sent,
+            # with the checks that came back by then.
+            held = replan_at is not None or check_at is not None or spots.unsettled(plan, pending)
             left: list[Job] = []
             for n, positions in enumerate(plan.groups):
-                if replan_at is not None:
-                    await hold_until_sendable(replan_at, room_at)
+                if held:
+                    await hold_until_sendable(replan_at, room_at, check_at)
                 await window.acquire()
-                if replan_at is not None and due(replan_at, room_at):
+                if held and due(replan_at, room_at, check_at):
                     window.release()
                     left = [pending[i] for group in plan.groups[n:] for i in group]
                     stats.revisions[revision] = dataclasses.replace(
@@ -311,7 +362,7 @@ async def drive(
                     break
                 evidence.running += 1
                 tg.start_soon(run_group, [pending[i] for i in positions])
-                if replan_at is not None:
+                if held:
                     await anyio.lowlevel.checkpoint()  # let it take its place with the limiter
             pending = left
             if pending:
@@ -319,9 +370,11 @@ async def drive(
                 plan = commit_plan(reopened)  # no second wave
                 adaptive = reopened.uncertain
                 learned = transport.endpoint.answer_tokens
-                trigger = f"{evidence.count} responses in: " + (
-                    f"answers ~{learned:.0f} tokens" if learned is not None
-                    else "the limits' room reported, answer lengths not yet known"
+                trigger = _checked(checked) if check_at is not None and not checking else (
+                    f"{evidence.count} responses in: " + (
+                        f"answers ~{learned:.0f} tokens" if learned is not None
+                        else "the limits' room reported, answer lengths not yet known"
+                    )
                 )  # fmt: skip
 
     async def after_wave(pending: list[Job], wave: int) -> tuple[Plan, str, bool]:
@@ -342,20 +395,33 @@ async def drive(
                     return commit_plan(reopened), trigger, True
         return commit_plan(open_plan(transport, pending, opts)), trigger, True
 
-    def due(replan_at: int, room_at: int | None) -> bool:
-        """Is a re-plan due: the responses doubled, or the room reported at last?"""
-        return evidence.count >= replan_at or (room_at is not None and evidence.reports > room_at)
+    def request_bound() -> bool:
+        """Is the call under a request limit (given, or reported by the endpoint)?"""
+        return transport.limiter.budget().rpm is not None
 
-    async def hold_until_sendable(replan_at: int, room_at: int | None) -> None:
+    def due(replan_at: int | None, room_at: int | None, check_at: int | None) -> bool:
+        """Is a re-plan due: the responses doubled, the room reported at last, or the
+        first merge check back?"""
+        return (
+            (replan_at is not None and evidence.count >= replan_at)
+            or (room_at is not None and evidence.reports > room_at)
+            or (check_at is not None and checks_back > check_at)
+        )
+
+    async def hold_until_sendable(
+        replan_at: int | None, room_at: int | None, check_at: int | None
+    ) -> None:
         """While re-planning, a group starts only when it could be sent now (a request
         slot free, the request limit's room): one started would wait committed to its
         plan. Returns early when the next re-plan is due."""
-        while not due(replan_at, room_at) and evidence.running > 0:
+        while not due(replan_at, room_at, check_at) and evidence.running > 0:
             budget = transport.limiter.budget()
             busy = evidence.running >= transport.limits.max_concurrency
             if not busy and (budget.rpm is None or budget.requests_now > 0):
                 return
-            pace = 60.0 / budget.rpm if budget.rpm and not busy else 1.0
+            # Looked at again within a tenth of the request pacing: a request slot
+            # opens at most that late.
+            pace = 6.0 / budget.rpm if budget.rpm and not busy else 1.0
             with anyio.move_on_after(max(0.005, min(pace, 1.0))):
                 await evidence.changed()
 

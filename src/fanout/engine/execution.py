@@ -51,7 +51,15 @@ from .transport import KeyRefusedError, QuotaGoneError, Transport
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
 
-__all__ = ["ask_merged", "ask_one", "check_merged", "merge_format_for", "question_error"]
+__all__ = [
+    "ask_merged",
+    "ask_one",
+    "check_merged",
+    "deliver_merged",
+    "merge_format_for",
+    "question_error",
+    "send_merged",
+]
 
 log = logging.getLogger("fanout")
 
@@ -229,7 +237,7 @@ def merge_format_for(transport: Transport, policy: Policy) -> str:
     return "json" if transport.json_ok else "text"
 
 
-async def _send_merged(
+async def send_merged(
     transport: Transport,
     group: list[Job],
     opts: CallOptions,
@@ -278,11 +286,11 @@ async def ask_merged(
     tally = Tally()
     for job in group:
         job.tallies.append(tally)  # one request for the group: each job counts it
-    request, completion = await _send_merged(transport, group, opts, stats, tally)
-    await _deliver_merged(transport, group, request, completion, tally, opts, stats, finish, start)
+    request, completion = await send_merged(transport, group, opts, stats, tally)
+    await deliver_merged(transport, group, request, completion, tally, opts, stats, finish, start)
 
 
-async def _deliver_merged(
+async def deliver_merged(
     transport: Transport,
     group: list[Job],
     request: MergedRequest,
@@ -295,13 +303,16 @@ async def _deliver_merged(
     *,
     alone: Mapping[int, Answer] | None = None,
     trusted: bool = True,
+    riders: int = 0,
 ) -> None:
     """Finish a group from its merged reply: each answer found is the question's (with
     its share of the request's usage), each one missing is asked alone. ``alone``: the
     answers of the questions (by position in the group) a merge check asked alone as
     well; they are those questions' answers (with their share of the merged request).
     ``trusted=False``: the check found the merged answers wrong, and the rest of the
-    group is asked alone."""
+    group is asked alone. ``riders``: questions after the group's in ``request`` (a
+    canary check's, ``canaries``): answered by the reply too, and counted in what it
+    teaches of merging here, but not delivered; the usage is the group's."""
     found: dict[str, str] = {}
     values: dict[str, Any] = {}
     prompt_shares = [0] * len(group)
@@ -316,16 +327,16 @@ async def _deliver_merged(
             found, values = checked_values(found, group[0].structured)
         prompt_shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
         cached_shares = apportion(tally.usage.cached_prompt_tokens, [1] * len(group))
-        completion_shares = apportion(
-            tally.usage.completion_tokens, [len(found.get(tag, "")) for tag in request.tags]
-        )
+        lengths = [len(found.get(tag, "")) for tag in request.tags]
+        own_shares = apportion(tally.usage.completion_tokens, lengths)  # riders' included
+        completion_shares = apportion(tally.usage.completion_tokens, lengths[: len(group)])
     latency = time.monotonic() - start
     # What the planner expects of merging here: how many answers come back whole, and
     # what a merged request costs beyond its questions and answers.
-    transport.endpoint.observe_merged(len(group), sum(tag in found for tag in request.tags))
-    if completion is not None and completion.usage is not None and len(found) == len(group):
-        k = len(group)
-        own_prompt = sum(3 + estimate_text_tokens(job.question.text) for job in group)
+    k = len(request.tags)
+    transport.endpoint.observe_merged(k, sum(tag in found for tag in request.tags))
+    if completion is not None and completion.usage is not None and len(found) == k:
+        own_prompt = sum(3 + estimate_text_tokens(text) for text in request.questions)
         shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
         own_answers = sum(estimate_text_tokens(text) for text in found.values())
         transport.endpoint.observe_merge_usage(
@@ -333,7 +344,8 @@ async def _deliver_merged(
             max(0.0, (completion.usage.completion_tokens - own_answers) / k),
         )
     reask: list[tuple[Job, Usage]] = []
-    for i, (job, tag) in enumerate(zip(group, request.tags, strict=True)):
+    for i, (job, tag) in enumerate(zip(group, request.tags[: len(request.tags) - riders],
+                                       strict=True)):  # fmt: skip
         share = Usage(prompt_tokens=prompt_shares[i], completion_tokens=completion_shares[i],
                       cached_prompt_tokens=cached_shares[i])  # fmt: skip
         own = alone.get(i) if alone else None
@@ -346,7 +358,7 @@ async def _deliver_merged(
             continue
         # The answer's own length: its share less the merge's framing per answer.
         framing = transport.endpoint.merge_answer_overhead or MERGE_ANSWER_OVERHEAD
-        transport.endpoint.observe_answer(max(1, completion_shares[i] - framing))
+        transport.endpoint.observe_answer(max(1, own_shares[i] - framing))
         q = job.question
         await finish(job, Answer(
             index=job.index, question=q.text, id=q.id, text=text, choices=[text], mode="merged",
@@ -414,7 +426,7 @@ async def check_merged(
 
     async def together() -> None:
         nonlocal merged
-        merged = await _send_merged(transport, group, opts, stats, tally)
+        merged = await send_merged(transport, group, opts, stats, tally)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(together)
@@ -460,7 +472,7 @@ async def check_merged(
             else f"; {_questions(rest)} more of the group asked alone instead"
         )
     )
-    await _deliver_merged(
+    await deliver_merged(
         transport, group, request, completion, tally, opts, stats, finish, start,
         alone=alone, trusted=trusted,
     )  # fmt: skip

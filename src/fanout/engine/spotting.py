@@ -20,6 +20,11 @@ back (never from those still in flight):
   checked, or alone) by what they found. That wait is the price of not checking every
   group of a large call; where more would be needed, nothing waits, and every group
   is checked.
+
+A check costs a request only while none of the call's questions has an answer asked
+alone: from then on a checked group carries one of those as its *canary*
+(``canaries``), compared for tokens instead of a request, and no group waits for
+checks to come back.
 """
 
 from __future__ import annotations
@@ -29,8 +34,11 @@ from typing import Literal
 import anyio
 
 from ..core.config import SPOT_CHECK_EVERY, Policy
+from ..core.models import Answer
+from ..core.plans import Plan
 from .agreement import agreement_too_low, established, still_to_check
 from .call import CallOptions, CallStats
+from .canaries import Canaries, check_with_canary
 from .execution import Finish, ask_merged, ask_one, check_merged, merge_format_for
 from .intake import Job
 from .structured import SCHEMA_FORMAT
@@ -60,6 +68,28 @@ class SpotChecks:
         self._merged = 0  # merged groups sent unchecked or checked since established
         self._checking = 0  # spot checks in flight
         self._back = anyio.Event()  # set when a check comes back
+        self._canaries = Canaries()
+
+    def learn(self, job: Job, answer: Answer) -> bool:
+        """A finished answer of the call: asked alone, it may serve as a canary (True
+        if kept as one)."""
+        return self._canaries.learn(job, answer)
+
+    def unsettled(self, plan: Plan, jobs: list[Job]) -> bool:
+        """Whether ``plan`` (for ``jobs``) merges groups that are checked as they go:
+        agreement here is neither established nor too low yet."""
+        threshold = self._opts.policy.merge_agreement
+        if not spot_checked(self._opts.policy) or threshold is None:
+            return False
+        merged = next((g for g in plan.groups if len(g) > 1), None)
+        if merged is None:
+            return False
+        known = self._known([jobs[merged[0]]])
+        return not established(known, threshold) and not agreement_too_low(known, threshold)
+
+    def has_canary(self, jobs: list[Job]) -> bool:
+        """Whether a canary could ride a group of ``jobs``' first question."""
+        return bool(jobs) and self._canaries.pick(jobs[:1], take_turn=False) is not None
 
     def _known(self, group: list[Job]) -> tuple[int, int, int] | None:
         fmt = (
@@ -69,7 +99,7 @@ class SpotChecks:
         )
         return self._transport.endpoint.merge_agreement(fmt)
 
-    def _decide(self, group: list[Job], threshold: float) -> Decision:
+    def _decide(self, group: list[Job], threshold: float, *, canary: bool) -> Decision:
         known = self._known(group)
         if agreement_too_low(known, threshold):
             return "alone"
@@ -77,7 +107,12 @@ class SpotChecks:
             self._merged += 1
             return "check" if (self._merged - 1) % SPOT_CHECK_EVERY == 0 else "merge"
         needed = still_to_check(known, threshold)
-        if needed is not None and needed <= WAIT_FOR_CHECKS and self._checking >= needed:
+        if (
+            not canary  # a canary check costs no request: nothing waits for one
+            and needed is not None
+            and needed <= WAIT_FOR_CHECKS
+            and self._checking >= needed
+        ):
             return "wait"
         return "check"
 
@@ -88,7 +123,11 @@ class SpotChecks:
         if not spot_checked(opts.policy) or threshold is None:
             await ask_merged(transport, group, opts, stats, finish)
             return
-        while (decision := self._decide(group, threshold)) == "wait":
+        while True:
+            canary = self._canaries.pick(group)
+            decision = self._decide(group, threshold, canary=canary is not None)
+            if decision != "wait":
+                break
             await self._back.wait()
         if decision == "alone":
             await self._alone(group, finish)
@@ -97,7 +136,11 @@ class SpotChecks:
         else:
             self._checking += 1
             try:
-                await check_merged(transport, group, 1, opts, stats, finish)
+                if canary is not None:
+                    known = self._canaries.known()
+                    await check_with_canary(transport, group, canary, known, opts, stats, finish)
+                else:
+                    await check_merged(transport, group, 1, opts, stats, finish)
             finally:
                 self._checking -= 1
                 self._back.set()  # the groups waiting decide again

@@ -1,0 +1,155 @@
+"""Canary checks: a merged group checked by a question whose answer is already known.
+
+Auto's spot checks (``spotting``) compare a merged group's answers with split ones.
+The first checks ask a question of the group alone as well: a request more for each
+checked group, which is what merging saves under a tight request limit. Once some of
+the call's questions have been answered alone (a first wave, the first merge check's
+sample, a spot check's question, a re-ask), a later group is checked for tokens
+instead: one of those questions rides in the group as its last member (a *canary*),
+and its merged answer is compared with the one it was given alone
+(``agreement.answers_agree``). The canary goes last because late positions are where
+a merged reply goes wrong first (answers shifted by one, one answer run on), so a
+reply that slipped anywhere before it answers the canary wrongly too.
+
+What a canary check finds is what a spot check of one question finds, and counts the
+same (``EndpointModel.observe_merge_check``): agreeing, the group takes its merged
+answers; disagreeing, every question of the group is asked alone. A canary's merged
+answer that agrees with another known answer and not its own is misattributed. The
+canary's own answer is not delivered again, and its tokens are the group's usage.
+
+The group's own questions are at most ``Policy.max_group_size``; the canary is one
+more in the prompt, so a checked group of the cap asks ``max_group_size + 1``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..core.models import Answer
+from .agreement import CheckResult, answers_agree
+from .call import CallOptions, CallStats, Tally
+from .execution import Finish, deliver_merged, send_merged
+from .intake import Job
+from .merging import parse_merged
+from .structured import SCHEMA_FORMAT, checked_values
+from .transport import Transport
+
+__all__ = ["KEPT_CANARIES", "Canaries", "Canary", "check_with_canary"]
+
+KEPT_CANARIES = 16
+"""The most answers of a call kept as canaries (the most recent ones)."""
+
+
+@dataclass(frozen=True)
+class Canary:
+    """A question of the call answered alone, and its answer."""
+
+    job: Job
+    answer: str
+
+
+class Canaries:
+    """The questions of one call answered alone so far, to ride merged groups."""
+
+    def __init__(self) -> None:
+        self._kept: list[Canary] = []
+        self._turn = 0
+
+    def learn(self, job: Job, answer: Answer) -> bool:
+        """Keep a finished answer as a canary if it was asked alone and answered (True
+        if kept)."""
+        text = answer.text
+        if (
+            answer.mode != "split"
+            or answer.error is not None
+            or text is None
+            or not text.strip()
+            or not job.question.mergeable
+            or len(answer.choices) > 1
+        ):
+            return False
+        self._kept.append(Canary(job=job, answer=text))
+        if len(self._kept) > KEPT_CANARIES:
+            del self._kept[0]
+        return True
+
+    def known(self) -> list[str]:
+        return [canary.answer for canary in self._kept]
+
+    def pick(self, group: list[Job], *, take_turn: bool = True) -> Canary | None:
+        """A canary that can ride ``group`` (the same context and structured format,
+        not one of its questions), taking turns; None if there is none."""
+        first = group[0]
+        inside = {id(job) for job in group}
+        fitting = [
+            c
+            for c in self._kept
+            if id(c.job) not in inside
+            and c.job.question.context == first.question.context
+            and c.job.structured is first.structured
+        ]
+        if not fitting:
+            return None
+        if take_turn:
+            self._turn += 1
+        return fitting[self._turn % len(fitting)]
+
+
+async def check_with_canary(
+    transport: Transport,
+    group: list[Job],
+    canary: Canary,
+    known: list[str],
+    opts: CallOptions,
+    stats: CallStats,
+    finish: Finish,
+) -> CheckResult:
+    """Ask ``group`` merged with ``canary`` as its last member, and take the merged
+    answers only if the canary's agrees with its known answer (see the module doc).
+    ``known``: the call's other known answers (a canary answered with one of them is
+    misattributed)."""
+    start = time.monotonic()
+    tally = Tally()
+    for job in group:
+        job.tallies.append(tally)
+    q = canary.job
+    rider = Job(index=q.index, question=q.question, params=q.params, key=q.key,
+                structured=q.structured)  # fmt: skip
+    request, completion = await send_merged(transport, [*group, rider], opts, stats, tally)
+    found: dict[str, str] = {}
+    if completion is not None and completion.choices:
+        choice = completion.choices[0]
+        found = parse_merged(choice.message.content, request,
+                             truncated=choice.finish_reason == "length")  # fmt: skip
+        if q.structured is not None:
+            found, _ = checked_values(found, q.structured)
+    mine = found.get(request.tags[-1])
+    agreed = mine is not None and answers_agree(canary.answer, mine)
+    misattributed = (
+        mine is not None
+        and not agreed
+        and any(answers_agree(other, mine) for other in known if other != canary.answer)
+    )
+    result = CheckResult(compared=1, agreed=int(agreed), misattributed=int(misattributed))
+    fmt = SCHEMA_FORMAT if request.structured else request.format
+    if completion is not None:
+        transport.endpoint.observe_merge_check(fmt, 1, result.agreed, result.misattributed)
+    trusted = agreed  # one compared: its agreement is all or nothing, whatever the threshold
+    k = len(group)
+    stats.merge_checks.append(
+        f"{result.agreed} of 1 merged answers ({fmt}) agreed with split ones (question "
+        f"{q.index}, answered alone before, asked again as the group's canary)"
+        + (", 1 with another question's" if misattributed else "")
+        + ("" if completion is not None else " (the merged request failed)")
+        + (
+            f"; the group's {k} questions took the merged answers"
+            if trusted
+            else f"; the group's {k} questions asked alone instead"
+        )
+    )
+    await deliver_merged(
+        transport, group, request, completion, tally, opts, stats, finish, start,
+        trusted=trusted, riders=1,
+    )  # fmt: skip
+    return result
