@@ -126,3 +126,26 @@ async def test_a_canary_answered_wrongly_sends_its_group_alone() -> None:
     merged = [m for m in server.user_messages() if "Answer each of the following" in m]
     assert len(merged) == 2
     assert "tint 0?" in merged[0].strip().splitlines()[-1]  # the canary, last
+
+
+async def test_a_small_call_under_a_request_limit_has_no_first_check(sim: SimFactory) -> None:
+    """Five one-word questions on first contact under 3 requests a minute: the first wave's
+    question comes back before the first merged group can go, and with no more groups
+    than a first check would ask alone, each group carries it as a canary instead: the
+    wave and the groups are all the requests (a first check would have asked up to four
+    more), and every answer is its own."""
+    questions = [f"One word for hue {i}? {{{{tokens=1}}}}" for i in range(5)]
+    async with sim(time_scale=20, rpm=3) as (server, client):
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=60), memory=False)
+        answers = await fo.ask_many(questions, policy="auto")
+        sent = len(server.stats.requests)
+    assert answers.texts == [answer_for(q, 1) for q in questions]
+    wave = _wave(answers)
+    groups = [g for g in answers.report.revisions[-1].plan.groups if len(g) > 1]
+    assert wave >= 1 and groups
+    assert [a.mode for a in answers].count("split") == wave
+    assert sent == answers.report.requests == wave + len(groups)
+    checks = answers.report.merge_checks
+    assert len(checks) == len(groups)
+    assert all("as the group's canary" in c and "took the merged answers" in c for c in checks)
+    assert "merged groups checked by canaries" in answers.report.revisions[-1].trigger
