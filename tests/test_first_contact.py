@@ -23,8 +23,8 @@ class TestShortAnswersUnderARequestLimit:
     async def test_cold_one_shot_merges_once_the_answers_prove_short(self, sim: SimFactory) -> None:
         """200 three-token answers, 200 rpm policed over 3 s: auto sends a fraction of
         split's requests, in groups of at most 6, every answer its own and in order,
-        and takes well under half of split's time (measured idle at this scale: 0.31x with the
-        merge checks; 0.33-0.40x at twice the time scale)."""
+        and takes well under half of split's time (measured idle at time scale 1, with the
+        merge checks carried by canaries: 0.24x, benchmarks/cold_start.py)."""
         scale = 10  # a slow clock: the request limit, not the CPU, sets the times
         questions = [f"Short question {i}?" for i in range(200)]
         settings = dict(time_scale=scale, rpm=200, limit_period_s=3, answer_tokens=3)

@@ -34,6 +34,7 @@ from ..limits._local import LocalLimiter, RateLimiter, current_ticket
 from ..limits._redis import RedisUnavailableError
 from .call import CallOptions, CallStats, Tally
 from .flex import is_flex, is_flex_refusal, send_flex
+from .queueing import QueueClock
 from .replies import checked_completion, clean_usage, completion_from_json
 from .responses import ResponsesStream, completion_of, to_responses
 from .retrying import (
@@ -106,6 +107,7 @@ class Transport:
         self._own_limiter = limiter is None  # a limiter the user passed is theirs to check
         self._calls = 0  # calls running (see open_call)
         self._slots = anyio.CapacityLimiter(limits.max_concurrency)
+        self._queue_clock = QueueClock()  # attempt deadlines, not counting a queue's wait
         self.endpoint = endpoint or EndpointModel()
         self.json_ok = True
         """Until the endpoint refuses ``response_format``."""
@@ -257,12 +259,13 @@ class Transport:
                 completion: ChatCompletion | None = None
                 first_token: _FirstToken | None = None
                 with telemetry.attempt_span(self.client, params, tally.attempts, waited) as span:
-                    with anyio.move_on_after(deadline):
+                    with self._queue_clock.attempt(deadline) as seq:
                         completion, first_token = await self._exchange(params, tally, opts.api)
                     if completion is None:
                         raise AttemptTimeoutError(
                             f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
                         )
+                    self._queue_clock.answered(seq)  # those sent after it were queued
                     completion = checked_completion(completion)
                     span.done(completion)
             except openai.APIStatusError as exc:
