@@ -14,7 +14,7 @@ from fanout.engine.intake import Job
 from fanout.sim import answer_for
 
 from ._scripted import scripted_server
-from .test_merge_check import _policy, _shifting
+from .test_merge_check import MANY, _policy, _shifting
 
 if TYPE_CHECKING:
     from .conftest import SimFactory
@@ -44,6 +44,15 @@ class TestWhichAnswersBecomeCanaries:
         unmergeable = _job(4, mergeable=False)
         assert not canaries.learn(unmergeable, _answer(unmergeable))
         assert canaries.known() == ["ok"]
+
+    def test_a_question_learned_before_it_was_finished_is_kept_once(self) -> None:
+        """A first check's sampled answer is learned as it comes back, then again when
+        the group is finished: one canary, not two turns for it."""
+        canaries = Canaries()
+        job = _job(0)
+        assert canaries.learn(job, _answer(job, "zero"))
+        assert not canaries.learn(job, _answer(job, "zero"))
+        assert canaries.known() == ["zero"]
 
     def test_a_canary_rides_only_a_group_it_could_be_merged_with(self) -> None:
         canaries = Canaries()
@@ -149,3 +158,31 @@ async def test_a_small_call_under_a_request_limit_has_no_first_check(sim: SimFac
     assert len(checks) == len(groups)
     assert all("as the group's canary" in c and "took the merged answers" in c for c in checks)
     assert "merged groups checked by canaries" in answers.report.revisions[-1].trigger
+
+
+async def test_the_rest_go_on_beside_the_first_check_once_its_sample_is_back(
+    sim: SimFactory,
+) -> None:
+    """No first wave (the endpoint's room and the answers' length known), a request
+    limit, and merged replies that take long: the first check's sample comes back
+    alone long before its merged reply, and from then on its answers are canaries, so
+    the next groups go as the limit allows, each checked by one, not after the check's
+    merged reply (docs/policy.md, "Canaries")."""
+    async with sim(time_scale=10, rpm=6, step_s=0.3) as (server, client):
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=60), memory=False)
+        await fo.ask_many(["Warm up? {{tokens=2}}"])  # the room reported: no first wave
+        answers = await fo.ask_many(MANY, policy=_policy(max_group_size=6))
+        records = list(server.stats.requests)[1:]
+    assert answers.texts == [answer_for(q, 2) for q in MANY]
+    assert _wave(answers) == 0
+    check = next(r for r in records if r.questions > 1)  # the first check's merged request
+    sample = [r for r in records if r.questions == 1]
+    assert sample and all(r.finished is not None and check.finished is not None
+                          and r.finished < check.finished for r in sample)  # fmt: skip
+    assert check.finished is not None
+    beside = [r for r in records[records.index(check) + 1 :] if r.questions > 1]
+    assert beside and beside[0].arrival < check.finished, [
+        (r.questions, r.arrival, r.finished) for r in records
+    ]
+    assert any(r.trigger.startswith("merge check sent") for r in answers.report.revisions)
+    assert all("took the merged answers" in c for c in answers.report.merge_checks)

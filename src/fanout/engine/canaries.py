@@ -57,8 +57,8 @@ class Canaries:
         self._turn = 0
 
     def learn(self, job: Job, answer: Answer) -> bool:
-        """Keep a finished answer as a canary if it was asked alone and answered (True
-        if kept)."""
+        """Keep an answer as a canary if it was asked alone and answered, once per
+        question (True if kept)."""
         text = answer.text
         if (
             answer.mode != "split"
@@ -67,6 +67,7 @@ class Canaries:
             or not text.strip()
             or not job.question.mergeable
             or len(answer.choices) > 1
+            or any(kept.job is job for kept in self._kept)  # learned before it was finished
         ):
             return False
         self._kept.append(Canary(job=job, answer=text))
