@@ -3,7 +3,8 @@ is checked by carrying one of them as its last member (a request saved per check
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
 from openai import AsyncOpenAI
 
@@ -186,3 +187,38 @@ async def test_the_rest_go_on_beside_the_first_check_once_its_sample_is_back(
     ]
     assert any(r.trigger.startswith("merge check sent") for r in answers.report.revisions)
     assert all("took the merged answers" in c for c in answers.report.merge_checks)
+
+
+_RIGHT = {"What is 2 plus 2?": "4", "What is 2 times 2?": "4", "Capital of Japan?": "Tokyo",
+          "Capital of Italy?": "Rome", "Capital of Spain?": "Madrid", "Capital of Peru?": "Lima",
+          "How many legs has a dog?": "4"}  # fmt: skip
+
+
+def _right(body: dict[str, Any]) -> str:
+    """A model that answers every question rightly, alone or merged."""
+    user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+    if "Answer each of the following" not in user:
+        return _RIGHT[user]
+    listed = [line for line in user.split("\n\n", 1)[1].splitlines() if line.startswith("[")]
+    answers = [_RIGHT[line[line.index("]") + 2 :]] for line in listed]
+    keys = body["response_format"]["json_schema"]["schema"]["required"]
+    return json.dumps(dict(zip(keys, answers, strict=True)))
+
+
+async def test_a_canary_whose_right_answer_a_group_member_shares_agrees() -> None:
+    """The canary ("4", asked alone in the first wave) rides a group whose last
+    question's right answer is "4" too: a repeated answer answers neither question in
+    the group, but the canary's is compared as it came, so the check agrees, the
+    endpoint is not counted as merging badly, and only the repeated question is asked
+    alone again (not all of the group)."""
+    async with scripted_server(_right) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=300), memory=False)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        answers = await fo.ask_many(list(_RIGHT), policy=_policy(max_group_size=5))
+        await client.close()
+    assert answers.texts == list(_RIGHT.values())
+    assert answers.report.merge_checks[0].startswith("1 of 1 merged answers (json) agreed")
+    assert fo.endpoint.merge_agreement("json") == (5, 5, 0)
+    assert [a.mode for a in answers] == ["split"] * 2 + ["merged"] * 4 + ["split"]
+    assert len(server.requests) == 2 + 1 + 1  # the wave, the group, its repeated question

@@ -121,7 +121,9 @@ async def check_with_canary(
     found: dict[str, str] = {}
     if completion is not None and completion.choices:
         choice = completion.choices[0]
-        found = parse_merged(choice.message.content, request,
+        # Repeats kept: a canary whose known answer another question of the group
+        # rightly shares agrees (that question is asked alone, ``deliver_merged``).
+        found = parse_merged(choice.message.content, request, repeats=False,
                              truncated=choice.finish_reason == "length")  # fmt: skip
         if q.structured is not None:
             found, _ = checked_values(found, q.structured)
