@@ -3,7 +3,8 @@ is checked by carrying one of them as its last member (a request saved per check
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
 from openai import AsyncOpenAI
 
@@ -14,7 +15,7 @@ from fanout.engine.intake import Job
 from fanout.sim import answer_for
 
 from ._scripted import scripted_server
-from .test_merge_check import _policy, _shifting
+from .test_merge_check import MANY, _policy, _shifting
 
 if TYPE_CHECKING:
     from .conftest import SimFactory
@@ -44,6 +45,15 @@ class TestWhichAnswersBecomeCanaries:
         unmergeable = _job(4, mergeable=False)
         assert not canaries.learn(unmergeable, _answer(unmergeable))
         assert canaries.known() == ["ok"]
+
+    def test_a_question_learned_before_it_was_finished_is_kept_once(self) -> None:
+        """A first check's sampled answer is learned as it comes back, then again when
+        the group is finished: one canary, not two turns for it."""
+        canaries = Canaries()
+        job = _job(0)
+        assert canaries.learn(job, _answer(job, "zero"))
+        assert not canaries.learn(job, _answer(job, "zero"))
+        assert canaries.known() == ["zero"]
 
     def test_a_canary_rides_only_a_group_it_could_be_merged_with(self) -> None:
         canaries = Canaries()
@@ -149,3 +159,66 @@ async def test_a_small_call_under_a_request_limit_has_no_first_check(sim: SimFac
     assert len(checks) == len(groups)
     assert all("as the group's canary" in c and "took the merged answers" in c for c in checks)
     assert "merged groups checked by canaries" in answers.report.revisions[-1].trigger
+
+
+async def test_the_rest_go_on_beside_the_first_check_once_its_sample_is_back(
+    sim: SimFactory,
+) -> None:
+    """No first wave (the endpoint's room and the answers' length known), a request
+    limit, and merged replies that take long: the first check's sample comes back
+    alone long before its merged reply, and from then on its answers are canaries, so
+    the next groups go as the limit allows, each checked by one, not after the check's
+    merged reply (docs/policy.md, "Canaries")."""
+    async with sim(time_scale=10, rpm=6, step_s=0.3) as (server, client):
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=60), memory=False)
+        await fo.ask_many(["Warm up? {{tokens=2}}"])  # the room reported: no first wave
+        answers = await fo.ask_many(MANY, policy=_policy(max_group_size=6))
+        records = list(server.stats.requests)[1:]
+    assert answers.texts == [answer_for(q, 2) for q in MANY]
+    assert _wave(answers) == 0
+    check = next(r for r in records if r.questions > 1)  # the first check's merged request
+    sample = [r for r in records if r.questions == 1]
+    assert sample and all(r.finished is not None and check.finished is not None
+                          and r.finished < check.finished for r in sample)  # fmt: skip
+    assert check.finished is not None
+    beside = [r for r in records[records.index(check) + 1 :] if r.questions > 1]
+    assert beside and beside[0].arrival < check.finished, [
+        (r.questions, r.arrival, r.finished) for r in records
+    ]
+    assert any(r.trigger.startswith("merge check sent") for r in answers.report.revisions)
+    assert all("took the merged answers" in c for c in answers.report.merge_checks)
+
+
+_RIGHT = {"What is 2 plus 2?": "4", "What is 2 times 2?": "4", "Capital of Japan?": "Tokyo",
+          "Capital of Italy?": "Rome", "Capital of Spain?": "Madrid", "Capital of Peru?": "Lima",
+          "How many legs has a dog?": "4"}  # fmt: skip
+
+
+def _right(body: dict[str, Any]) -> str:
+    """A model that answers every question rightly, alone or merged."""
+    user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+    if "Answer each of the following" not in user:
+        return _RIGHT[user]
+    listed = [line for line in user.split("\n\n", 1)[1].splitlines() if line.startswith("[")]
+    answers = [_RIGHT[line[line.index("]") + 2 :]] for line in listed]
+    keys = body["response_format"]["json_schema"]["schema"]["required"]
+    return json.dumps(dict(zip(keys, answers, strict=True)))
+
+
+async def test_a_canary_whose_right_answer_a_group_member_shares_agrees() -> None:
+    """The canary ("4", asked alone in the first wave) rides a group whose last
+    question's right answer is "4" too: a repeated answer answers neither question in
+    the group, but the canary's is compared as it came, so the check agrees, the
+    endpoint is not counted as merging badly, and only the repeated question is asked
+    alone again (not all of the group)."""
+    async with scripted_server(_right) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=300), memory=False)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        answers = await fo.ask_many(list(_RIGHT), policy=_policy(max_group_size=5))
+        await client.close()
+    assert answers.texts == list(_RIGHT.values())
+    assert answers.report.merge_checks[0].startswith("1 of 1 merged answers (json) agreed")
+    assert fo.endpoint.merge_agreement("json") == (5, 5, 0)
+    assert [a.mode for a in answers] == ["split"] * 2 + ["merged"] * 4 + ["split"]
+    assert len(server.requests) == 2 + 1 + 1  # the wave, the group, its repeated question

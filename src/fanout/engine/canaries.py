@@ -57,8 +57,8 @@ class Canaries:
         self._turn = 0
 
     def learn(self, job: Job, answer: Answer) -> bool:
-        """Keep a finished answer as a canary if it was asked alone and answered (True
-        if kept)."""
+        """Keep an answer as a canary if it was asked alone and answered, once per
+        question (True if kept)."""
         text = answer.text
         if (
             answer.mode != "split"
@@ -67,6 +67,7 @@ class Canaries:
             or not text.strip()
             or not job.question.mergeable
             or len(answer.choices) > 1
+            or any(kept.job is job for kept in self._kept)  # learned before it was finished
         ):
             return False
         self._kept.append(Canary(job=job, answer=text))
@@ -120,7 +121,9 @@ async def check_with_canary(
     found: dict[str, str] = {}
     if completion is not None and completion.choices:
         choice = completion.choices[0]
-        found = parse_merged(choice.message.content, request,
+        # Repeats kept: a canary whose known answer another question of the group
+        # rightly shares agrees (that question is asked alone, ``deliver_merged``).
+        found = parse_merged(choice.message.content, request, repeats=False,
                              truncated=choice.finish_reason == "length")  # fmt: skip
         if q.structured is not None:
             found, _ = checked_values(found, q.structured)

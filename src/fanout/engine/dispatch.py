@@ -236,11 +236,17 @@ async def drive(
             evidence.poke()
         await intake.finish(job, answer)
 
+    def sampled(job: Job, answer: Answer) -> None:
+        """A first check's question answered alone, back before its merged reply."""
+        if spots.learn(job, answer):
+            evidence.poke()
+
     async def first_check(group: list[Job], sample: int) -> None:
         """The call's first merge check, beside the groups after it."""
         nonlocal checks_back, checking, checked
         try:
-            checked = await check_merged(transport, group, sample, opts, stats, finish)
+            checked = await check_merged(transport, group, sample, opts, stats, finish,
+                                         on_alone=sampled)  # fmt: skip
         except Exception as exc:  # a bug of fanout's: kept, the finished answers not lost
             abort(exc, "fanout")
         finally:

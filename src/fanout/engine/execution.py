@@ -403,6 +403,8 @@ async def check_merged(
     opts: CallOptions,
     stats: CallStats,
     finish: Finish,
+    *,
+    on_alone: Callable[[Job, Answer], None] | None = None,
 ) -> CheckResult:
     """The merge check (``Policy.merge_agreement``): the group is asked merged and, at
     the same time, its last ``sample`` questions alone (late positions are where a
@@ -412,7 +414,8 @@ async def check_merged(
     endpoint model (and so in its memory). The rest of the group takes its merged
     answers if the sample agreed (at least ``merge_agreement`` of it, none with another
     question's answer), and is asked alone if not. The merged request's usage is
-    shared out over the group."""
+    shared out over the group. ``on_alone``: told each sampled question's answer as it
+    comes back, before the merged reply (it is that question's answer either way)."""
     start = time.monotonic()
     tally = Tally()
     checked = range(len(group) - sample, len(group))
@@ -423,6 +426,8 @@ async def check_merged(
 
     async def one(i: int) -> None:
         alone[i] = await ask_one(transport, group[i], opts, stats)
+        if on_alone is not None:
+            on_alone(group[i], alone[i])
 
     async def together() -> None:
         nonlocal merged
