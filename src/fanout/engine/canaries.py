@@ -13,9 +13,12 @@ reply that slipped anywhere before it answers the canary wrongly too.
 
 What a canary check finds is what a spot check of one question finds, and counts the
 same (``EndpointModel.observe_merge_check``): agreeing, the group takes its merged
-answers; disagreeing, every question of the group is asked alone. A canary's merged
-answer that agrees with another known answer and not its own is misattributed. The
-canary's own answer is not delivered again, and its tokens are the group's usage.
+answers; disagreeing, every question of the group is asked alone. Like a spot check,
+it counts a disagreement, never a misattribution: the answers of the other questions
+in its reply are not known (a known answer of a question outside the reply that the
+canary's matches is no misattribution by the reply; with yes/no answers it is mere
+chance). The canary's own answer is not delivered again, and its tokens are the
+group's usage.
 
 The group's own questions are at most ``Policy.max_group_size``; the canary is one
 more in the prompt, so a checked group of the cap asks ``max_group_size + 1``.
@@ -101,15 +104,12 @@ async def check_with_canary(
     transport: Transport,
     group: list[Job],
     canary: Canary,
-    known: list[str],
     opts: CallOptions,
     stats: CallStats,
     finish: Finish,
 ) -> CheckResult:
     """Ask ``group`` merged with ``canary`` as its last member, and take the merged
-    answers only if the canary's agrees with its known answer (see the module doc).
-    ``known``: the call's other known answers (a canary answered with one of them is
-    misattributed)."""
+    answers only if the canary's agrees with its known answer (see the module doc)."""
     start = time.monotonic()
     tally = Tally()
     for job in group:
@@ -129,12 +129,7 @@ async def check_with_canary(
             found, _ = checked_values(found, q.structured)
     mine = found.get(request.tags[-1])
     agreed = mine is not None and answers_agree(canary.answer, mine)
-    misattributed = (
-        mine is not None
-        and not agreed
-        and any(answers_agree(other, mine) for other in known if other != canary.answer)
-    )
-    result = CheckResult(compared=1, agreed=int(agreed), misattributed=int(misattributed))
+    result = CheckResult(compared=1, agreed=int(agreed), misattributed=0)
     fmt = SCHEMA_FORMAT if request.structured else request.format
     if completion is not None:
         transport.endpoint.observe_merge_check(fmt, 1, result.agreed, result.misattributed)
@@ -143,7 +138,6 @@ async def check_with_canary(
     stats.merge_checks.append(
         f"{result.agreed} of 1 merged answers ({fmt}) agreed with split ones (question "
         f"{q.index}, answered alone before, asked again as the group's canary)"
-        + (", 1 with another question's" if misattributed else "")
         + ("" if completion is not None else " (the merged request failed)")
         + (
             f"; the group's {k} questions took the merged answers"

@@ -21,8 +21,9 @@ back (never from those still in flight):
   group of a large call; where more would be needed, nothing waits, and every group
   is checked.
 
-A check costs a request only while none of the call's questions has an answer asked
-alone: from then on a checked group carries one of those as its *canary*
+A check costs a request only while none of the call's questions that could share the
+group's prompt (the same context and structured format) has an answer asked alone:
+from then on a checked group carries one of those as its *canary*
 (``canaries``), compared for tokens instead of a request, and no group waits for
 checks to come back.
 """
@@ -137,8 +138,7 @@ class SpotChecks:
             self._checking += 1
             try:
                 if canary is not None:
-                    known = self._canaries.known()
-                    await check_with_canary(transport, group, canary, known, opts, stats, finish)
+                    await check_with_canary(transport, group, canary, opts, stats, finish)
                 else:
                     await check_merged(transport, group, 1, opts, stats, finish)
             finally:
