@@ -312,29 +312,13 @@ async def drive(
             plan, trigger = opening.plan, "the call's questions" if first_batch else "next batch"
         nonlocal checking
         while pending:
-            few = sum(len(g) > 1 for g in plan.groups) <= MERGE_CHECK_SAMPLE
-            by_canary = plan.merge_check and not checking and few and request_bound()
-            if by_canary:
-                # A first check asks up to four questions alone to decide for the groups
-                # after it: where there are no more groups than that, under a request
-                # limit, a canary per group is cheaper. A question asked alone that is
-                # still out (a first wave's) is worth waiting for, a request's time at
-                # most; then the first group's turn under the limit.
-                await canary_from_alone(pending)
-                await hold_until_sendable(None, None, None)
-                by_canary = spots.has_canary(pending)
-                if by_canary:
-                    trigger += "; merged groups checked by canaries"
-            if plan.merge_check and not checking and not by_canary:
+            if plan.merge_check and not checking:
                 # Merged answers not yet known to agree with split ones here: the first
                 # merged group is sent merged, a sample of it alone as well, and the
-                # rest planned again with what the comparison shows when it comes back.
-                # Under a request limit, where waiting for it would leave the limit's
-                # room unused, the rest go on meanwhile once a canary is known (an
-                # answer asked alone: the sample's come back first), each group held
-                # until it can be sent and checked by its canary (``spotting``). And
-                # where a canary is known by the time the first group can be sent (a
-                # first wave's answer), there is no first check: every group carries one.
+                # rest wait for the comparison and are planned with what it shows. (They
+                # once went on beside it, checked by canaries: on a real model a canary
+                # that agreed vouched for groups whose other answers were wrong, see
+                # ``canaries``.)
                 merged_groups = [g for g in plan.groups if len(g) > 1]
                 positions = merged_groups[0]
                 sample = check_sample(len(positions), more=len(merged_groups) > 1)
@@ -351,13 +335,11 @@ async def drive(
                 tg.start_soon(first_check, group, sample)
                 if not pending:
                     break
-                while checking and not (request_bound() and spots.has_canary(pending)):
+                while checking:
                     await evidence.changed()
                 reopened = open_plan(transport, pending, opts)
                 plan, adaptive = commit_plan(reopened), reopened.uncertain
-                trigger = _checked(checked) if not checking else (
-                    "merge check sent: the rest go as they can be sent, checked by canaries"
-                )  # fmt: skip
+                trigger = _checked(checked)
                 continue
             revision = revise(plan, trigger, len(pending), first_batch=first_batch)
             replan_at = max(2 * evidence.count, evidence.count + 2) if adaptive else None
@@ -365,10 +347,9 @@ async def drive(
             # one made while the first merge check is out, once it is back.
             room_at = evidence.reports if not transport.limiter.budget().room_known else None
             check_at = checks_back if checking else None
-            # While merged answers are checked group by group (agreement not yet
-            # established), each group decides how it is checked as it can be sent,
-            # with the checks that came back by then.
-            held = replan_at is not None or check_at is not None or spots.unsettled(plan, pending)
+            # While merged groups are checked as they go, each decides how it is checked
+            # as it can be sent, with the checks that came back by then.
+            held = replan_at is not None or check_at is not None or spots.checks_as_sent(plan)
             left: list[Job] = []
             for n, positions in enumerate(plan.groups):
                 if held:
@@ -415,20 +396,6 @@ async def drive(
                 if evidence.wave_back >= wave:  # all back, and still in doubt: no re-weighing
                     return commit_plan(reopened), trigger, True
         return commit_plan(open_plan(transport, pending, opts)), trigger, True
-
-    async def canary_from_alone(pending: list[Job]) -> None:
-        """Wait while a question asked alone is out and no canary is known yet, for
-        about one short request's time at most."""
-        wait = transport.endpoint.estimate().request_s(100, PRIOR_ANSWER_TOKENS)
-        with anyio.move_on_after(2 * wait):
-            while not spots.has_canary(pending) and any(
-                len(group) == 1 for _, group in in_flight.values()
-            ):
-                await evidence.changed()
-
-    def request_bound() -> bool:
-        """Is the call under a request limit (given, or reported by the endpoint)?"""
-        return transport.limiter.budget().rpm is not None
 
     def due(replan_at: int | None, room_at: int | None, check_at: int | None) -> bool:
         """Is a re-plan due: the responses doubled, the room reported at last, or the

@@ -76,21 +76,11 @@ class SpotChecks:
         if kept as one)."""
         return self._canaries.learn(job, answer)
 
-    def unsettled(self, plan: Plan, jobs: list[Job]) -> bool:
-        """Whether ``plan`` (for ``jobs``) merges groups that are checked as they go:
-        agreement here is neither established nor too low yet."""
-        threshold = self._opts.policy.merge_agreement
-        if not spot_checked(self._opts.policy) or threshold is None:
-            return False
-        merged = next((g for g in plan.groups if len(g) > 1), None)
-        if merged is None:
-            return False
-        known = self._known([jobs[merged[0]]])
-        return not established(known, threshold) and not agreement_too_low(known, threshold)
-
-    def has_canary(self, jobs: list[Job]) -> bool:
-        """Whether a canary could ride a group of ``jobs``' first question."""
-        return bool(jobs) and self._canaries.pick(jobs[:1], take_turn=False) is not None
+    def checks_as_sent(self, plan: Plan) -> bool:
+        """Whether ``plan`` merges groups that are checked as they go: each then
+        decides how it is checked (or whether it merges) as it can be sent, with the
+        checks back by then, and a canary learned meanwhile can ride it."""
+        return spot_checked(self._opts.policy) and any(len(g) > 1 for g in plan.groups)
 
     def _known(self, group: list[Job]) -> tuple[int, int, int] | None:
         fmt = (
@@ -100,7 +90,7 @@ class SpotChecks:
         )
         return self._transport.endpoint.merge_agreement(fmt)
 
-    def _decide(self, group: list[Job], threshold: float, *, canary: bool) -> Decision:
+    def _decide(self, group: list[Job], threshold: float) -> Decision:
         known = self._known(group)
         if agreement_too_low(known, threshold):
             return "alone"
@@ -108,12 +98,7 @@ class SpotChecks:
             self._merged += 1
             return "check" if (self._merged - 1) % SPOT_CHECK_EVERY == 0 else "merge"
         needed = still_to_check(known, threshold)
-        if (
-            not canary  # a canary check costs no request: nothing waits for one
-            and needed is not None
-            and needed <= WAIT_FOR_CHECKS
-            and self._checking >= needed
-        ):
+        if needed is not None and needed <= WAIT_FOR_CHECKS and self._checking >= needed:
             return "wait"
         return "check"
 
@@ -124,12 +109,11 @@ class SpotChecks:
         if not spot_checked(opts.policy) or threshold is None:
             await ask_merged(transport, group, opts, stats, finish)
             return
-        while True:
-            canary = self._canaries.pick(group)
-            decision = self._decide(group, threshold, canary=canary is not None)
-            if decision != "wait":
-                break
+        while (decision := self._decide(group, threshold)) == "wait":
             await self._back.wait()
+        # A canary only where agreement is established (the one group in four checked
+        # then); before, the check asks a question of the group alone (see ``canaries``).
+        canary = self._canaries.pick(group) if established(self._known(group), threshold) else None
         if decision == "alone":
             await self._alone(group, finish)
         elif decision == "merge":
