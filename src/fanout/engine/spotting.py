@@ -21,11 +21,11 @@ back (never from those still in flight):
   group of a large call; where more would be needed, nothing waits, and every group
   is checked.
 
-A check costs a request only while none of the call's questions that could share the
-group's prompt (the same context and structured format) has an answer asked alone:
-from then on a checked group carries one of those as its *canary*
-(``canaries``), compared for tokens instead of a request, and no group waits for
-checks to come back.
+Once agreement is established, the one group in four that is checked carries a
+question of the call already answered alone (with the same context and structured
+format) as its *canary* (``canaries``), compared for tokens instead of a request; before,
+a check always asks a question of its own group alone. Groups that are checked as they
+go decide as each can be sent (``dispatch`` holds them), with the checks back by then.
 """
 
 from __future__ import annotations
