@@ -100,13 +100,18 @@ async def test_once_agreement_is_established_the_checked_group_carries_a_canary(
     groups = [g for g in answers.report.revisions[-1].plan.groups if len(g) > 1]
     checks = answers.report.merge_checks
     assert len(checks) == -(-len(groups) // SPOT_CHECK_EVERY), checks
-    for check in checks:
-        assert check.startswith(
-            "1 of 1 merged answers (json) agreed with split ones (question 0, answered "
-            "alone before, asked again as the group's canary); the group's 3 questions"
+    by_canary = [c for c in checks if "as the group's canary" in c]
+    # A check made before the first wave's answer is back asks its group's last question
+    # alone (a request); the others carry a canary (none). On an idle machine, all do.
+    assert by_canary, checks
+    for check in by_canary:
+        assert (
+            check.startswith("1 of 1 merged answers (json) agreed with split ones (question ")
+            and "the group's 3 questions took the merged answers" in check
         ), check
-    assert [a.mode for a in answers].count("split") == wave
-    assert sent == answers.report.requests == wave + len(groups)
+    alone = len(checks) - len(by_canary)
+    assert [a.mode for a in answers].count("split") == wave + alone
+    assert sent == answers.report.requests == wave + len(groups) + alone
 
 
 async def test_before_agreement_is_established_a_check_asks_a_question_of_the_group_alone(
@@ -131,8 +136,10 @@ async def test_before_agreement_is_established_a_check_asks_a_question_of_the_gr
 async def test_a_canary_answered_wrongly_sends_its_group_alone() -> None:
     """An endpoint whose merged answers were established as right (9 of 9) and now
     shifts them by one: the first checked group's canary comes back with its
-    neighbour's answer, so all of the group is asked alone, and the groups after it are
-    checked again (agreement no longer established). Every answer is its own."""
+    neighbour's answer, so all of that group is asked alone, and agreement is no longer
+    established: no later check is a canary. (Groups that went unchecked before that
+    check came back are the thinning's known risk, see docs/policy.md; whether any did
+    depends on timing, so this test does not count them.)"""
     questions = [f"Two words for tint {i}? {{{{tokens=2}}}}" for i in range(12)]
     async with scripted_server(_shifting) as server:
         client = AsyncOpenAI(base_url=server.base_url, api_key="k")
@@ -140,13 +147,18 @@ async def test_a_canary_answered_wrongly_sends_its_group_alone() -> None:
         fo.endpoint.observe_merge_check("json", 9, 9, 0)
         answers = await fo.ask_many(questions, policy=_policy(max_group_size=3))
         await client.close()
-    assert answers.texts == [answer_for(q, 2) for q in questions]
-    assert all(a.mode == "split" for a in answers), [a.mode for a in answers]
     assert _wave(answers) == 1
     checks = answers.report.merge_checks
     assert checks[0].startswith("0 of 1 merged answers (json) agreed with split ones (question 0")
     assert checks[0].endswith("as the group's canary); the group's 3 questions asked alone instead")
     assert all("canary" not in c for c in checks[1:]), checks
+    first = next(g for g in answers.report.revisions[-1].plan.groups if len(g) == 3)
+    wave = 1
+    for position in first:  # the canary-checked group: asked alone, each its own answer
+        answer = answers[wave + position]
+        assert answer.mode == "split" and answer.text == answer_for(answer.question, 2)
+    compared, agreed, _ = fo.endpoint.merge_agreement("json") or (0, 0, 0)
+    assert (compared, agreed) >= (10, 9) and agreed < compared
     merged = [m for m in server.user_messages() if "Answer each of the following" in m]
     assert "tint 0?" in merged[0].strip().splitlines()[-1]  # the canary, last
 
@@ -175,7 +187,7 @@ async def test_a_canary_whose_right_answer_a_group_member_shares_agrees() -> Non
     alone again (not all of the group)."""
     async with scripted_server(_right) as server:
         client = AsyncOpenAI(base_url=server.base_url, api_key="k")
-        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=300), memory=False)
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=60)  # a second apart, memory=False)
         fo.endpoint.observe_merge_check("json", 9, 9, 0)
         answers = await fo.ask_many(list(_RIGHT), policy=_policy(max_group_size=5))
         await client.close()
