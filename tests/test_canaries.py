@@ -187,9 +187,7 @@ async def test_a_canary_whose_right_answer_a_group_member_shares_agrees() -> Non
     alone again (not all of the group)."""
     async with scripted_server(_right) as server:
         client = AsyncOpenAI(base_url=server.base_url, api_key="k")
-        fo = fanout.Fanout(
-            client, model="m", limits=fanout.Limits(rpm=60), memory=False
-        )  # a second apart
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=300), memory=False)
         fo.endpoint.observe_merge_check("json", 9, 9, 0)
         answers = await fo.ask_many(list(_RIGHT), policy=_policy(max_group_size=5))
         await client.close()
