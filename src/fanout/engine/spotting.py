@@ -73,8 +73,9 @@ class SpotChecks:
 
     def learn(self, job: Job, answer: Answer) -> bool:
         """A finished answer of the call: asked alone, it may serve as a canary (True
-        if kept as one)."""
-        return self._canaries.learn(job, answer)
+        if kept as one). Only where groups are spot-checked: a split call's hot path
+        keeps none."""
+        return spot_checked(self._opts.policy) and self._canaries.learn(job, answer)
 
     def checks_as_sent(self, plan: Plan) -> bool:
         """Whether ``plan`` merges groups that are checked as they go: each then
