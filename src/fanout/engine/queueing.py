@@ -8,10 +8,13 @@ others may wait longer than any deadline computed before the endpoint's slots ar
 known, while it is not hung at all. Abandoning it then sends it again at the back of
 the queue, and the server may still answer the abandoned one: work done twice.
 
-So an attempt's clock restarts each time an **earlier** request to the endpoint is
-answered (a whole response, not an error): while the requests ahead of it keep being
-answered, it is waiting its turn. A hung attempt is still abandoned one deadline after
-the last request ahead of it was answered (at once, if none was); a hung server, whose
+So an attempt's clock restarts each time a request that may be ahead of it in the
+queue is answered (a whole response, not an error): while those keep being answered, it
+is waiting its turn. "Ahead of it" is any request sent before it or up to
+:data:`SAME_TIME_S` after it: requests sent together reach the server in any order (each
+opens its connection, tasks are scheduled as the event loop goes), so the first sent may
+be queued last. A hung attempt is still abandoned one deadline after the last request
+that could be ahead of it was answered (at once, if none was); a hung server, whose
 requests are all unanswered, sees every attempt abandoned at its first deadline.
 """
 
@@ -22,7 +25,11 @@ from contextlib import contextmanager
 
 import anyio
 
-__all__ = ["QueueClock"]
+__all__ = ["SAME_TIME_S", "QueueClock"]
+
+SAME_TIME_S = 1.0
+"""Requests sent within this many seconds of each other may reach the server in either
+order."""
 
 
 class QueueClock:
@@ -30,31 +37,33 @@ class QueueClock:
 
     def __init__(self) -> None:
         self._next = 0
-        self._open: dict[int, tuple[anyio.CancelScope, float]] = {}  # in sending order
+        self._open: dict[int, tuple[anyio.CancelScope, float, float]] = {}
 
     @contextmanager
-    def attempt(self, deadline_s: float | None) -> Iterator[int]:
+    def attempt(self, deadline_s: float | None) -> Iterator[float]:
         """A cancel scope for one attempt, ending it at ``deadline_s`` after it was sent
-        or after the last earlier request was answered, whichever is later (None: no
-        deadline). Yields the attempt's number for :meth:`answered`."""
+        or after the last request that could be ahead of it was answered, whichever is
+        later (None: no deadline). Yields the time it was sent, for :meth:`answered`."""
+        sent = anyio.current_time()
+        if deadline_s is None:
+            yield sent
+            return
         seq = self._next
         self._next += 1
-        if deadline_s is None:
-            yield seq
-            return
-        with anyio.CancelScope(deadline=anyio.current_time() + deadline_s) as scope:
-            self._open[seq] = (scope, deadline_s)
+        with anyio.CancelScope(deadline=sent + deadline_s) as scope:
+            self._open[seq] = (scope, deadline_s, sent)
             try:
-                yield seq
+                yield sent
             finally:
                 del self._open[seq]
 
-    def answered(self, seq: int) -> None:
-        """Attempt ``seq`` was answered: the attempts sent after it start their clocks
-        again."""
+    def answered(self, sent: float) -> None:
+        """The attempt sent at ``sent`` was answered: the attempts that may have been
+        queued behind it (sent after it, or up to :data:`SAME_TIME_S` before it) start
+        their clocks again."""
         if not self._open:
             return
         now = anyio.current_time()
-        for other, (scope, deadline_s) in self._open.items():
-            if other > seq and scope.deadline < now + deadline_s:
+        for scope, deadline_s, other_sent in self._open.values():
+            if other_sent > sent - SAME_TIME_S and scope.deadline < now + deadline_s:
                 scope.deadline = now + deadline_s

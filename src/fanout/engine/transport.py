@@ -259,13 +259,13 @@ class Transport:
                 completion: ChatCompletion | None = None
                 first_token: _FirstToken | None = None
                 with telemetry.attempt_span(self.client, params, tally.attempts, waited) as span:
-                    with self._queue_clock.attempt(deadline) as seq:
+                    with self._queue_clock.attempt(deadline) as queued_at:
                         completion, first_token = await self._exchange(params, tally, opts.api)
                     if completion is None:
                         raise AttemptTimeoutError(
                             f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
                         )
-                    self._queue_clock.answered(seq)  # those sent after it were queued
+                    self._queue_clock.answered(queued_at)  # those behind it were queued
                     completion = checked_completion(completion)
                     span.done(completion)
             except openai.APIStatusError as exc:
