@@ -121,11 +121,12 @@ async def test_auto_checks_merged_answers_before_relying_on_them(sim: SimFactory
 async def test_a_small_call_pays_for_its_check_with_fewer_requests_than_splitting(
     sim: SimFactory,
 ) -> None:
-    """A cold call that is one merged group (four questions behind a tight limit): the
-    check asks two of them alone beside the one merged request, they agree, and the
-    other two take their merged answers: three requests where split sends four."""
-    async with sim(**TIGHT) as (server, client):
-        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=6 * SCALE), memory=False)
+    """A cold call that is one merged group (four questions behind a tight limit, 2 rpm:
+    the plan costs the check's requests, and three still beat four): the check asks two
+    of them alone beside the one merged request, they agree, and the other two take
+    their merged answers: three requests where split sends four."""
+    async with sim(time_scale=SCALE, rpm=2) as (server, client):
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=2 * SCALE), memory=False)
         answers = await fo.ask_many(QUESTIONS[:4], policy=_policy(max_group_size=4))
         sent = len(server.stats.requests)
     assert answers.texts == [answer_for(q, 2) for q in QUESTIONS[:4]]

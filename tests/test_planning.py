@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
 
 from fanout import Policy
 from fanout.engine.planning import _partition
-from fanout.planning import Budget, EndpointEstimate, EndpointModel, PlanInputs, make_plan
+from fanout.planning import (
+    Budget,
+    EndpointEstimate,
+    EndpointModel,
+    MergeChecks,
+    PlanInputs,
+    make_plan,
+)
 
 BATCHING = EndpointEstimate(
     rtt_s=0.3, prefill_s_per_token=0.0002, decode_s_per_token=0.015,
@@ -125,6 +133,31 @@ class TestPlans:
         assert plan.chosen.label == "merge"
         split = next(c for c in plan.candidates if c.label == "split")
         assert split.est_limit_wait_s > 60
+
+    def test_merged_plans_are_costed_with_their_merge_checks(self) -> None:
+        """Twelve one-word answers at 3 rpm (three requests now). Unchecked, groups of 4
+        fit the three requests at hand. Not yet known to merge well, the first merged
+        group is also asked four questions alone and every later group one, until
+        agreement is established: requests the limit holds back, so each merged plan
+        costs more, more so the more groups it has, and the plan takes groups of 6, the
+        fewest checks. Once agreement is established, the checks cost no request."""
+        base = inputs(12, answer=3, budget=Budget(requests_now=3, rpm=3))
+        unchecked = make_plan(base, Policy())
+        fresh = MergeChecks(first=True, counts=(0, 0, 0), threshold=0.75)
+        checked = make_plan(dataclasses.replace(base, merge_checks=fresh), Policy())
+        assert unchecked.chosen.label == "groups of 4"
+        assert checked.chosen.label == "groups of 6"
+        for before, after in zip(unchecked.candidates, checked.candidates, strict=True):
+            if before.group_size > 1:
+                assert after.est_wall_s > before.est_wall_s + 19  # a request's pacing at least
+                assert after.est_prompt_tokens > before.est_prompt_tokens
+            else:
+                assert after == before  # split: nothing to check
+        walls = [c.est_wall_s for c in checked.candidates if c.group_size > 1]
+        assert walls == sorted(walls, reverse=True)
+        established = MergeChecks(first=False, counts=(9, 9, 0), threshold=0.75)
+        settled = make_plan(dataclasses.replace(base, merge_checks=established), Policy())
+        assert settled.candidates == unchecked.candidates
 
     def test_room_not_yet_reported_is_spent_only_after_the_first_headers(self) -> None:
         """Five 1-token answers at 60 rpm behind a 2 s round trip, the endpoint said to

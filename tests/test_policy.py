@@ -271,7 +271,9 @@ class TestDryRunAndOverrides:
             plan = fo.plan(["a?", "b?", "c?"], policy="merge")
             assert plan.chosen.label == "merge"
             assert plan.groups == [[0, 1, 2]]
-            free = fanout.plan(["a?", "b?"], limits=fanout.Limits(rpm=3))
+            # four: two would merge into one request and ask one of them alone as its
+            # merge check, two requests as split sends (the plan costs the check)
+            free = fanout.plan(["a?", "b?", "c?", "d?"], limits=fanout.Limits(rpm=3))
             assert free.chosen.label == "merge", free.reason
             assert server.stats.requests == []
 

@@ -77,17 +77,20 @@ async def test_questions_asked_alone_after_merging_stopped_go_as_the_limits_allo
     """A group that starts after the agreement fell under merge_agreement asks its
     questions alone, as the next plan would: as many at once as the limits allow, not
     held back with the merged groups that wait for checks to come back."""
-    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(24)]
+    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(48)]
     async with _slow_server(1.0) as server:
         client = AsyncOpenAI(base_url=server.base_url, api_key="k")
         limits = fanout.Limits(rpm=600, max_concurrency=16)
         fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
-        fo.endpoint.observe_merge_check("json", 8, 7, 0)
-        answers = await fo.ask_many(questions, policy=_policy(max_group_size=2))
+        # 4 of 4 agreed: five more would establish agreement, so five checked groups go
+        # and the others wait for them. (Groups of 6: smaller ones with a check's request
+        # each save too few requests, and the plan, costing the checks, would split.)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        answers = await fo.ask_many(questions, policy=_policy(max_group_size=6))
         await client.close()
     assert answers.texts == [answer_for(q, 2) for q in questions]
     checks = answers.report.merge_checks
-    alone = [c for c in checks if c.startswith("a group of 2 asked alone")]
+    alone = [c for c in checks if c.startswith("a group of ") and "asked alone, not merged" in c]
     assert alone, checks  # merging stopped once the first checked pairs came back
     last_merged = max(i for i, (m, _) in enumerate(server.arrivals) if m)
     after = [n for m, n in server.arrivals[last_merged + 1 :] if not m]
@@ -165,7 +168,8 @@ async def test_an_endpoint_that_merges_well_enough_is_not_slower_under_auto_than
     merging at merge_agreement=0.75) never gets its agreement established here: every
     merged group is checked, and none waits for the others' checks (more would be
     needed than are worth waiting for), so auto takes about split's time, not a round
-    trip per two groups."""
+    trip per two groups. (Groups of 6: with a check's request each, groups of 3 cost
+    two requests for three questions, and the plan, costing the checks, splits.)"""
     questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(60)]
     walls: dict[str, float] = {}
     for mode in ("split", "auto"):
@@ -174,12 +178,12 @@ async def test_an_endpoint_that_merges_well_enough_is_not_slower_under_auto_than
             limits = fanout.Limits(rpm=1200, max_concurrency=32)
             fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
             fo.endpoint.observe_merge_check("json", 40, 32, 0)
-            answers = await fo.ask_many(questions, policy=_policy(mode=mode, max_group_size=3))
+            answers = await fo.ask_many(questions, policy=_policy(mode=mode, max_group_size=6))
             await client.close()
         walls[mode] = answers.report.wall_s
         if mode == "auto":
             merged = sum(1 for m, _ in server.arrivals if m)
-            assert merged >= 10, (merged, answers.report.plan)  # auto did merge
+            assert merged >= 5, (merged, answers.report.plan)  # auto did merge
     assert walls["auto"] < 1.5 * walls["split"], walls
 
 

@@ -12,6 +12,7 @@ from .core.config import DEFAULT_MAX_GROUP_SIZE as DEFAULT_MAX_GROUP_SIZE
 from .core.plans import Budget as Budget
 from .core.plans import Candidate as Candidate
 from .core.plans import EndpointEstimate as EndpointEstimate
+from .core.plans import MergeChecks as MergeChecks
 from .core.plans import Plan as Plan
 from .core.plans import PlanInputs as PlanInputs
 from .core.plans import PlanRevision as PlanRevision
@@ -27,6 +28,7 @@ __all__ = [
     "Candidate",
     "EndpointEstimate",
     "EndpointModel",
+    "MergeChecks",
     "Plan",
     "PlanInputs",
     "PlanRevision",

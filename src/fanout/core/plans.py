@@ -14,7 +14,15 @@ from typing import Any
 
 from .money import CostEstimate  # plain data too
 
-__all__ = ["Budget", "Candidate", "EndpointEstimate", "Plan", "PlanInputs", "PlanRevision"]
+__all__ = [
+    "Budget",
+    "Candidate",
+    "EndpointEstimate",
+    "MergeChecks",
+    "Plan",
+    "PlanInputs",
+    "PlanRevision",
+]
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,9 @@ class PlanInputs:
     max_concurrency: int
     mergeable: list[bool]
     cached_prompt_tokens: int = 0
+    """Prompt tokens at the start of every request the endpoint is expected to take
+    from its cache (the shared prompt, sent before to an endpoint that caches
+    prefixes): counted in the tokens, not in the prefill time."""
     merge_prompt_per_question: float | None = None
     """Prompt tokens a merged request adds per question beyond the questions' own (its
     instructions, tags and schema), as learned from the usage of merged requests here;
@@ -120,9 +131,22 @@ class PlanInputs:
     merge_answer_overhead: float | None = None
     """Completion tokens a merged reply adds per answer beyond the answer (its key or
     tag and the question's words it carries), as learned here; None: the prior."""
-    """Prompt tokens at the start of every request the endpoint is expected to take
-    from its cache (the shared prompt, sent before to an endpoint that caches
-    prefixes): counted in the tokens, not in the prefill time."""
+    merge_checks: MergeChecks | None = None
+    """The merge checks merged groups would make (auto with ``Policy.merge_agreement``),
+    costed with them; None: merged groups are sent unchecked."""
+
+
+@dataclass(frozen=True)
+class MergeChecks:
+    """What the merge checks of a plan's merged groups cost (``engine/spotting.py``),
+    assuming they agree: the first merged group asked both ways, a sample of it alone,
+    before the rest go (``first``); then one question alone beside each merged group
+    until the agreement counted (``counts``: compared, agreed, misattributed) is
+    established at ``threshold``, the groups after them waiting for those checks."""
+
+    first: bool
+    counts: tuple[int, int, int]
+    threshold: float
 
 
 @dataclass(frozen=True)

@@ -27,14 +27,16 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..core.config import MERGE_CHECK_MIN
+from ..core.config import MERGE_CHECK_MIN, MERGE_CHECK_SAMPLE
 
 __all__ = [
     "LONG_OVERLAP",
     "SHORT_WORDS",
+    "WAIT_FOR_CHECKS",
     "CheckResult",
     "agreement_too_low",
     "answers_agree",
+    "check_sample",
     "compare",
     "content_words",
     "established",
@@ -198,3 +200,18 @@ def agreement_too_low(known: tuple[int, int, int] | None, threshold: float) -> b
     merging answers badly here: at least ``MERGE_CHECK_MIN`` compared, and fewer than
     ``threshold`` of them agreed."""
     return known is not None and known[0] >= MERGE_CHECK_MIN and known[1] < threshold * known[0]
+
+
+WAIT_FOR_CHECKS = 8
+"""The most agreeing checks the other merged groups of a call wait for, when that many
+would establish agreement (``spotting``)."""
+
+
+def check_sample(group_size: int, *, more: bool) -> int:
+    """How many questions of a first merge check's group are also asked alone: never all
+    of it, so that at least one question takes its merged answer if the sample agreed
+    (the check then costs fewer requests than splitting the group would). A call with
+    more merged groups to come checks up to ``MERGE_CHECK_SAMPLE`` (enough to decide
+    for them); a call that is one merged group, about half of it."""
+    wanted = MERGE_CHECK_SAMPLE if more else (group_size + 1) // 2
+    return max(1, min(group_size - 1, wanted))

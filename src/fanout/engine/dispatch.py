@@ -23,11 +23,10 @@ import anyio
 import anyio.lowlevel
 
 from .. import telemetry as telemetry
-from ..core.config import MERGE_CHECK_SAMPLE
 from ..core.models import Answer
 from ..core.plans import Budget, Plan, PlanRevision
 from ..core.progress import ProgressSink, make_progress
-from .agreement import CheckResult
+from .agreement import CheckResult, check_sample
 from .call import CallOptions, CallStats
 from .execution import ask_one, check_merged, merge_format_for
 from .intake import Intake, Job
@@ -51,16 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["commit_plan", "drive", "open_plan", "plan_batch"]
 
 Emit = Callable[[Answer], Awaitable[None]]
-
-
-def check_sample(group_size: int, *, more: bool) -> int:
-    """How many questions of a merge check's group are also asked alone: never all of
-    it, so that at least one question takes its merged answer if the sample agreed
-    (the check then costs fewer requests than splitting the group would). A call with
-    more merged groups to come checks up to ``MERGE_CHECK_SAMPLE`` (enough to decide
-    for them); a call that is one merged group, about half of it."""
-    wanted = MERGE_CHECK_SAMPLE if more else (group_size + 1) // 2
-    return max(1, min(group_size - 1, wanted))
 
 
 def plan_batch(
