@@ -239,7 +239,10 @@ def test_ask_answers_each_part_in_the_prompts_numbering(capsys: pytest.CaptureFi
 
 def test_plan_is_a_dry_run_with_every_candidate(capsys: pytest.CaptureFixture[str]) -> None:
     """`fanout plan` prints the candidates and the choice, and sends nothing."""
-    code = main(["plan", "--rpm", "3", "1. What is X?\n2. What is Y?\n3. What is Z?"])
+    # four: three would merge into one request and ask two of them alone as its merge
+    # check, as many requests as split sends (the plan costs the check)
+    prompt = "1. What is X?\n2. What is Y?\n3. What is Z?\n4. What is W?"
+    code = main(["plan", "--rpm", "3", prompt])
     out = capsys.readouterr().out
     assert code == 0
     assert "*merge" in out

@@ -27,6 +27,14 @@ from .conftest import SimFactory
 FAST = ["--sim-time-scale", "100"]
 
 
+def _interruptible() -> None:
+    """In the child: SIGINT as a terminal's Ctrl-C meets it. A shell that runs pytest in
+    the background without job control (``pytest &`` in a script, ``nohup``) makes its
+    processes ignore SIGINT, the children inherit that, and Python then keeps ignoring
+    it: the run under test would finish instead of being interrupted."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _questions(path: Path, n: int) -> str:
     text = "".join(
         json.dumps({"id": f"q{i}", "question": f"What is {i}?"}) + "\n" for i in range(n)
@@ -321,8 +329,9 @@ def test_ctrl_c_says_how_many_records_were_written_and_how_to_resume(tmp_path: P
            "--no-progress"]  # fmt: skip
     slow = ["--sim-time-scale", "20", "--concurrency", "2"]
     with subprocess.Popen(
-        [*cmd, *slow], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    ) as proc:
+        [*cmd, *slow], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_interruptible,
+    ) as proc:  # fmt: skip
         deadline = time.monotonic() + 60
         while (not dst.exists() or dst.read_text().count("\n") < 2) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -353,7 +362,7 @@ def test_ctrl_c_on_a_terminal_ends_the_progress_line_before_saying_so(tmp_path: 
     with subprocess.Popen(
         [sys.executable, "-c", code, "run", str(src), str(dst), "--sim-time-scale", "20",
          "--policy", "split", "--concurrency", "2"],
-        stdout=subprocess.PIPE, stderr=follower, text=True,
+        stdout=subprocess.PIPE, stderr=follower, text=True, preexec_fn=_interruptible,
     ) as proc:  # fmt: skip
         os.close(follower)
         screen = b""

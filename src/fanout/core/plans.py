@@ -139,10 +139,10 @@ class PlanInputs:
 @dataclass(frozen=True)
 class MergeChecks:
     """What the merge checks of a plan's merged groups cost (``engine/spotting.py``),
-    assuming they agree: the first merged group asked both ways, a sample of it alone,
-    before the rest go (``first``); then one question alone beside each merged group
-    until the agreement counted (``counts``: compared, agreed, misattributed) is
-    established at ``threshold``, the groups after them waiting for those checks."""
+    assuming they agree: the first merged group asked both ways, a sample of it alone
+    (``first``); then one question alone beside each merged group until the agreement
+    counted (``counts``: compared, agreed, misattributed) is established at
+    ``threshold``. Their requests and tokens are costed, not the waits for them."""
 
     first: bool
     counts: tuple[int, int, int]

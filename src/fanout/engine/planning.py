@@ -28,7 +28,7 @@ from ..core.config import DEFAULT_MERGE_AGREEMENT, MERGE_CHECK_MIN, Policy
 from ..core.plans import Budget, Candidate, MergeChecks, Plan, PlanInputs
 from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_text_tokens
-from .agreement import WAIT_FOR_CHECKS, agreement_too_low, check_sample, still_to_check
+from .agreement import agreement_too_low, check_sample, still_to_check
 from .call import CallOptions
 from .intake import Job
 from .structured import SCHEMA_FORMAT
@@ -127,7 +127,7 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     reask_s: list[float] = []
     reask_p = reask_c = 0.0
     fail = min(1.0, max(0.0, ep.merge_failure_rate))
-    groups, waits = _with_checks(groups, inputs.merge_checks)
+    groups = _with_checks(groups, inputs.merge_checks)
     for group in groups:
         merged = len(group) > 1
         p = inputs.shared_prompt_tokens + sum(inputs.question_tokens[i] for i in group)
@@ -198,14 +198,7 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     cap = min(inputs.max_concurrency, ep.slots or inputs.max_concurrency)
     queue = cap < inputs.max_concurrency
     started = 0.0
-    # The requests after a wait for merge checks go once those are back (when every
-    # request before them has finished), paced from then on as they would have been.
-    finished_s = 0.0
-    for j, (p, c) in enumerate(timed):
-        if j in waits and finished_s > releases[j]:
-            shift = finished_s - releases[j]
-            releases[j:] = [r + shift for r in releases[j:]]
-        release = releases[j]
+    for j, ((p, c), release) in enumerate(zip(timed, releases, strict=True)):
         start = max(release, started) if queue else release
 
         def retire(until: float) -> None:
@@ -225,7 +218,6 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
         started = start
         alone = ep.request_s(p, c)
         end = bisect.bisect_left(releases, start + alone, lo=j + 1)
-        end = min([end, *(first for first in waits if first > j)])  # not yet started
         end = min(end, j + 1 + max(0, cap - 1 - len(active)))
         others_p = active_p + prefix_p[end] - prefix_p[j + 1]
         others_c = active_c + prefix_c[end] - prefix_c[j + 1]
@@ -234,51 +226,40 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
         active_p += p
         active_c += c
         wall = max(wall, finish + reask_s[j])
-        finished_s = max(finished_s, finish)
         waited += release
     return wall, prompt_total, completion_total, waited
 
 
-def _with_checks(
-    groups: list[list[int]], checks: MergeChecks | None
-) -> tuple[list[list[int]], list[int]]:
+def _with_checks(groups: list[list[int]], checks: MergeChecks | None) -> list[list[int]]:
     """The requests of a plan with those its merge checks add, in the order they go
-    (see :class:`MergeChecks`), assuming every check agrees; and the waits: the
-    indices of the requests that go only once every request before them has finished
-    (and the rest after them)."""
+    (see :class:`MergeChecks`), assuming every check agrees. Their requests and tokens
+    are costed; the waits for them are not: made before the endpoint's speed is
+    measured, a plan would cost a wait for one merged reply from the priors' decode
+    speed, and on the simulator's cold one-shot (200 three-token answers under a tight
+    request limit) that tipped auto into splitting the whole call at three times the
+    time."""
     merged = [g for g in groups if len(g) > 1]
     if checks is None or not merged:
-        return groups, []
+        return groups
     out: list[list[int]] = []
-    waits: list[int] = []
     compared, agreed, wrong = checks.counts
     rest = list(groups)
     if checks.first:
-        # the first merged group, and a sample of it alone, go first; the rest waits
+        # the first merged group, and a sample of it alone, go first
         first = merged.pop(0)
         rest.remove(first)
         sample = check_sample(len(first), more=bool(merged))
         out += [first, *([i] for i in first[-sample:])]
         compared, agreed = compared + sample, agreed + sample
-        if rest:
-            waits.append(len(out))
     needed = still_to_check((compared, agreed, wrong), checks.threshold)
-    # Until agreement is established, each merged group also asks its last question
-    # alone; where a few more would establish it, the merged groups after those wait.
-    spot = len(merged) if needed is None or needed > WAIT_FOR_CHECKS else needed
-    held: list[list[int]] = []
+    # until agreement is established, each merged group also asks its last question alone
+    spot = len(merged) if needed is None else needed
     for group in rest:
-        if len(group) == 1:
-            out.append(group)
-        elif spot > 0:
+        out.append(group)
+        if len(group) > 1 and spot > 0:
             spot -= 1
-            out += [group, group[-1:]]
-        else:
-            held.append(group)
-    if held:
-        waits.append(len(out))
-        out += held
-    return out, waits
+            out.append(group[-1:])
+    return out
 
 
 _CAP_NOTE_RATIO = 1.5  # the cap is worth a note when it makes the plan this much slower
