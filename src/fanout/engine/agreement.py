@@ -32,7 +32,6 @@ from ..core.config import MERGE_CHECK_MIN, MERGE_CHECK_SAMPLE
 __all__ = [
     "LONG_OVERLAP",
     "SHORT_WORDS",
-    "WAIT_FOR_CHECKS",
     "CheckResult",
     "agreement_too_low",
     "answers_agree",
@@ -200,11 +199,6 @@ def agreement_too_low(known: tuple[int, int, int] | None, threshold: float) -> b
     merging answers badly here: at least ``MERGE_CHECK_MIN`` compared, and fewer than
     ``threshold`` of them agreed."""
     return known is not None and known[0] >= MERGE_CHECK_MIN and known[1] < threshold * known[0]
-
-
-WAIT_FOR_CHECKS = 8
-"""The most agreeing checks the other merged groups of a call wait for, when that many
-would establish agreement (``spotting``)."""
 
 
 def check_sample(group_size: int, *, more: bool) -> int:

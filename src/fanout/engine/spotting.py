@@ -37,7 +37,7 @@ import anyio
 from ..core.config import SPOT_CHECK_EVERY, Policy
 from ..core.models import Answer
 from ..core.plans import Plan
-from .agreement import WAIT_FOR_CHECKS, agreement_too_low, established, still_to_check
+from .agreement import agreement_too_low, established, still_to_check
 from .call import CallOptions, CallStats
 from .canaries import Canaries, check_with_canary
 from .execution import Finish, ask_merged, ask_one, check_merged, merge_format_for
@@ -46,6 +46,10 @@ from .structured import SCHEMA_FORMAT
 from .transport import Transport
 
 __all__ = ["WAIT_FOR_CHECKS", "SpotChecks", "spot_checked"]
+
+WAIT_FOR_CHECKS = 8
+"""The most agreeing checks the other merged groups of a call wait for, when that many
+would establish agreement (see the module doc)."""
 
 Decision = Literal["alone", "check", "merge", "wait"]
 
