@@ -235,6 +235,19 @@ class TestPlanning:
         one, _, _, _ = estimate_groups([[0]], self._inputs(1, 4))
         assert wall == pytest.approx(3 * one, rel=0.02)
 
+    def test_a_request_is_not_released_before_the_one_ahead_of_it(self) -> None:
+        """Room for three not yet reported, 600 rpm: the second and third wait for the
+        first headers or their pacing slot (0.1 s, 0.2 s), the fourth, beyond the room,
+        for one pacing step (0.1 s) -- but the limiter lets requests go in order, so it
+        leaves with the third. The limit waits: 0 + 0.1 + 0.2 + 0.2 (0.4 when the fourth
+        was costed as leaving first)."""
+        budget = Budget(requests_now=3, rpm=600, room_known=False)
+        inputs = self._inputs(4, None)
+        slow = dataclasses.replace(inputs.endpoint, rtt_s=0.5)  # headers after 0.5 s
+        inputs = dataclasses.replace(inputs, budget=budget, endpoint=slow)
+        _, _, _, waited = estimate_groups([[i] for i in range(4)], inputs)
+        assert waited == pytest.approx(0.5)
+
     def test_the_client_cap_binds_below_the_slots(self) -> None:
         inputs = dataclasses.replace(self._inputs(8, 16), max_concurrency=2)
         wall, _, _, _ = estimate_groups([[i] for i in range(8)], inputs)

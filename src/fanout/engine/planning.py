@@ -178,7 +178,9 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
         tokens_used += p + c
         if budget.tpm and tokens_used > budget.tokens_now:
             t = max(t, budget.paused_s + (tokens_used - budget.tokens_now) * 60.0 / budget.tpm)
-        releases.append(t)
+        # The limiter lets requests go in order: none before the one ahead of it (which
+        # may wait for the first headers while this one's pacing slot comes sooner).
+        releases.append(max(t, releases[-1]) if releases else t)
     # Run them through the concurrency cap: request j starts when released and a
     # slot is free. The requests in flight when it starts, and those released
     # before it would finish alone, overlap it; for the wall time (the slowest
