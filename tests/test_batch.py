@@ -11,12 +11,14 @@ import signal
 import sys
 from collections import Counter
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fanout import Fanout, Policy
+from fanout import Fanout, Policy, Pricing
+from fanout.engine.spending import Pricer, worst_case
 from fanout.jobs import BatchOptions, JobSummary, run_job
 
 from .conftest import SimFactory
@@ -151,6 +153,51 @@ async def test_run_batch_answers_every_id_and_resubmits_only_the_failed_ones_alo
         assert 0 < len(again) < 40 and not first & {line["custom_id"] for line in again}
         assert "sent: batch" in out.decode() and "answered in batches" in out.decode()
         assert not (tmp_path / "a.jsonl.batches").exists()
+
+
+async def test_run_batch_keeps_the_spend_cap_on_each_requests_worst_case(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """`fanout run --batch --max-cost`: a batch's cost is known only once it has run, so
+    each request reserves its worst case (its prompt with a margin, and 1000 tokens for an
+    answer without max_tokens, at the batch price). The requests that fit go in the batch,
+    the rest are not submitted (a BudgetExceededError record each) and the job stops at
+    the cap (exit 5), as an online job does; run again with a higher cap, it answers the
+    rest, none submitted twice. (Batch jobs ignored --max-cost before.)"""
+    src, dst = _questions(tmp_path / "q.jsonl", 12), tmp_path / "a.jsonl"
+    pricer = Pricer(pricing=Pricing(input=1, output=1))  # USD per million tokens
+
+    def worst(question: str) -> Decimal:
+        body = {"model": "m", "messages": [{"role": "user", "content": question}]}
+        return worst_case(pricer, body, "m", None, tier="batch")
+
+    worsts = [worst(f"What is {i}?") for i in range(12)]
+    room_for_four = sum(worsts[:4]) + worsts[4] / 2
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=3) as (server, _):
+        proc = await _cli(server.base_url, src, dst, "--batch", "--price", "1,1",
+                          "--max-cost", str(room_for_four))  # fmt: skip
+        _, err = await proc.communicate()
+        assert proc.returncode == 5, err.decode()
+        assert "stopped at the spend cap" in err.decode()
+        submitted = [line["custom_id"] for b in server.batches.batches.values() for line in b.lines]
+        assert len(submitted) == 4
+        first = {r["id"]: r for r in _records(dst)}
+        assert sorted(first) == list(range(12))  # an answer or an error naming it, each
+        answered = [first[i] for i in range(4)]
+        assert all(r["mode"] == "batch" and r["error"] is None for r in answered)
+        assert sum(Decimal(str(r["cost"])) for r in answered) <= room_for_four
+        for i in range(4, 12):
+            assert first[i]["error"].startswith(f"BudgetExceededError: id {i} "), first[i]
+
+        proc = await _cli(server.base_url, src, dst, "--batch", "--price", "1,1",
+                          "--max-cost", str(2 * sum(worsts)))  # fmt: skip
+        _, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        submitted = [line["custom_id"] for b in server.batches.batches.values() for line in b.lines]
+    last = {r["id"]: r for r in _records(dst)}  # an id's last record is its answer
+    assert sorted(last) == list(range(12))
+    assert all(r["error"] is None for r in last.values())
+    assert len(submitted) == 12 and len(set(submitted)) == 12
 
 
 async def _kill_when(proc: asyncio.subprocess.Process, ready: Callable[[], bool]) -> None:

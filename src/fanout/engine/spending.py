@@ -45,6 +45,7 @@ __all__ = [
     "check_max_cost",
     "check_pricing",
     "spend_on",
+    "worst_case",
 ]
 
 T = TypeVar("T")
@@ -159,11 +160,17 @@ class Pricer:
 
 
 def worst_case(
-    pricer: Pricer, params: Mapping[str, Any], model: str, answer_tokens: float | None
+    pricer: Pricer,
+    params: Mapping[str, Any],
+    model: str,
+    answer_tokens: float | None,
+    *,
+    tier: Tier | None = None,
 ) -> Decimal:
     """The most a request sent with ``params`` is expected to cost: its prompt (with a
     margin) and its ``max_tokens`` (else four times the answers seen, else 1000) times
-    ``n``, at the full price of its tier."""
+    ``n``, at the full price of its tier (``tier``, else the one its parameters ask
+    for: a request in a batch is priced at the batch tier)."""
     prompt = estimate_messages_tokens(params.get("messages") or [], model)
     prompt = int(prompt * PROMPT_MARGIN) + PROMPT_MARGIN_TOKENS
     cap = params.get("max_completion_tokens", params.get("max_tokens"))
@@ -171,8 +178,12 @@ def worst_case(
         cap = int(4 * answer_tokens) if answer_tokens else UNCAPPED_ANSWER_TOKENS
     n = params.get("n")
     completion = cap * (n if isinstance(n, int) and n > 0 else 1)
-    cost = pricer.of_params(Usage(prompt_tokens=prompt, completion_tokens=completion), params,
-                            model)  # fmt: skip
+    usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
+    if tier is None:
+        cost = pricer.of_params(usage, params, model)
+    else:
+        sent = params.get("model")
+        cost = pricer.cost(usage, sent if isinstance(sent, str) else model, tier)
     return cost if cost is not None else Decimal(0)
 
 

@@ -23,6 +23,7 @@ Nothing is submitted twice: a request goes in a new batch only when it has no ba
 (or its batch is done and it failed or expired there). Failed and expired requests
 are asked again alone: in a follow-up batch if the deadline leaves time for one
 (``Policy.batch_expected_s``) and ``BatchOptions.max_rounds`` allows, else online.
+A spend cap (``max_cost``) is kept on each request's worst case (see ``_within_cap``).
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import ValidationError
 
 from ..core.config import DEFAULT_MAX_GROUP_SIZE
-from ..core.exceptions import ConfigError, JobError
+from ..core.exceptions import BudgetExceededError, ConfigError, JobError
 from ..core.models import Answer, Question, Usage
 from ..core.money import Tier
 from ..core.tiers import TierChoice, choose_tier, tier_factor
@@ -48,8 +50,10 @@ from ..engine.flex import flex_until
 from ..engine.intake import messages_for
 from ..engine.merging import apportion, build_merged, parse_merged
 from ..engine.planning import MERGE_ANSWER_OVERHEAD
+from ..engine.spending import call_caps, check_max_cost
 from ._output import BOM, JobOutput, log
 from ._run import BadLine, JobSummary, _call_request, _parse, _record, fingerprint, run_into
+from ._spend import batch_reservations, not_sent, recorded_spend
 
 if TYPE_CHECKING:
     from ..engine.facade import Fanout
@@ -263,8 +267,13 @@ class _BatchJob:
     ) -> None:  # fmt: skip
         self.summary, self.fo, self.src, self.dst = summary, fo, src, dst
         self.state, self.options, self.retry_failed = state, options, retry_failed
-        self.overrides = overrides
+        self.overrides = {k: v for k, v in overrides.items() if k != "max_cost"}
         self.model, self.system, self.params = _call_request(fo, overrides)
+        self.cap = check_max_cost(overrides.get("max_cost"))
+        """The job's spend cap (over all its runs, as online: see ``_within_cap``)."""
+        if self.cap is not None:
+            call_caps(None, self.cap, fo.pricer, str(self.model))  # a price is needed to keep it
+            summary.spent_before = recorded_spend(dst, fo, self.model)
         policy = overrides.get("policy") or fo.policy
         self.policy = policy
         if group_size is None:
@@ -305,8 +314,11 @@ class _BatchJob:
         item = self.pending.get(qid)
         return item is not None and item.fp == fp
 
-    def _plan_chunks(self, items: list[_Item], *, round_: int, group_size: int) -> None:
-        """Write the batch input files for ``items`` and record them (state first)."""
+    def _plan_chunks(
+        self, items: list[_Item], *, round_: int, group_size: int, collected: str = ""
+    ) -> None:
+        """Write the batch input files for ``items`` and record them (state first), those
+        within the spend cap (``collected``: the key of a chunk being collected)."""
         lines: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         key = secrets.token_hex(4)
         fmt = "json"
@@ -333,6 +345,7 @@ class _BatchJob:
                             "merged": {"format": fmt, "nonce": request.nonce}}  # fmt: skip
                 line = {"custom_id": custom_id, "method": "POST", "url": _ENDPOINT, "body": body}
                 lines.append((model, line, meta))
+        lines = self._within_cap(lines, collected)
         # Files: one model each, within the request and byte limits.
         chunk: list[tuple[dict[str, Any], dict[str, Any]]] = []
         size, model_of = 0, None
@@ -347,6 +360,31 @@ class _BatchJob:
             model_of = model
         if chunk:
             self._record_chunk(chunk, round_)
+
+    def _within_cap(
+        self, lines: list[tuple[str, dict[str, Any], dict[str, Any]]], collected: str
+    ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """The lines to submit under the spend cap, in order: each reserves its worst case
+        (``_spend.batch_reservations``, kept in the state) against what the cap leaves after
+        the job's spend and the lines of the batches not collected yet. The first line
+        that does not fit, and those after it, are not sent: their questions get a
+        ``BudgetExceededError`` record and the job stops at the cap, as online."""
+        if self.cap is None:
+            return lines
+        reserved = sum((Decimal(meta.get("worst", "0")) for chunk in self.state.active()
+                        if chunk["key"] != collected for meta in chunk["lines"].values()),
+                       Decimal(0))  # fmt: skip
+        spent = self.summary.spent_before + (self.summary.cost or 0)
+        fit = batch_reservations([(m, line["body"]) for m, line, _ in lines], self.fo.pricer,
+                                 self.cap - spent - reserved)  # fmt: skip
+        for (_, _, meta), worst in zip(lines, fit, strict=False):
+            meta["worst"] = str(worst)
+        for _, _, meta in lines[len(fit) :]:
+            for qid, _fp in meta["ids"]:
+                item = self.pending[qid]
+                self._write(item, not_sent(item.question, self.cap, spent), "batch")
+                self.summary.stopped_for_budget = True
+        return lines[: len(fit)]
 
     def _record_chunk(
         self, chunk: list[tuple[dict[str, Any], dict[str, Any]]], round_: int
@@ -450,19 +488,19 @@ class _BatchJob:
             log.warning("batch %s failed validation: %s (line %s)", batch.id, first.message,
                         first.line)  # fmt: skip
         if again:
-            self._retry(again, chunk["round"] + 1)
+            self._retry(again, chunk["round"] + 1, chunk["key"])
         chunk["state"] = "done"
         self.state.save()
         (batch_dir(self.dst) / chunk["file"]).unlink(missing_ok=True)
 
-    def _retry(self, items: list[_Item], round_: int) -> None:
+    def _retry(self, items: list[_Item], round_: int, collected: str) -> None:
         left = None if self.state.deadline_at is None else self.state.deadline_at - time.time()
         room = left is None or left > self.policy.batch_expected_s
         if round_ <= self.options.max_rounds and room:
             log.info(
                 "%d request(s) failed or expired in a batch: in a new batch, alone", len(items)
             )
-            self._plan_chunks(items, round_=round_, group_size=1)
+            self._plan_chunks(items, round_=round_, group_size=1, collected=collected)
         # else: left pending, asked online once the batches are done
 
     def _answers(self, entry: dict[str, Any], meta: dict[str, Any]) -> dict[str, Answer]:
@@ -537,12 +575,18 @@ class _BatchJob:
             for i in items:
                 yield i.question
 
-        answers = self.fo.as_completed(questions(), **self.overrides)
+        capped: dict[str, Any] = {}
+        if self.cap is not None:  # what the job's cap leaves after its batches
+            spent = self.summary.spent_before + (self.summary.cost or 0)
+            capped["max_cost"] = max(Decimal(0), self.cap - spent)
+        answers = self.fo.as_completed(questions(), **self.overrides, **capped)
         try:
             async for answer in answers:
                 item = by_id.get(answer.id) if answer.id is not None else None
                 if item is not None:
                     self._write(item, answer, "standard")
+                if isinstance(answer.error, BudgetExceededError):
+                    self.summary.stopped_for_budget = True
         finally:
             aclose = getattr(answers, "aclose", None)
             if aclose is not None:
