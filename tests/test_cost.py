@@ -177,3 +177,37 @@ def test_plan_estimates_the_cost_of_every_candidate_and_tier() -> None:
     assert batch.est_cost == split.est_cost / 2 and batch.est_wall_s is None
     assert "24 h" in batch.time_note
     assert {c.label for c in plan.candidates} <= {e.label for e in plan.estimates}
+
+
+async def test_a_wrapped_stream_s_live_part_counts_against_the_spend_cap(sim: SimFactory) -> None:
+    """``wrap(client, max_cost=...)`` and ``stream=True``: the first part, streamed live
+    outside the engine, reserves its worst case and is settled with its usage like every
+    other request, so the cap's spend is what the whole stream cost (before, the live
+    part was neither checked nor counted); once the cap is spent, a stream's live part
+    is not sent and the stream fails naming it (BudgetExceededError)."""
+    text = "1. What is A? {{tokens=30}}\n2. What is B? {{tokens=5}}\n3. What is C? {{tokens=60}}"
+    async with sim(time_scale=50) as (server, client):
+        wrapped = fanout.wrap(client, max_cost=0.01, memory=False, max_tokens=80)
+        cap = wrapped.fanout.spend_cap  # type: ignore[attr-defined]
+        stream = await wrapped.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": text}], stream=True,
+            stream_options={"include_usage": True},
+        )  # fmt: skip
+        usage = None
+        async for chunk in stream:
+            usage = chunk.usage or usage
+        assert usage is not None and len(server.stats.requests) == 3
+        assert cap.spent == _mini(Usage(prompt_tokens=usage.prompt_tokens,
+                                        completion_tokens=usage.completion_tokens))  # fmt: skip
+        assert cap.reserved == 0
+
+        cap.spent = cap.cap  # spent: nothing more may be sent
+        server.reset_stats()
+        stream = await wrapped.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": text}], stream=True
+        )
+        with pytest.raises(fanout.PartialFailureError) as raised:
+            _ = [chunk async for chunk in stream]
+        assert server.stats.requests == []
+    first = raised.value.answers[0]
+    assert isinstance(first.error, fanout.BudgetExceededError)

@@ -44,6 +44,8 @@ __all__ = [
     "call_caps",
     "check_max_cost",
     "check_pricing",
+    "reserve_stream",
+    "settle_stream",
     "spend_on",
     "worst_case",
 ]
@@ -185,6 +187,31 @@ def worst_case(
         sent = params.get("model")
         cost = pricer.cost(usage, sent if isinstance(sent, str) else model, tier)
     return cost if cost is not None else Decimal(0)
+
+
+async def reserve_stream(
+    caps: tuple[SpendCap, ...], pricer: Pricer, params: Mapping[str, Any], model: str
+) -> Decimal:
+    """Reserve the worst case of a request streamed outside ``spend_on`` (a wrapped
+    stream's live part) on ``caps``: what to settle with :func:`settle_stream`; raises
+    :class:`OverBudgetError` if it does not fit."""
+    if not caps:
+        return Decimal(0)
+    need = worst_case(pricer, params, model, None)
+    await _reserve(caps, need)
+    return need
+
+
+def settle_stream(
+    caps: tuple[SpendCap, ...], pricer: Pricer, params: Mapping[str, Any], model: str,
+    need: Decimal, usage: Usage, *, opened: bool,
+) -> None:  # fmt: skip
+    """Settle a :func:`reserve_stream` reservation: the stream's usage, else (cut before
+    its usage came) the whole reservation if it opened, nothing if it never did."""
+    cost = pricer.of_params(usage, params, model) if usage.total_tokens else None
+    spent = cost if cost is not None else (need if opened else Decimal(0))
+    for cap in caps:
+        cap.settle(need, spent)
 
 
 async def _reserve(caps: Iterable[SpendCap], need: Decimal) -> None:

@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import openai
@@ -26,11 +27,12 @@ import openai
 from .. import telemetry as telemetry
 from ..core.config import Policy
 from ..core.exceptions import ConfigError, PartialFailureError
-from ..core.models import Answers, Question, Report
+from ..core.models import Answers, Question, Report, Usage
 from ..detection._detector import Detection, detect
 from ..detection._llm import detect_with_model
 from ..engine.facade import Fanout
 from ..engine.intake import messages_for
+from ..engine.spending import reserve_stream, settle_stream
 from ._failures import first_answer, first_failed, raise_for_parts
 
 if TYPE_CHECKING:
@@ -373,7 +375,10 @@ class FanoutClient:
                 opened, broke = False, None
                 # Closed with this one, whichever task closes it (its slot goes back at once).
                 first_part = fo._transport.stream_chunks(params, fo.retry, api=api)
+                # Under the Fanout's spend cap, as every other request (spend_on's rules).
+                caps, need = (fo.spend_cap,) if fo.spend_cap else (), Decimal(0)
                 try:
+                    need = await reserve_stream(caps, fo.pricer, params, model)
                     async with contextlib.aclosing(first_part):
                         async for piece in first_part:
                             opened = True
@@ -386,8 +391,12 @@ class FanoutClient:
                                 if choice.delta.content:
                                     shown.append(choice.delta.content)
                                     yield choice.delta.content
-                except Exception as exc:  # failed for good, or cut (see below)
+                except Exception as exc:  # failed for good, cut (see below), or over the cap
                     broke = exc
+                finally:
+                    used = Usage(prompt_tokens=end.prompt_tokens,
+                                 completion_tokens=end.completion_tokens)  # fmt: skip
+                    settle_stream(caps, fo.pricer, params, model, need, used, opened=opened)
                 live = bool("".join(shown).strip())  # the live stream brought text
                 first = first_answer(questions[0], "".join(shown).strip(), end.finish,
                                      end.prompt_tokens, end.completion_tokens)  # fmt: skip
