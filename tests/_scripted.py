@@ -63,10 +63,13 @@ def response(content: str, *, streamed: bool, extra: bytes = b"") -> bytes:
 
 @asynccontextmanager
 async def scripted_server(
-    reply: Reply, headers: Mapping[str, str] | None = None
+    reply: Reply,
+    headers: Mapping[str, str] | None = None,
+    delay: Callable[[dict[str, Any]], float] | None = None,
 ) -> AsyncIterator[Scripted]:
     """Serve ``reply`` (streamed when the request asks for a stream) with ``headers``
-    added to every response; one request per connection."""
+    added to every response; one request per connection. With ``delay``, a response's
+    headers go at once and its body ``delay(body)`` seconds later (a slow reply)."""
     extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items()).encode()
     state = Scripted(base_url="")
 
@@ -80,7 +83,14 @@ async def scripted_server(
         fields = {k.lower(): v for k, v in (ln.split(": ", 1) for ln in lines[1:] if ": " in ln)}
         body = json.loads(await reader.readexactly(int(fields.get("content-length", 0))) or b"{}")
         state.requests.append(body)
-        writer.write(response(reply(body), streamed=bool(body.get("stream")), extra=extra))
+        whole = response(reply(body), streamed=bool(body.get("stream")), extra=extra)
+        if delay is not None:  # the headers at once, the reply after the delay
+            head_end = whole.index(b"\r\n\r\n") + 4
+            writer.write(whole[:head_end])
+            await writer.drain()
+            await asyncio.sleep(delay(body))
+            whole = whole[head_end:]
+        writer.write(whole)
         try:
             await writer.drain()
         finally:

@@ -138,6 +138,33 @@ async def test_a_small_call_pays_for_its_check_with_fewer_requests_than_splittin
     assert answers.report.requests == sent == 3
 
 
+def _merged(body: dict[str, Any]) -> bool:
+    user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+    return "Answer each of the following" in user
+
+
+async def test_a_checks_answers_asked_alone_are_kept_when_the_call_times_out() -> None:
+    """The first merge check asks two of a group of four alone beside the merged
+    request; their answers come back at once, the merged reply never comes before the
+    call's timeout: those two questions get their answers (asked alone: theirs either
+    way), the other two a timeout error naming them. (They timed out too before.)"""
+    room = {"x-ratelimit-limit-requests": "20", "x-ratelimit-remaining-requests": "19",
+            "x-ratelimit-reset-requests": "3s"}  # fmt: skip
+    async with scripted_server(_shifting, room, lambda b: 30.0 if _merged(b) else 0.0) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=20), memory=False)
+        answers = await fo.ask_many(QUESTIONS[:4], policy=_policy(max_group_size=4),
+                                    timeout=2.0, on_error="return")  # fmt: skip
+        await client.close()
+        merged = [b for b in server.requests if _merged(b)]
+    assert len(merged) == 1  # the check was made: one merged request, two alone
+    assert [a.text for a in answers[2:]] == [answer_for(q, 2) for q in QUESTIONS[2:4]]
+    assert [a.mode for a in answers[2:]] == ["split", "split"]
+    for a in answers[:2]:
+        assert isinstance(a.error, fanout.QuestionTimeoutError)
+        assert f"question {a.index} " in str(a.error)
+
+
 async def test_merged_groups_keep_being_checked_after_a_check_agreed() -> None:
     """An endpoint whose merged answers once agreed (its memory says 4 of 4) and now
     shift them by one: auto merges, but each merged group also asks its last question

@@ -424,8 +424,13 @@ async def drive(
                                 await dispatch(tg, batch)
                     except Exception as exc:
                         abort(exc, "the input" if exc is intake.input_error else "fanout")
-            # Timed out: whatever is still pending fails with a timeout, nothing is lost.
+            # Timed out: whatever is still pending fails with a timeout, nothing is lost;
+            # a question a merge check asked alone has its answer, whatever the merged
+            # reply it waited for would have said.
             for job in intake.unfinished() if stats.aborted is None else []:
+                if job.answered_alone is not None:
+                    await intake.finish(job, job.answered_alone)
+                    continue
                 await deliver(timed_out(job.index, job.question, job.attempts))
                 for index, q in job.duplicates:
                     await deliver(timed_out(index, q))

@@ -426,6 +426,8 @@ async def check_merged(
 
     async def one(i: int) -> None:
         alone[i] = await ask_one(transport, group[i], opts, stats)
+        if alone[i].error is None:
+            group[i].answered_alone = alone[i]
         if on_alone is not None:
             on_alone(group[i], alone[i])
 

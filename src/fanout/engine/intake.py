@@ -64,6 +64,9 @@ class Job:
     by its group), so that a job the call's timeout ends knows what it cost."""
     structured: Structured | None = None
     """The structured ``response_format`` its answer is checked against, if any."""
+    answered_alone: Answer | None = None
+    """Its answer asked alone by a merge check, kept from when it came back until the
+    merged reply it is compared with: the answer if the call's timeout ends first."""
 
     @property
     def attempts(self) -> int:
