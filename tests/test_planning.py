@@ -275,3 +275,29 @@ class TestPlans:
         assert split_cached.est_prompt_tokens == split_fresh.est_prompt_tokens
         assert split_cached.est_wall_s < 0.2 * split_fresh.est_wall_s
         assert "shared prompt (20000 tokens) cached" in cached.reason
+
+
+def test_requests_in_flight_are_expected_back_as_the_planner_costs_them() -> None:
+    """``sent_until`` (a revision's ``sent_until_s``): a request of one question in flight
+    is expected back when ``estimate_groups`` says one such request alone takes (its
+    shared prompt, less the cached part, and its answer), from when it started; with
+    several in flight, the latest of them. (One question is costed directly: a job's
+    revisions ran ``estimate_groups`` for each of up to 64 in flight, per question.)"""
+    from fanout import Question
+    from fanout.engine.dispatch import sent_until
+    from fanout.engine.intake import Job
+    from fanout.engine.planning import estimate_groups, question_tokens
+
+    jobs = [Job(index=i, question=Question(text=f"What is {'x ' * (4 * i)}{i}?"), params={},
+                key=str(i)) for i in range(3)]  # fmt: skip
+    base = inputs(1, answer=120, endpoint=SERIAL, shared=300, cached=256)
+    plan = make_plan(base, Policy(mode="split"))
+    alone = [estimate_groups([[0]], dataclasses.replace(
+        base, question_tokens=[question_tokens(job)], answer_tokens=[120]))[0]
+        for job in jobs]  # fmt: skip
+    starts = [0.0, 0.5, 0.2]
+    assert sent_until(plan, [(starts[0], [jobs[0]])]) == pytest.approx(alone[0])
+    expected = max(at + s for at, s in zip(starts, alone, strict=True))
+    in_flight = [(at, [job]) for at, job in zip(starts, jobs, strict=True)]
+    assert sent_until(plan, in_flight) == pytest.approx(expected)
+    assert sent_until(plan, []) is None

@@ -37,3 +37,17 @@ def test_no_tiktoken_file_is_downloaded(monkeypatch: pytest.MonkeyPatch, tmp_pat
     import tiktoken.load
 
     assert tiktoken.load.read_file.__name__ == "read_file"  # put back as it was
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [("", 0), ("abcd", 1), ("abcde", 2), ("héllo", 2), ("日本語", 3), ("ab 日本 😀", 4)],
+)
+def test_the_fallback_counts_a_token_per_four_ascii_characters_and_one_per_other(
+    text: str, tokens: int
+) -> None:
+    """The fallback estimate: ASCII characters four to a token (rounded up), every other
+    character a token of its own."""
+    from fanout.endpoint.tokens import estimate_text_tokens
+
+    assert estimate_text_tokens(text) == tokens

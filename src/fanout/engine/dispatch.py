@@ -101,7 +101,13 @@ def sent_until(plan: Plan, in_flight: Iterable[tuple[float, list[Job]]]) -> floa
         else PRIOR_ANSWER_TOKENS
     )
     ends = []
+    ep = inputs.endpoint
     for at, group in in_flight:
+        if len(group) == 1:  # what estimate_groups says of one request alone, directly
+            prompt = inputs.shared_prompt_tokens + question_tokens(group[0])
+            answer = expected_answer_tokens(group[0], assumed)
+            ends.append(at + ep.request_s(max(1, prompt - inputs.cached_prompt_tokens), answer))
+            continue
         alone = dataclasses.replace(
             inputs,
             question_tokens=[question_tokens(job) for job in group],
