@@ -159,22 +159,29 @@ async def test_run_batch_keeps_the_spend_cap_on_each_requests_worst_case(
     sim: SimFactory, tmp_path: Path
 ) -> None:
     """`fanout run --batch --max-cost`: a batch's cost is known only once it has run, so
-    each request reserves its worst case (its prompt with a margin, and 1000 tokens for an
-    answer without max_tokens, at the batch price). The requests that fit go in the batch,
-    the rest are not submitted (a BudgetExceededError record each) and the job stops at
-    the cap (exit 5), as an online job does; run again with a higher cap, it answers the
-    rest, none submitted twice. (Batch jobs ignored --max-cost before.)"""
-    src, dst = _questions(tmp_path / "q.jsonl", 12), tmp_path / "a.jsonl"
+    each request reserves its worst case (its prompt with a margin and its max_tokens, at
+    the batch price). The requests that fit go in a batch; the rest wait for it, as an
+    online request waits for those in flight, and are planned again with what it cost.
+    Here the answers use their max_tokens, so four cost nearly their worst case and the
+    fifth still does not fit: it and the rest are not submitted (a BudgetExceededError
+    record each) and the job stops at the cap (exit 5). Run again with a higher cap, it
+    answers the rest, none submitted twice. (Batch jobs ignored --max-cost before.)"""
+    questions = [f"What is {i}? {{{{tokens=400}}}}" for i in range(12)]
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "question": q}) + "\n"
+                           for i, q in enumerate(questions)))  # fmt: skip
     pricer = Pricer(pricing=Pricing(input=1, output=1))  # USD per million tokens
 
     def worst(question: str) -> Decimal:
-        body = {"model": "m", "messages": [{"role": "user", "content": question}]}
+        body = {"model": "m", "max_tokens": 400,
+                "messages": [{"role": "user", "content": question}]}  # fmt: skip
         return worst_case(pricer, body, "m", None, tier="batch")
 
-    worsts = [worst(f"What is {i}?") for i in range(12)]
+    worsts = [worst(q) for q in questions]
     room_for_four = sum(worsts[:4]) + worsts[4] / 2
-    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=3) as (server, _):
-        proc = await _cli(server.base_url, src, dst, "--batch", "--price", "1,1",
+    price = ["--price", "1,1", "--max-tokens", "400"]
+    async with sim(time_scale=100, batch_completion_s=3) as (server, _):
+        proc = await _cli(server.base_url, src, dst, "--batch", *price,
                           "--max-cost", str(room_for_four))  # fmt: skip
         _, err = await proc.communicate()
         assert proc.returncode == 5, err.decode()
@@ -189,7 +196,7 @@ async def test_run_batch_keeps_the_spend_cap_on_each_requests_worst_case(
         for i in range(4, 12):
             assert first[i]["error"].startswith(f"BudgetExceededError: id {i} "), first[i]
 
-        proc = await _cli(server.base_url, src, dst, "--batch", "--price", "1,1",
+        proc = await _cli(server.base_url, src, dst, "--batch", *price,
                           "--max-cost", str(2 * sum(worsts)))  # fmt: skip
         _, err = await proc.communicate()
         assert proc.returncode == 0, err.decode()
@@ -198,6 +205,37 @@ async def test_run_batch_keeps_the_spend_cap_on_each_requests_worst_case(
     assert sorted(last) == list(range(12))
     assert all(r["error"] is None for r in last.values())
     assert len(submitted) == 12 and len(set(submitted)) == 12
+
+
+async def test_run_batch_under_a_cap_waits_for_its_batches_before_refusing(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """Short answers under a cap with room for two worst cases and a half: two go in a
+    batch, the rest wait for it; it costs a fraction of its reservation, so the rest fit
+    after it, batch after batch, and every question is answered within the cap (the
+    refusal comes only when nothing is out and the next does not fit)."""
+    questions = [f"What is {i}?" for i in range(6)]
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "question": q}) + "\n"
+                           for i, q in enumerate(questions)))  # fmt: skip
+    pricer = Pricer(pricing=Pricing(input=1, output=1))
+    body = {
+        "model": "m",
+        "max_tokens": 100,
+        "messages": [{"role": "user", "content": "What is 0?"}],
+    }
+    cap = worst_case(pricer, body, "m", None, tier="batch") * Decimal("2.5")
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (server, _):
+        proc = await _cli(server.base_url, src, dst, "--batch", "--price", "1,1",
+                          "--max-tokens", "100", "--max-cost", str(cap))  # fmt: skip
+        _, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        batches = list(server.batches.batches.values())
+    records = _records(dst)
+    assert sorted(r["id"] for r in records) == list(range(6))
+    assert all(r["error"] is None and r["mode"] == "batch" for r in records)
+    assert len(batches) >= 3 and all(len(b.lines) <= 2 for b in batches)
+    assert sum(Decimal(str(r["cost"])) for r in records) <= cap
 
 
 async def _kill_when(proc: asyncio.subprocess.Process, ready: Callable[[], bool]) -> None:

@@ -1,6 +1,8 @@
-"""Review of the spend-cap changes (1d0133c: batch jobs keep --max-cost; 5b69afc: a
-wrapped stream's live part): behaviours docs/cost.md promises that fail here. Each
-test fails on the reviewed code; none fixes anything."""
+"""Spend caps on batch jobs, from a review of the first version (1d0133c), whose code
+failed each of these: a run with nothing to submit crashed, the never-sent questions
+were skipped by --no-retry-failed, a billed request that brought no answer was not
+counted, a resumed state without reservations counted $0, and the Fanout's own cap was
+ignored by batch jobs."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ from typing import Any
 
 import pytest
 
-import fanout
 from fanout import Fanout, Policy, Pricing
 from fanout.core.models import Usage
 from fanout.engine.merging import build_merged
@@ -65,11 +66,9 @@ def _worst(question: str, **params: Any) -> Decimal:
 async def test_a_batch_job_whose_first_request_does_not_fit_stops_at_the_cap(
     sim: SimFactory, tmp_path: Path
 ) -> None:
-    """A cap below one request's worst case: every question gets its BudgetExceededError
-    record and the job stops at the cap (exit 5). It raised FileNotFoundError instead
-    (``_forget`` of a batch directory never made: no chunk was written), so the CLI
-    exits 2 with "No such file or directory". The same crash ends any batch run with
-    nothing to submit (a finished job run again, the same cap again)."""
+    """A cap below one request's worst case: nothing is submitted, every question gets
+    its BudgetExceededError record and the job stops at the cap (a run with nothing to
+    submit raised FileNotFoundError: no batch directory had been made)."""
     questions = [f"What is {i}?" for i in range(3)]
     src, dst = _write(tmp_path / "q.jsonl", questions), tmp_path / "a.jsonl"
     async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (server, client):
@@ -86,13 +85,16 @@ async def test_a_batch_job_stopped_at_the_cap_asks_the_unsent_again_with_no_retr
     sim: SimFactory, tmp_path: Path
 ) -> None:
     """docs/cost.md: the questions not sent for the cap are asked again by the next run
-    "even with --no-retry-failed (they were never sent)". An online job does
-    (``Done.unsent``); the batch job's ``_read_items`` skips them as failures."""
-    questions = [f"What is {i}?" for i in range(6)]
+    "even with --no-retry-failed (they were never sent)", in a batch job as online.
+    (Answers that use their max_tokens: two cost nearly their worst case, and the third
+    does not fit once they are in.)"""
+    questions = [f"What is {i}? {{{{tokens=400}}}}" for i in range(6)]
     src, dst = _write(tmp_path / "q.jsonl", questions), tmp_path / "a.jsonl"
-    room_for_two = _worst(questions[0]) + _worst(questions[1]) + _worst(questions[2]) / 2
-    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (_, client):
-        fo = Fanout(client, model="m", policy=Policy(mode="split"), pricing=PRICE, memory=False)
+    w = [_worst(q, max_tokens=400) for q in questions]
+    room_for_two = w[0] + w[1] + w[2] / 2
+    async with sim(time_scale=100, batch_completion_s=1) as (_, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), pricing=PRICE, memory=False,
+                    max_tokens=400)  # fmt: skip
         first = JobSummary()
         await run_job(first, fo, src, dst, batch=True, options=FAST, max_cost=room_for_two)
         assert first.stopped_for_budget and first.answered == 2 and first.failed == 4
@@ -110,12 +112,11 @@ async def test_a_merged_batch_request_without_usable_answers_still_counts_agains
     sim: SimFactory, tmp_path: Path
 ) -> None:
     """Every request has max_tokens, so the spend must never pass the cap. A merged
-    batch request cut at its max_tokens before a whole answer was billed, but
-    ``_answers`` gives its usage to the answers it parsed (none), so the job's spend
-    (and the records' ``cost``) leave it out; its questions are retried alone against a
-    cap that does not count it, and the spend passes the cap by half. (The same loses
-    a single request's usage when its reply is empty, and the prompt share of each
-    question a merged reply left out.)"""
+    batch request cut at its max_tokens before a whole answer was billed: its cost is
+    recorded (a record for each of its questions, before they are asked again), so the
+    records' spend is what was billed, and what it leaves is too little to ask the four
+    alone. (Its usage went to the answers parsed, none, and the retries passed the cap
+    by half.)"""
     questions = ["What is 0? {{tokens=400}}"] + [
         f"What is {i}? {{{{tokens=50}}}}" for i in (1, 2, 3)
     ]
@@ -124,7 +125,6 @@ async def test_a_merged_batch_request_without_usable_answers_still_counts_agains
     body = {"model": "m", "max_tokens": 4 * 60 + 4 * (MERGE_ANSWER_OVERHEAD + 24),
             "messages": [{"role": "user", "content": merged.user_message}]}  # fmt: skip
     cap = worst_case(PRICER, body, "m", None, tier="batch") * Decimal("1.02")
-    assert sum(_worst(q, max_tokens=60) for q in questions) < cap  # the retries fit too
     async with sim(time_scale=100, batch_completion_s=1) as (server, client):
         policy = Policy(mode="merge", max_group_size=4)
         fo = Fanout(client, model="m", policy=policy, pricing=PRICE, memory=False)
@@ -132,20 +132,24 @@ async def test_a_merged_batch_request_without_usable_answers_still_counts_agains
         await run_job(summary, fo, src, dst, batch=True, options=FAST, max_cost=cap,
                       max_tokens=60)  # fmt: skip
         billed = _billed(server)
-    assert len(server.batches.batches) == 2  # the merged request, then each question alone
     recorded = sum(Decimal(str(r["cost"])) for r in _records(dst) if r["cost"] is not None)
     assert billed <= cap, f"billed ${billed} > cap ${cap} (the records say ${recorded})"
     assert recorded == billed
+    # Counted, the merged request leaves too little for the four asked again alone:
+    # each gets a record naming it (the merged request's cost, then not sent).
+    last = {r["id"]: r for r in _records(dst)}
+    assert sorted(last) == list(range(4))
+    assert all(r["error"].startswith(f"BudgetExceededError: id {i} ") for i, r in last.items())
+    assert summary.stopped_for_budget
 
 
 async def test_a_batch_job_resumed_from_a_state_without_worst_cases_keeps_the_cap(
     sim: SimFactory, tmp_path: Path
 ) -> None:
-    """A batch started without a cap (or by fanout before 1d0133c) and killed while its
-    batch runs; run again with --max-cost and ten more questions. docs/cost.md: the
-    requests of batches not collected yet count against the cap "so a resumed job
-    counts them too" -- but a state line without "worst" counts $0, so the ten new
-    requests are all sent and the job's spend passes the cap."""
+    """A batch started without a cap (or before batch jobs kept one) and killed while
+    its batch runs; run again with --max-cost and ten more questions: the batch still
+    out reserves its worst case, costed from its input file (its state has none), and
+    what is billed stays within the cap."""
     questions = [f"What is {i}? {{{{tokens=50}}}}" for i in range(20)]
     src, dst = _write(tmp_path / "q.jsonl", questions[:10]), tmp_path / "a.jsonl"
     state = tmp_path / "a.jsonl.batches" / "state.json"
@@ -173,9 +177,8 @@ async def test_a_batch_job_resumed_from_a_state_without_worst_cases_keeps_the_ca
 async def test_a_fanouts_own_spend_cap_holds_for_its_batch_jobs(
     sim: SimFactory, tmp_path: Path
 ) -> None:
-    """docs/cost.md: "A cap on a Fanout holds for all its calls together". A batch job
-    run on a Fanout(max_cost=...) neither checks its cap nor counts in its spent (only
-    run_job(max_cost=) is read), so every question is answered past the cap."""
+    """docs/cost.md: "A cap on a Fanout holds for all its calls together", batch jobs
+    included: a cap below one request's worst case sends none of them."""
     questions = [f"What is {i}?" for i in range(4)]
     src, dst = _write(tmp_path / "q.jsonl", questions), tmp_path / "a.jsonl"
     async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (_, client):
@@ -187,23 +190,18 @@ async def test_a_fanouts_own_spend_cap_holds_for_its_batch_jobs(
     assert summary.answered == 0, f"{summary.answered} answered past the Fanout's cap"
 
 
-async def test_a_wrapped_single_question_stream_keeps_the_spend_cap(sim: SimFactory) -> None:
-    """docs/cost.md: a wrapped client "keeps its Fanout's cap on every part of a
-    prompt". A one-question prompt passes straight through to the client: streamed or
-    not, it is neither checked against the cap nor counted, so a spent cap sends it
-    anyway."""
-    async with sim(time_scale=50) as (server, client):
-        wrapped = fanout.wrap(client, max_cost=0.01, memory=False, max_tokens=80)
-        cap = wrapped.fanout.spend_cap  # type: ignore[attr-defined]
-        cap.spent = cap.cap  # spent: nothing more may be sent
-
-        async def read() -> None:
-            stream = await wrapped.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": "What is A?"}],
-                stream=True,
-            )  # fmt: skip
-            _ = [chunk async for chunk in stream]
-
-        with pytest.raises((fanout.BudgetExceededError, fanout.PartialFailureError)):
-            await read()
-        assert server.stats.requests == []
+async def test_a_batch_jobs_spend_counts_on_its_fanouts_cap(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """What a batch job's answers cost is spent on its Fanout's cap, as its online
+    calls' is: the cap's ``spent`` is the records' cost, nothing left reserved."""
+    questions = [f"What is {i}?" for i in range(4)]
+    src, dst = _write(tmp_path / "q.jsonl", questions), tmp_path / "a.jsonl"
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (_, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), pricing=PRICE, memory=False,
+                    max_cost=1)  # fmt: skip
+        summary = JobSummary()
+        await run_job(summary, fo, src, dst, batch=True, options=FAST)
+    assert summary.batch_answered == 4
+    assert fo.spend_cap is not None and fo.spend_cap.reserved == 0
+    assert fo.spend_cap.spent == sum(Decimal(str(r["cost"])) for r in _records(dst)) > 0

@@ -23,7 +23,7 @@ Nothing is submitted twice: a request goes in a new batch only when it has no ba
 (or its batch is done and it failed or expired there). Failed and expired requests
 are asked again alone: in a follow-up batch if the deadline leaves time for one
 (``Policy.batch_expected_s``) and ``BatchOptions.max_rounds`` allows, else online.
-A spend cap (``max_cost``) is kept on each request's worst case (see ``_within_cap``).
+The spend caps are kept on each request's worst case (``_batch_cap``, ``_within_cap``).
 """
 
 from __future__ import annotations
@@ -35,25 +35,23 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import ValidationError
-
 from ..core.config import DEFAULT_MAX_GROUP_SIZE
-from ..core.exceptions import BudgetExceededError, ConfigError, JobError
+from ..core.exceptions import BudgetExceededError, ConfigError, JobError, QuestionError
 from ..core.models import Answer, Question, Usage
 from ..core.money import Tier
 from ..core.tiers import TierChoice, choose_tier, tier_factor
 from ..engine.flex import flex_until
 from ..engine.intake import messages_for
-from ..engine.merging import apportion, build_merged, parse_merged
+from ..engine.merging import build_merged
 from ..engine.planning import MERGE_ANSWER_OVERHEAD
-from ..engine.spending import call_caps, check_max_cost
+from ._batch_cap import BatchCap
+from ._batch_lines import read_line
 from ._output import BOM, JobOutput, log
 from ._run import BadLine, JobSummary, _call_request, _parse, _record, fingerprint, run_into
-from ._spend import batch_reservations, not_sent, recorded_spend
+from ._spend import not_sent
 
 if TYPE_CHECKING:
     from ..engine.facade import Fanout
@@ -167,7 +165,7 @@ def _read_items(
                 if prev.ok:
                     summary.skipped_done += 1
                     continue
-                if not retry_failed:
+                if not retry_failed and not prev.unsent:  # never sent: asked, as online
                     summary.skipped_failed += 1
                     continue
                 summary.retried_failed += 1
@@ -251,7 +249,17 @@ async def run_job(
     await job.run()
 
 
+def _no_answer(question: Question, usage: Usage) -> Answer:
+    """The record of a batch request that was billed and brought ``question`` no answer."""
+    error = QuestionError("its batch request brought no usable answer for it: asked again",
+                          index=0, question=question.text, attempts=1)  # fmt: skip
+    return Answer(index=0, question=question.text, id=question.id, error=error, usage=usage,
+                  mode="batch", attempts=1)  # fmt: skip
+
+
 def _forget(directory: Path) -> None:
+    if not directory.exists():  # nothing was ever submitted
+        return
     for child in directory.iterdir():
         child.unlink()
     directory.rmdir()
@@ -269,11 +277,10 @@ class _BatchJob:
         self.state, self.options, self.retry_failed = state, options, retry_failed
         self.overrides = {k: v for k, v in overrides.items() if k != "max_cost"}
         self.model, self.system, self.params = _call_request(fo, overrides)
-        self.cap = check_max_cost(overrides.get("max_cost"))
-        """The job's spend cap (over all its runs, as online: see ``_within_cap``)."""
-        if self.cap is not None:
-            call_caps(None, self.cap, fo.pricer, str(self.model))  # a price is needed to keep it
-            summary.spent_before = recorded_spend(dst, fo, self.model)
+        self.caps = BatchCap(fo, overrides.get("max_cost"), dst, str(self.model), summary)
+        self.held: list[tuple[list[_Item], int, int]] = []
+        """(items, round, group size) of requests that did not fit under the caps while
+        batches were out: planned again as those are collected (``_within_cap``)."""
         policy = overrides.get("policy") or fo.policy
         self.policy = policy
         if group_size is None:
@@ -300,6 +307,9 @@ class _BatchJob:
                 self._plan_chunks(fresh, round_=1, group_size=self.group_size)
             while self.state.active():
                 await self._advance()
+                held, self.held = self.held, []
+                for its, round_, size in held:  # what the collected batches spent frees
+                    self._plan_chunks(its, round_=round_, group_size=size)
                 if self.state.active():
                     await asyncio.sleep(self.options.poll_s)
             self.summary.batches = len(self.state.chunks)
@@ -345,7 +355,7 @@ class _BatchJob:
                             "merged": {"format": fmt, "nonce": request.nonce}}  # fmt: skip
                 line = {"custom_id": custom_id, "method": "POST", "url": _ENDPOINT, "body": body}
                 lines.append((model, line, meta))
-        lines = self._within_cap(lines, collected)
+        lines = self._within_cap(lines, collected, round_, group_size)
         # Files: one model each, within the request and byte limits.
         chunk: list[tuple[dict[str, Any], dict[str, Any]]] = []
         size, model_of = 0, None
@@ -362,29 +372,34 @@ class _BatchJob:
             self._record_chunk(chunk, round_)
 
     def _within_cap(
-        self, lines: list[tuple[str, dict[str, Any], dict[str, Any]]], collected: str
-    ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-        """The lines to submit under the spend cap, in order: each reserves its worst case
-        (``_spend.batch_reservations``, kept in the state) against what the cap leaves after
-        the job's spend and the lines of the batches not collected yet. The first line
-        that does not fit, and those after it, are not sent: their questions get a
-        ``BudgetExceededError`` record and the job stops at the cap, as online."""
-        if self.cap is None:
+        self, lines: list[tuple[str, dict[str, Any], dict[str, Any]]], collected: str,
+        round_: int, group_size: int,
+    ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:  # fmt: skip
+        """The lines to submit under the spend caps, in order (see ``_batch_cap``). The
+        first that does not fit, and those after it, wait while batches are out, these
+        lines' included (``held``: what those cost may leave room, as an online request
+        waits for the ones in flight to settle); with none out, they are not sent: their
+        questions get a ``BudgetExceededError`` record, and the job stops at the cap."""
+        if not self.caps.on:
             return lines
-        reserved = sum((Decimal(meta.get("worst", "0")) for chunk in self.state.active()
-                        if chunk["key"] != collected for meta in chunk["lines"].values()),
-                       Decimal(0))  # fmt: skip
-        spent = self.summary.spent_before + (self.summary.cost or 0)
-        fit = batch_reservations([(m, line["body"]) for m, line, _ in lines], self.fo.pricer,
-                                 self.cap - spent - reserved)  # fmt: skip
-        for (_, _, meta), worst in zip(lines, fit, strict=False):
-            meta["worst"] = str(worst)
-        for _, _, meta in lines[len(fit) :]:
-            for qid, _fp in meta["ids"]:
-                item = self.pending[qid]
-                self._write(item, not_sent(item.question, self.cap, spent), "batch")
+        out = [c for c in self.state.active() if c["key"] != collected]
+        reserved = self.caps.reserved(out, batch_dir(self.dst))
+        left = self.caps.left(reserved)
+        for k, (model, line, meta) in enumerate(lines):
+            worst = self.caps.worst(model, line["body"], len(meta["ids"]))
+            if worst <= left:
+                left -= worst
+                meta["worst"] = str(worst)
+                continue
+            rest = [self.pending[qid] for _, _, m in lines[k:] for qid, _ in m["ids"]]
+            if out or k:  # batches out (those before it here included): wait for them
+                self.held.append((rest, round_, group_size))
+            else:
+                for item in rest:
+                    self._write(item, not_sent(item.question, worst, left), "batch")
                 self.summary.stopped_for_budget = True
-        return lines[: len(fit)]
+            return lines[:k]
+        return lines
 
     def _record_chunk(
         self, chunk: list[tuple[dict[str, Any], dict[str, Any]]], round_: int
@@ -475,11 +490,20 @@ class _BatchJob:
             if not ids:
                 continue  # answered before a kill, or its request changed since
             entry = lines.get(custom_id)
-            answered = self._answers(entry, meta) if entry is not None else {}
+            answered: dict[str, Answer] = {}
+            lost: dict[str, Usage] = {}
+            # A merged line partly written before a kill: the rest asked again, alone.
+            if entry is not None and len(ids) == len(meta["ids"]):
+                answered, lost = read_line(entry, meta, [qid for qid, _ in ids],
+                                           [self.pending[qid].question for qid, _ in ids])  # fmt: skip
             for qid, _fp in ids:
                 item = self.pending[qid]
                 answer = answered.get(qid)
                 if answer is None:
+                    if qid in lost:  # billed, no answer: the job's spend counts it
+                        self._write(
+                            item, _no_answer(item.question, lost[qid]), "batch", final=False
+                        )
                     again.append(item)
                     continue
                 self._write(item, answer, "batch")
@@ -503,50 +527,9 @@ class _BatchJob:
             self._plan_chunks(items, round_=round_, group_size=1, collected=collected)
         # else: left pending, asked online once the batches are done
 
-    def _answers(self, entry: dict[str, Any], meta: dict[str, Any]) -> dict[str, Answer]:
-        """The answers an output line holds, by id (none for an error line)."""
-        response = entry.get("response") or {}
-        if entry.get("error") or response.get("status_code") != 200:
-            return {}
-        from openai.types.chat import ChatCompletion  # when a batch is read, not at import
-
-        try:
-            completion = ChatCompletion.model_validate(response.get("body"))
-            choice = completion.choices[0]
-        except (ValidationError, IndexError):
-            return {}
-        usage = completion.usage
-        total = Usage(prompt_tokens=usage.prompt_tokens if usage else 0,
-                      completion_tokens=usage.completion_tokens if usage else 0)  # fmt: skip
-        rid = [str(response.get("request_id") or entry.get("id") or "")]
-        content = choice.message.content
-        ids = [qid for qid, _ in meta["ids"]]
-        if meta["merged"] is None:
-            if not content:
-                return {}
-            q = self.pending[ids[0]].question
-            return {ids[0]: Answer(index=0, question=q.text, id=q.id, text=content,
-                                   choices=[c.message.content or "" for c in completion.choices],
-                                   mode="batch", finish_reason=choice.finish_reason, usage=total,
-                                   attempts=1, request_ids=rid)}  # fmt: skip
-        questions = [self.pending[qid].question for qid in ids]
-        request = build_merged([q.text for q in questions], meta["merged"]["format"],
-                               nonce=meta["merged"]["nonce"])  # fmt: skip
-        found = parse_merged(content, request, truncated=choice.finish_reason == "length")
-        prompt = apportion(total.prompt_tokens, [1] * len(ids))
-        answer_tokens = apportion(total.completion_tokens,
-                                  [len(found.get(t, "")) for t in request.tags])  # fmt: skip
-        out: dict[str, Answer] = {}
-        for i, (q, tag) in enumerate(zip(questions, request.tags, strict=True)):
-            text = found.get(tag)
-            if text is not None:
-                share = Usage(prompt_tokens=prompt[i], completion_tokens=answer_tokens[i])
-                out[ids[i]] = Answer(index=0, question=q.text, id=q.id, text=text, choices=[text],
-                                     mode="batch", finish_reason="stop", usage=share, attempts=1,
-                                     request_ids=rid)  # fmt: skip
-        return out
-
-    def _write(self, item: _Item, answer: Answer, tier: str) -> None:
+    def _write(self, item: _Item, answer: Answer, tier: str, *, final: bool = True) -> None:
+        """Record ``answer`` (``final``: the question's; else a record of what a request
+        that brought it none cost, superseded by its answer) and count it."""
         if answer.cost is None and answer.usage.total_tokens:
             # In US dollars at the tier the answer came through (the batch price).
             model = str(item.question.params.get("model", self.model))
@@ -555,12 +538,16 @@ class _BatchJob:
                 update={"cost": self.fo.pricer.cost(answer.usage, model, tiered)}
             )
         self.out.append(_record(answer, item.line, item.fp))
-        self.pending.pop(item.qid, None)
         self.summary.token_units += answer.usage.total_tokens * tier_factor(tier)
         if answer.cost is not None and self.summary.cost is not None:
             self.summary.cost += answer.cost
         elif answer.usage.total_tokens:
             self.summary.cost = None  # tokens of an unknown price
+        if tier == "batch" and answer.cost is not None:
+            self.caps.spent(answer.cost)  # online answers are counted by the engine
+        if not final:
+            return
+        self.pending.pop(item.qid, None)
         if answer.error is None:
             self.summary.answered += 1
             if tier == "batch":
@@ -575,10 +562,8 @@ class _BatchJob:
             for i in items:
                 yield i.question
 
-        capped: dict[str, Any] = {}
-        if self.cap is not None:  # what the job's cap leaves after its batches
-            spent = self.summary.spent_before + (self.summary.cost or 0)
-            capped["max_cost"] = max(Decimal(0), self.cap - spent)
+        left = self.caps.online_cap()  # what the job's cap leaves after its batches
+        capped: dict[str, Any] = {} if left is None else {"max_cost": left}
         answers = self.fo.as_completed(questions(), **self.overrides, **capped)
         try:
             async for answer in answers:

@@ -12,20 +12,19 @@ output price.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.exceptions import BudgetExceededError
 from ..core.models import Answer, Question, Usage
-from ..engine.spending import Pricer, check_max_cost, worst_case
+from ..engine.spending import check_max_cost
 from ._output import BOM
 
 if TYPE_CHECKING:
     from ..engine.facade import Fanout
 
-__all__ = ["batch_reservations", "job_cap", "not_sent", "record_cost", "recorded_spend"]
+__all__ = ["job_cap", "not_sent", "record_cost", "recorded_spend"]
 
 
 def record_cost(answer: Answer) -> float | None:
@@ -78,26 +77,11 @@ def job_cap(max_cost: object, path: Path, fo: Fanout, model: object) -> tuple[De
     return max(Decimal(0), cap - spent), spent
 
 
-def batch_reservations(
-    requests: list[tuple[str, Mapping[str, Any]]], pricer: Pricer, left: Decimal
-) -> list[Decimal]:
-    """The worst cases, at the batch price, of the first of ``requests`` (model, body)
-    that fit in ``left`` together, in order: a batch's cost is known only once it has
-    run, so each of its requests reserves its worst case against a job's spend cap."""
-    fit: list[Decimal] = []
-    for model, body in requests:
-        worst = worst_case(pricer, body, model, None, tier="batch")
-        if worst > left:
-            break
-        left -= worst
-        fit.append(worst)
-    return fit
-
-
-def not_sent(question: Question, cap: Decimal, spent: Decimal) -> Answer:
-    """The answer of a question whose batch request did not fit under the spend cap."""
+def not_sent(question: Question, worst: Decimal, left: Decimal) -> Answer:
+    """The answer of a question whose batch request's worst case (``worst``) did not fit
+    in what the spend caps left (``left``) with no batch out."""
     error = BudgetExceededError(
-        f"not sent: its batch request's worst case would pass the spend cap max_cost=${cap} "
-        f"(${spent:.6f} spent)", index=0, question=question.text, attempts=0, cap=cap,
-        spent=spent)  # fmt: skip
+        f"not sent: its batch request's worst case ${worst:.6f} would pass the spend cap "
+        f"(${max(left, Decimal(0)):.6f} left of it)", index=0, question=question.text,
+        attempts=0, spent=None)  # fmt: skip
     return Answer(index=0, question=question.text, id=question.id, error=error)
