@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fanout import Fanout, Policy, Pricing
+from fanout import ConfigError, Fanout, Policy, Pricing
 from fanout.core.models import Usage
 from fanout.engine.merging import build_merged
 from fanout.engine.planning import MERGE_ANSWER_OVERHEAD
@@ -205,3 +205,21 @@ async def test_a_batch_jobs_spend_counts_on_its_fanouts_cap(
     assert summary.batch_answered == 4
     assert fo.spend_cap is not None and fo.spend_cap.reserved == 0
     assert fo.spend_cap.spent == sum(Decimal(str(r["cost"])) for r in _records(dst)) > 0
+
+
+async def test_a_capped_batch_job_refuses_a_line_whose_model_has_no_price(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """A line may name its own model; under a cap, one whose price is unknown could not
+    be kept under it (its worst case would count $0): the job stops with a ConfigError
+    naming the model, before its batch is submitted."""
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text(json.dumps({"id": 0, "question": "What is 0?"}) + "\n"
+                   + json.dumps({"id": 1, "question": "What is 1?", "model": "unpriced-x"})
+                   + "\n")  # fmt: skip
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (server, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), pricing={"m": PRICE},
+                    memory=False)  # fmt: skip
+        with pytest.raises(ConfigError, match="unpriced-x"):
+            await run_job(JobSummary(), fo, src, dst, batch=True, options=FAST, max_cost=1)
+        assert not server.batches.batches

@@ -18,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.exceptions import ConfigError
 from ..engine.spending import UNCAPPED_ANSWER_TOKENS, call_caps, check_max_cost, worst_case
 from ._spend import recorded_spend
 
@@ -72,7 +73,11 @@ class BatchCap:
         return max(Decimal(0), self.job - spent)
 
     def worst(self, model: str, body: Mapping[str, Any], questions: int) -> Decimal:
-        """The most a batch request of ``questions`` questions may cost."""
+        """The most a batch request of ``questions`` questions may cost (a ConfigError
+        if its model has no known price: a cap could not be kept on it)."""
+        if model and not self._pricer.known(model):
+            raise ConfigError(f"max_cost needs a price for model {model!r}, and none is "
+                              "known: give one with --price (pricing=fanout.Pricing(...))")  # fmt: skip
         if not isinstance(body.get("max_completion_tokens", body.get("max_tokens")), int):
             body = {**body, "max_tokens": questions * UNCAPPED_ANSWER_TOKENS}
         return worst_case(self._pricer, body, model, None, tier="batch")
