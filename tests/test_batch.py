@@ -411,3 +411,36 @@ async def test_a_deadline_between_flex_and_batch_sends_the_job_at_flex(
         answered = [r for r in server.stats.requests if r.status == 200]
         assert {r.service_tier for r in answered} == {"flex"}
         assert not server.batches.batches
+
+
+async def test_a_batch_job_stopped_after_planning_its_retries_does_not_submit_them_twice(
+    sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped (here: an error raised) after the failed requests of a collected batch
+    were planned into a follow-up batch and before that batch was marked collected: the
+    next run collects it again and finds its failures already planned, so each question
+    goes in at most two batches (its own and one retry), and every id is answered."""
+    from fanout.jobs import _batch
+
+    src, dst = _questions(tmp_path / "q.jsonl", 30), tmp_path / "a.jsonl"
+    planned = _batch._BatchJob._retry
+
+    def stop_after(self: Any, *args: Any, **kwargs: Any) -> None:
+        planned(self, *args, **kwargs)
+        raise RuntimeError("stopped after planning the retries")
+
+    # The first batch expires with half of its requests answered; the others complete.
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=0.5, batch_window_s=1,
+                   batch_expiries=1) as (server, client):  # fmt: skip
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), memory=False)
+        options = BatchOptions(poll_s=0.05)
+        monkeypatch.setattr(_batch._BatchJob, "_retry", stop_after)
+        with pytest.raises(RuntimeError, match="stopped after planning"):
+            await run_job(JobSummary(), fo, src, dst, batch=True, options=options)
+        monkeypatch.setattr(_batch._BatchJob, "_retry", planned)
+        await run_job(JobSummary(), fo, src, dst, batch=True, options=options)
+        asked = Counter(line["body"]["messages"][-1]["content"]
+                        for b in server.batches.batches.values() for line in b.lines)  # fmt: skip
+    last = {r["id"]: r for r in _records(dst)}
+    assert sorted(last) == list(range(30)) and all(r["error"] is None for r in last.values())
+    assert max(asked.values()) == 2, asked.most_common(3)

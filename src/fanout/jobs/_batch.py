@@ -511,6 +511,11 @@ class _BatchJob:
             first = batch.errors.data[0]
             log.warning("batch %s failed validation: %s (line %s)", batch.id, first.message,
                         first.line)  # fmt: skip
+        # Killed once between planning this chunk's retries and marking it done: those
+        # retries are recorded already (an active chunk), and are not planned twice.
+        retried = {qid for c in self.state.active() if c["key"] != chunk["key"]
+                   for line in c["lines"].values() for qid, _ in line["ids"]}  # fmt: skip
+        again = [item for item in again if item.qid not in retried]
         if again:
             self._retry(again, chunk["round"] + 1, chunk["key"])
         chunk["state"] = "done"
