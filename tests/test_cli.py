@@ -323,22 +323,25 @@ async def test_run_after_a_failing_endpoint_answers_the_failed_ids(
     src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
     src.write_text("".join(json.dumps({"id": i, "question": f"q{i}?"}) + "\n" for i in range(20)))
 
-    async def run(base_url: str) -> tuple[int, str]:
+    async def run(base_url: str) -> tuple[int, str, str]:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "fanout", "run", str(src), str(dst), "--base-url", base_url,
             "--model", "m", "--api-key", "sim", "--policy", "split",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
-        out, _ = await proc.communicate()
+        out, err = await proc.communicate()
         assert proc.returncode is not None
-        return proc.returncode, out.decode()
+        return proc.returncode, out.decode(), err.decode()
 
     async with sim(time_scale=100, answer_tokens=3, fault_rates={"500": 1.0}) as (server, _):
-        code, out = await run(server.base_url)
+        code, out, err = await run(server.base_url)
     assert code == 1
     assert "failed 20" in out
+    # Why, on the terminal as well as in the records: the first failure, naming its id.
+    (said,) = [line for line in err.splitlines() if "failed; the first:" in line]
+    assert said.startswith("fanout run: 20 failed; the first: QuestionError: id ") and "500" in said
     async with sim(time_scale=100, answer_tokens=3) as (server, _):
-        code, out = await run(server.base_url)
+        code, out, _ = await run(server.base_url)
     assert code == 0, out
     assert "answered 20, failed 0, already done 0" in out
     assert "asked again: 20 that had failed" in out

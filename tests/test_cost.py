@@ -211,3 +211,20 @@ async def test_a_wrapped_stream_s_live_part_counts_against_the_spend_cap(sim: Si
         assert server.stats.requests == []
     first = raised.value.answers[0]
     assert isinstance(first.error, fanout.BudgetExceededError)
+
+
+async def test_an_estimate_before_spending_assumes_200_token_answers_at_most_max_tokens(
+    sim: SimFactory,
+) -> None:
+    """``Fanout.plan`` with nothing known of the answer lengths: each candidate is priced
+    at 200-token answers (capped by ``max_tokens``), the assumption docs/cost.md states,
+    not at the short answers a cold call's opening may commit to (4 tokens: an estimate
+    25 to 50 times short, seen by a new user's `fanout run --dry-run`)."""
+    questions = [f"What is {i} plus {i}?" for i in range(20)]
+    async with sim(time_scale=100) as (_server, client):
+        fo = fanout.Fanout(client, model="gpt-4o-mini", memory=False)
+        uncapped = fo.plan(questions)  # auto: a cold call would send a first wave
+        capped = fo.plan(questions, max_tokens=100)
+        told = fo.plan(questions, policy=fanout.Policy(expected_tokens=7))
+    split = [next(e for e in p.estimates if e.label == "split") for p in (uncapped, capped, told)]
+    assert [e.est_completion_tokens for e in split] == [20 * 200, 20 * 100, 20 * 7]

@@ -381,6 +381,9 @@ async def _run(args: argparse.Namespace) -> int:
     stopped = budget_stop(summary, args)
     if stopped is not None:
         return stopped
+    if summary.first_error is not None:  # the records say it too; the terminal should
+        print(f"fanout run: {summary.failed} failed; the first: {summary.first_error}",
+              file=sys.stderr)  # fmt: skip
     if summary.failed or summary.skipped_failed:
         return 1
     return 3 if summary.bad_lines else 0

@@ -81,6 +81,18 @@ def open_plan(transport: Transport, batch: list[Job], opts: CallOptions) -> Open
                       lengths_known=known)  # fmt: skip
 
 
+def plan_to_price(transport: Transport, batch: list[Job], opts: CallOptions, plan: Plan) -> Plan:
+    """``plan`` as its cost is estimated before anything is sent (``Fanout.plan``): with
+    the answer lengths unknown, its candidates at the documented assumption (200 tokens,
+    at most ``max_tokens``) rather than at the short answers an opening may commit to:
+    an estimate before spending should not be the cheapest case."""
+    if answer_lengths_known(batch, opts, transport.endpoint.answer_tokens):
+        return plan
+    priced = plan_batch(transport, batch, opts)
+    same = [c for c in priced.candidates if c.label == plan.chosen.label]
+    return dataclasses.replace(priced, chosen=same[0] if same else priced.chosen)
+
+
 def commit_plan(opening: Opening) -> Plan:
     """The plan for all of an opening's questions: its own, or, if it would send a first
     wave, the best one to commit to instead."""

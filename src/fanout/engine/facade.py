@@ -41,7 +41,7 @@ from .call import (
     check_on_error,
     resolve_options,
 )
-from .dispatch import commit_plan, drive, open_plan
+from .dispatch import commit_plan, drive, open_plan, plan_to_price
 from .estimates import estimate_costs
 from .intake import Job, QuestionLike, check_container, params_for, to_question
 from .responses import check_responses_kwargs
@@ -171,7 +171,8 @@ class Fanout:
                 f"A call would start with a {opening.plan.reason} Until the wave tells: "
                 f"{plan.reason}"
             ))  # fmt: skip
-        estimates = estimate_costs(plan, self.pricer, opts.model, opts.create_kwargs)
+        priced = plan_to_price(self._transport, jobs, opts, plan)
+        estimates = estimate_costs(priced, self.pricer, opts.model, opts.create_kwargs)
         return dataclasses.replace(plan, estimates=estimates)
 
     async def ask_many(

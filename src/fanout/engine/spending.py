@@ -110,7 +110,8 @@ def call_caps(
     if caps and not pricer.known(model):
         raise ConfigError(
             f"max_cost needs a price for model {model!r}, and none is known: give one with "
-            "pricing=fanout.Pricing(input=..., output=...) (USD per million tokens)"
+            "pricing=fanout.Pricing(input=..., output=...) (USD per million tokens; on the "
+            "command line, --price IN,OUT)"
         )
     return caps
 

@@ -50,7 +50,16 @@ from ..engine.planning import MERGE_ANSWER_OVERHEAD
 from ._batch_cap import BatchCap
 from ._batch_lines import read_line
 from ._output import BOM, JobOutput, log
-from ._run import BadLine, JobSummary, _call_request, _parse, _record, fingerprint, run_into
+from ._run import (
+    BadLine,
+    JobSummary,
+    _call_request,
+    _error_text,
+    _parse,
+    _record,
+    fingerprint,
+    run_into,
+)
 from ._spend import not_sent
 
 if TYPE_CHECKING:
@@ -559,6 +568,7 @@ class _BatchJob:
                 self.summary.batch_answered += 1
         else:
             self.summary.failed += 1
+            self.summary.first_error = self.summary.first_error or _error_text(answer, item.line)
 
     async def _online(self, items: list[_Item]) -> None:
         by_id = {i.qid: i for i in items}

@@ -62,6 +62,7 @@ from ..core.models import Answer, Question
 from ..core.params import params_problem
 from ..core.progress import count_lines, expected_total
 from ..core.tiers import tier_factor
+from ..engine.spending import call_caps
 from ._output import BOM, Done, JobOutput, id_key, log
 from ._shard import Shard
 from ._spend import job_cap, record_cost
@@ -119,6 +120,8 @@ class JobSummary:
     """What this run's requests cost, in US dollars (None: a price is unknown)."""
     spent_before: Decimal = Decimal(0)
     """With ``max_cost``: what the output's records say earlier runs spent."""
+    first_error: str | None = None
+    """The first failed answer's error, as its record holds it (naming its id)."""
     stopped_for_budget: bool = False
     """``max_cost`` was reached: a request would have passed it, so the job stopped
     reading its input; running it again with a higher cap answers the rest."""
@@ -369,6 +372,8 @@ async def run_into(
     says what was written when it is interrupted."""
     src, dst = Path(input_path), Path(output_path)
     model, system, params = _call_request(fo, overrides)
+    if overrides.get("max_cost") is not None:  # a cap that cannot be kept: before any file
+        call_caps(None, overrides["max_cost"], fo.pricer, str(model))
     with (
         _open_input(src) as f,
         JobOutput.open(dst, overwrite=not resume, input_file=(src, os.fstat(f.fileno()))) as out,
@@ -477,6 +482,7 @@ async def run_into(
                     summary.cached += answer.cached
                 else:
                     summary.failed += 1
+                    summary.first_error = summary.first_error or _error_text(answer, line)
                     if isinstance(answer.error, BudgetExceededError):
                         summary.stopped_for_budget = True
                     if isinstance(answer.error, QuotaExceededError):
