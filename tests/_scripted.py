@@ -84,23 +84,39 @@ async def scripted_server(
         body = json.loads(await reader.readexactly(int(fields.get("content-length", 0))) or b"{}")
         state.requests.append(body)
         whole = response(reply(body), streamed=bool(body.get("stream")), extra=extra)
-        if delay is not None:  # the headers at once, the reply after the delay
-            head_end = whole.index(b"\r\n\r\n") + 4
-            writer.write(whole[:head_end])
-            await writer.drain()
-            await asyncio.sleep(delay(body))
-            whole = whole[head_end:]
-        writer.write(whole)
         try:
+            if delay is not None:  # the headers at once, the reply after the delay
+                head_end = whole.index(b"\r\n\r\n") + 4
+                writer.write(whole[:head_end])
+                await writer.drain()
+                await asyncio.sleep(delay(body))
+                whole = whole[head_end:]
+            writer.write(whole)
             await writer.drain()
+        except ConnectionError:
+            pass  # the client went away (a call's timeout): nothing to answer
         finally:
-            writer.close()
+            writer.close()  # also when the server closes on a delayed reply
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    handlers: set[asyncio.Task[None]] = set()
+
+    async def tracked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        handlers.add(task)
+        try:
+            await handle(reader, writer)
+        finally:
+            handlers.discard(task)
+
+    server = await asyncio.start_server(tracked, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     state.base_url = f"http://127.0.0.1:{port}/v1"
     try:
         yield state
     finally:
         server.close()
+        for task in list(handlers):  # replies still delayed: cut, their sockets closed
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
         await server.wait_closed()

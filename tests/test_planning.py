@@ -301,3 +301,18 @@ def test_requests_in_flight_are_expected_back_as_the_planner_costs_them() -> Non
     in_flight = [(at, [job]) for at, job in zip(starts, jobs, strict=True)]
     assert sent_until(plan, in_flight) == pytest.approx(expected)
     assert sent_until(plan, []) is None
+
+
+def test_a_split_that_the_merge_checks_tie_says_so() -> None:
+    """Three short answers at 3 rpm: merging them would save requests, but the checks ask
+    of the merged group alone as well, so split and merge tie and split is chosen; the
+    reason says the checks made the tie, not that the endpoint decodes in parallel."""
+    budget = Budget(requests_now=1, rpm=3)
+    checked = dataclasses.replace(inputs(3, answer=4, budget=budget),
+                                  merge_checks=MergeChecks(first=True, counts=(0, 0, 0),
+                                                           threshold=0.75))  # fmt: skip
+    plan = make_plan(checked, Policy())
+    assert plan.chosen.label == "split"
+    assert "merge checks would ask" in plan.reason and "in parallel" not in plan.reason
+    unchecked = make_plan(inputs(3, answer=4, budget=budget), Policy())
+    assert unchecked.chosen.label != "split"

@@ -365,6 +365,16 @@ def _reason(
         )
         if inputs.cached_prompt_tokens:
             why += f", and it has the shared prompt ({inputs.cached_prompt_tokens} tokens) cached"
+        checks = inputs.merge_checks
+        if checks is not None and merge.est_wall_s <= chosen.est_wall_s * (1 + policy.slack):
+            # A tie that the checks make: say so, not a speed the estimate did not weigh.
+            return (
+                f"{what}: estimated {chosen.est_wall_s:.2f}s against {merge.est_wall_s:.2f}s "
+                f"for {merge.label}, which would save no time here: merged answers are not yet "
+                "known to agree with split ones, and the merge checks would ask questions of "
+                "the merged groups alone as well "
+                "(Policy.merge_agreement; Policy(merge_agreement=None) merges unchecked)."
+            )
         return (
             f"{what}: estimated {chosen.est_wall_s:.2f}s against {merge.est_wall_s:.2f}s for "
             f"{merge.label}, because {why} (slowdown per request in flight "
