@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -444,3 +445,26 @@ async def test_a_batch_job_stopped_after_planning_its_retries_does_not_submit_th
     last = {r["id"]: r for r in _records(dst)}
     assert sorted(last) == list(range(30)) and all(r["error"] is None for r in last.values())
     assert max(asked.values()) == 2, asked.most_common(3)
+
+
+async def test_a_batch_job_says_how_its_batches_are_doing_while_it_waits(
+    sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With progress on (``fanout run``'s default), a batch job waiting for its batch
+    logs its status and counts on the progress logger (a batch may take hours; it was
+    silent), once per change at most every 5 seconds; with progress off, nothing."""
+    src, dst = _questions(tmp_path / "q.jsonl", 5), tmp_path / "a.jsonl"
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=30) as (_, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), memory=False)
+        with caplog.at_level(logging.INFO, logger="fanout.progress"):
+            await run_job(JobSummary(), fo, src, dst, batch=True, progress=True,
+                          options=BatchOptions(poll_s=0.05))  # fmt: skip
+            said = [r.getMessage() for r in caplog.records if r.name == "fanout.progress"]
+            caplog.clear()
+            await run_job(JobSummary(), fo, src, tmp_path / "b.jsonl", batch=True,
+                          options=BatchOptions(poll_s=0.05))  # fmt: skip
+            quiet = [r for r in caplog.records if r.name == "fanout.progress"]
+    # The batch ran 0.3 s, polled every 0.05 s: one line, not one per poll or status.
+    assert len(said) == 1, said
+    assert said[0].startswith("batch batch_") and ", 0 of 5 request(s) done, 0 failed" in said[0]
+    assert quiet == []

@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Protocol, TextIO
 
-__all__ = ["ProgressSink", "count_lines", "expected_total", "make_progress"]
+__all__ = ["BatchProgress", "ProgressSink", "count_lines", "expected_total", "make_progress"]
 
 log = logging.getLogger("fanout.progress")
 
@@ -103,6 +103,26 @@ class _LogProgress:
 
     def close(self) -> None:
         self._emit()  # the last state, unless it was logged already
+
+
+class BatchProgress:
+    """While a batch job waits for its batches (which may take hours): a line on the
+    progress logger for a batch whose status or counts changed, at most every
+    ``every_s`` seconds, and at least every ``quiet_s`` while nothing changes."""
+
+    def __init__(self, every_s: float = 5.0, quiet_s: float = 60.0) -> None:
+        self._every, self._quiet = every_s, quiet_s
+        self._said: dict[str, tuple[float, tuple[str, int, int, int]]] = {}
+
+    def waiting(self, batch_id: str, status: str, done: int, failed: int, total: int) -> None:
+        now = time.monotonic()
+        state = (status, done, failed, total)
+        last, said = self._said.get(batch_id, (float("-inf"), None))
+        if now - last < (self._every if state != said else self._quiet):
+            return
+        self._said[batch_id] = (now, state)
+        log.info("batch %s: %s, %d of %d request(s) done, %d failed", batch_id, status, done,
+                 total, failed)  # fmt: skip
 
 
 class _LineProgress:

@@ -42,6 +42,7 @@ from ..core.config import DEFAULT_MAX_GROUP_SIZE
 from ..core.exceptions import BudgetExceededError, ConfigError, JobError, QuestionError
 from ..core.models import Answer, Question, Usage
 from ..core.money import Tier
+from ..core.progress import BatchProgress
 from ..core.tiers import TierChoice, choose_tier, tier_factor
 from ..engine.flex import flex_until
 from ..engine.intake import messages_for
@@ -255,6 +256,7 @@ async def run_job(
     summary.tier = "batch"
     group = chosen.chosen.candidate.group_size if chosen is not None else None
     job = _BatchJob(summary, fo, src, dst, state, options, retry_failed, overrides, group)
+    job.progress = BatchProgress() if progress else None
     await job.run()
 
 
@@ -300,6 +302,7 @@ class _BatchJob:
         self.group_size = group_size
         self.client = fo.client
         self.pending: dict[str, _Item] = {}
+        self.progress: BatchProgress | None = None
 
     # --- the run --------------------------------------------------------------------
     async def run(self) -> None:
@@ -454,6 +457,10 @@ class _BatchJob:
             batch = await self.client.batches.retrieve(chunk["batch_id"])
             if batch.status in _TERMINAL:
                 await self._collect(chunk, batch)
+            elif self.progress is not None:
+                n = batch.request_counts
+                self.progress.waiting(batch.id, batch.status, n.completed if n else 0,
+                                      n.failed if n else 0, n.total if n else 0)  # fmt: skip
 
     async def _upload(self, chunk: dict[str, Any]) -> None:
         name = f"fanout-{chunk['key']}.jsonl"
