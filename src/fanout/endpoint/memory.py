@@ -318,6 +318,9 @@ class EndpointMemory:
         for ``model``. Never raises: a failure is a warning, once."""
         if self.directory is None or model != self._model:
             return
+        settled = getattr(transport.limiter, "writes_done", None)
+        if settled is not None:  # what the call learned may still be on its way to redis
+            await settled()
         doc = self._document(transport)
         body = json.dumps(doc, sort_keys=True)
         if body == self._last:

@@ -472,6 +472,11 @@ class RedisLimiter:
         with anyio.CancelScope(shield=True):
             await self._redis.aclose()
 
+    async def writes_done(self) -> None:
+        """Wait for the writes on their way (see ``disconnect``), among them what a call
+        learned of the endpoint's resets: the endpoint memory saved after a call keeps it."""
+        await self._finish_writes()
+
     async def _finish_writes(self) -> None:
         tasks = list(self._tasks)
         if not tasks:
