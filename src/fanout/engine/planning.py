@@ -365,8 +365,9 @@ def _reason(
         )
         if inputs.cached_prompt_tokens:
             why += f", and it has the shared prompt ({inputs.cached_prompt_tokens} tokens) cached"
-        checks = inputs.merge_checks
-        if checks is not None and merge.est_wall_s <= chosen.est_wall_s * (1 + policy.slack):
+        if inputs.merge_checks is not None and merge.est_wall_s <= chosen.est_wall_s * (
+            1 + policy.slack
+        ):
             # A tie that the checks make: say so, not a speed the estimate did not weigh.
             return (
                 f"{what}: estimated {chosen.est_wall_s:.2f}s against {merge.est_wall_s:.2f}s "

@@ -18,7 +18,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.exceptions import ConfigError
 from ..engine.spending import UNCAPPED_ANSWER_TOKENS, call_caps, check_max_cost, worst_case
 from ._spend import recorded_spend
 
@@ -53,8 +52,7 @@ class BatchCap:
         """The least any cap leaves after the spend and ``reserved`` (batches out)."""
         lefts = []
         if self.job is not None:
-            spent = self._summary.spent_before + (self._summary.cost or 0)
-            lefts.append(self.job - spent - reserved)
+            lefts.append(self.job - self._job_spent() - reserved)
         if self.shared is not None:
             lefts.append(self.shared.cap - self.shared.spent - self.shared.reserved - reserved)
         return min(lefts)
@@ -69,15 +67,17 @@ class BatchCap:
         """What the job's cap leaves for questions asked online after the batches."""
         if self.job is None:
             return None
-        spent = self._summary.spent_before + (self._summary.cost or 0)
-        return max(Decimal(0), self.job - spent)
+        return max(Decimal(0), self.job - self._job_spent())
+
+    def _job_spent(self) -> Decimal:
+        """What the job spent: earlier runs' records and this run's answers."""
+        return self._summary.spent_before + (self._summary.cost or 0)
 
     def worst(self, model: str, body: Mapping[str, Any], questions: int) -> Decimal:
         """The most a batch request of ``questions`` questions may cost (a ConfigError
         if its model has no known price: a cap could not be kept on it)."""
-        if model and not self._pricer.known(model):
-            raise ConfigError(f"max_cost needs a price for model {model!r}, and none is "
-                              "known: give one with --price (pricing=fanout.Pricing(...))")  # fmt: skip
+        if model:
+            call_caps(self.shared, self.job, self._pricer, model)
         if not isinstance(body.get("max_completion_tokens", body.get("max_tokens")), int):
             body = {**body, "max_tokens": questions * UNCAPPED_ANSWER_TOKENS}
         return worst_case(self._pricer, body, model, None, tier="batch")

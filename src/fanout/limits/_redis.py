@@ -462,22 +462,20 @@ class RedisLimiter:
         ``_RELEASE_TIMEOUT_S``; the rest are dropped). The limiter stays usable: its next
         request connects again. A ``Fanout`` that made this limiter calls it when its
         last call ends, so that no connection outlives the calls that opened it."""
-        await self._finish_writes()
+        await self.writes_done()
         with anyio.CancelScope(shield=True):
             await self._redis.connection_pool.disconnect()
 
     async def aclose(self) -> None:
         """Finish the writes on their way (see ``disconnect``) and close the connections."""
-        await self._finish_writes()
+        await self.writes_done()
         with anyio.CancelScope(shield=True):
             await self._redis.aclose()
 
     async def writes_done(self) -> None:
-        """Wait for the writes on their way (see ``disconnect``), among them what a call
-        learned of the endpoint's resets: the endpoint memory saved after a call keeps it."""
-        await self._finish_writes()
-
-    async def _finish_writes(self) -> None:
+        """Wait for the writes on their way (at most ``_RELEASE_TIMEOUT_S``; the rest are
+        dropped), among them what a call learned of the endpoint's resets: the endpoint
+        memory saved after a call keeps it."""
         tasks = list(self._tasks)
         if not tasks:
             return
