@@ -121,3 +121,27 @@ async def test_plan_prints_the_cost_of_each_plan_with_a_price_of_your_own(
     assert code == 0, err
     row = [line for line in out.splitlines() if line.startswith("*split ")][-1]
     assert "est. cost" in out and "$0.00" in row and "unknown" not in row
+
+
+async def test_run_max_cost_without_max_tokens_is_a_hard_cap(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """``--max-cost`` without ``--max-tokens``, answers longer than a request reserves
+    (1,500 tokens against 1,000): each answer is capped at what its request reserved, so
+    the job's spend stays within the cap (it passed it when answers ran past their
+    reservation) and the answers cut say so (``finish_reason: length``)."""
+    src, dst = _questions(tmp_path / "q.jsonl", 12, 1500), tmp_path / "a.jsonl"
+    cap = Decimal("0.002")
+    async with sim(time_scale=1000) as (server, _):
+        code, out, err = await _fanout(
+            "run", str(src), str(dst), "--base-url", server.base_url, "--api-key", "sim",
+            "--model", "gpt-4o-mini", "--policy", "split", "--no-progress",
+            "--max-cost", str(cap),
+        )  # fmt: skip
+    assert code == 5, (out, err)
+    records = _records(dst)
+    spent = sum((r["cost"] for r in records if r.get("cost") is not None), Decimal(0))
+    assert 0 < spent <= cap, (spent, cap)
+    answered = [r for r in records if r["error"] is None]
+    assert answered and all(r["finish_reason"] == "length" for r in answered)
+    assert all(r["usage"]["completion_tokens"] == 1000 for r in answered)

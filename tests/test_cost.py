@@ -7,6 +7,7 @@ import logging
 import subprocess
 import sys
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -228,3 +229,58 @@ async def test_an_estimate_before_spending_assumes_200_token_answers_at_most_max
         told = fo.plan(questions, policy=fanout.Policy(expected_tokens=7))
     split = [next(e for e in p.estimates if e.label == "split") for p in (uncapped, capped, told)]
     assert [e.est_completion_tokens for e in split] == [20 * 200, 20 * 100, 20 * 7]
+
+
+def _weather_tools(count: int) -> list[dict[str, object]]:
+    """``count`` function definitions of about 100 tokens each."""
+    return [
+        {"type": "function", "function": {
+            "name": f"get_weather_{i}",
+            "description": "Get the current weather in a given location, with units and details.",
+            "parameters": {"type": "object", "required": ["location"], "properties": {
+                "location": {"type": "string", "description": "The city and state, e.g. Paris, FR"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            }},
+        }}
+        for i in range(count)
+    ]  # fmt: skip
+
+
+def _big_schema(chars: int) -> dict[str, object]:
+    """A JSON schema of one short field whose description runs to ``chars`` characters."""
+    words = "The value, written out in full as the user would expect it to be. "
+    properties = {"value": {"type": "string", "description": words * (chars // len(words))}}
+    return {"type": "json_schema", "json_schema": {"name": "record", "schema": {
+        "type": "object", "properties": properties, "required": ["value"],
+        "additionalProperties": False}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "billed",
+    [
+        {"tools": _weather_tools(50), "tool_choice": "none"},
+        {"response_format": _big_schema(20_000)},
+    ],
+    ids=["tools", "json_schema"],
+)
+async def test_a_spend_cap_reserves_the_definitions_a_request_is_billed_for(
+    sim: SimFactory, billed: dict[str, Any]
+) -> None:
+    """Tool definitions and a response format's schema are billed as prompt tokens (the
+    simulator bills them as the hosted APIs do): a request's worst case counts them, so
+    three questions carrying ~5,000 tokens of them under a cap that one such request
+    fits are answered one at most, the others refused before they are sent, and the
+    spend never passes the cap (it reserved their ~50 tokens of text and spent 3x it)."""
+    async with sim(time_scale=100, answer_tokens=3) as (server, client):
+        fo = fanout.Fanout(client, model="gpt-4o-mini", memory=False)
+        probe = await fo.ask_many(["What is A?"], policy="split", max_tokens=40, **billed)
+        one = probe[0].cost
+        assert one is not None and probe[0].usage.prompt_tokens > 4000
+        cap = one * Decimal("1.5")
+        answers = await fo.ask_many([f"What is {i}?" for i in range(3)], policy="split",
+                                    max_tokens=40, max_cost=cap, on_error="return", **billed)  # fmt: skip
+    spent = answers.report.cost
+    assert spent is not None and spent <= cap, (spent, cap)
+    refused = [a for a in answers if isinstance(a.error, fanout.BudgetExceededError)]
+    assert len(refused) >= 2 and all(a.attempts == 0 for a in refused)
+    assert len(server.stats.requests) <= 2  # the probe, and at most one under the cap

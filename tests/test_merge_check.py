@@ -19,6 +19,7 @@ from openai import AsyncOpenAI
 import fanout
 from fanout.core.config import SPOT_CHECK_EVERY
 from fanout.engine.agreement import answers_agree, compare, established, still_to_check
+from fanout.engine.planning import MERGE_ANSWER_OVERHEAD
 from fanout.sim import answer_for
 
 from ._scripted import scripted_server
@@ -121,21 +122,32 @@ async def test_auto_checks_merged_answers_before_relying_on_them(sim: SimFactory
 async def test_a_small_call_pays_for_its_check_with_fewer_requests_than_splitting(
     sim: SimFactory,
 ) -> None:
-    """A cold call that is one merged group (four questions behind a tight limit, 2 rpm:
-    the plan costs the check's requests, and three still beat four): the check asks two
-    of them alone beside the one merged request, they agree, and the other two take
-    their merged answers: three requests where split sends four."""
+    """A cold call of five questions behind a tight limit (2 rpm), the plan costing the
+    check's requests and its schema's prompt tokens: one question goes first alone (the
+    endpoint's room is unknown), then the other four as one merged group whose check
+    asks two of them alone beside it; they agree, and the other two take their merged
+    answers: four requests where split sends five."""
     async with sim(time_scale=SCALE, rpm=2) as (server, client):
         fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=2 * SCALE), memory=False)
-        answers = await fo.ask_many(QUESTIONS[:4], policy=_policy(max_group_size=4))
+        answers = await fo.ask_many(QUESTIONS[:5], policy=_policy(max_group_size=5))
         sent = len(server.stats.requests)
-    assert answers.texts == [answer_for(q, 2) for q in QUESTIONS[:4]]
-    assert [a.mode for a in answers] == ["merged", "merged", "split", "split"]
+    assert answers.texts == [answer_for(q, 2) for q in QUESTIONS[:5]]
+    assert sorted(a.mode for a in answers) == ["merged"] * 2 + ["split"] * 3
+    assert "1 question sent alone" in answers.report.plan_reasons[0]
     assert answers.report.merge_checks == [
         "2 of 2 merged answers (json) agreed with split ones; "
         "2 questions more of the group took the merged answers"
     ]
-    assert answers.report.requests == sent == 3
+    assert answers.report.requests == sent == 4
+
+
+def _bills_prompts_flat(fo: fanout.Fanout) -> None:
+    """The scripted server bills every prompt 10 tokens: what a merged request adds to its
+    questions' prompt is nothing there, as its first merged reply would teach. Said
+    before the call, so that its cold plan is not costed at the prior's merged prompt
+    (instructions, tags and the JSON schema: ~40 tokens a question), which on four
+    two-token answers tips the plan to splitting and the check is never made."""
+    fo.endpoint.observe_merge_usage(0.0, MERGE_ANSWER_OVERHEAD)
 
 
 def _merged(body: dict[str, Any]) -> bool:
@@ -153,6 +165,7 @@ async def test_a_checks_answers_asked_alone_are_kept_when_the_call_times_out() -
     async with scripted_server(_shifting, room, lambda b: 30.0 if _merged(b) else 0.0) as server:
         client = AsyncOpenAI(base_url=server.base_url, api_key="k")
         fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=20), memory=False)
+        _bills_prompts_flat(fo)
         answers = await fo.ask_many(QUESTIONS[:4], policy=_policy(max_group_size=4),
                                     timeout=2.0, on_error="return")  # fmt: skip
         await client.close()
@@ -261,6 +274,7 @@ async def test_a_check_that_disagrees_asks_the_rest_of_its_group_alone() -> None
         client = AsyncOpenAI(base_url=server.base_url, api_key="k")
         # A tight limit, so that the clock alone would merge all four.
         fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=12), memory=False)
+        _bills_prompts_flat(fo)
         answers = await fo.ask_many(QUESTIONS[:4], policy=_policy(max_group_size=4))
         await client.close()
     assert answers.texts == [answer_for(q, 2) for q in QUESTIONS[:4]]

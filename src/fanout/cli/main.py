@@ -27,7 +27,7 @@ from ..jobs._batch import run_job
 from ..jobs._run import JobSummary
 from .batch import add_batch_args, batch_kwargs, policy_kwargs, tier_lines
 from .caching import add_cache_args, cache_from_args
-from .money import add_money_args, budget_stop, dry_run, estimates_table, pricing_of
+from .money import add_money_args, budget_stop, cap_answers, dry_run, estimates_table, pricing_of
 from .plots import plot_timeline, pyplot
 from .shards import add_combine_parser, add_shard_arg, combine
 from .summary import run_summary
@@ -353,6 +353,7 @@ async def _ask(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    cap_answers(args)
     if args.dry_run:
         return dry_run(args, _fanout)
     capped = {} if args.max_cost is None else {"max_cost": args.max_cost}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.models import Question
 from ..core.money import Pricing
+from ..engine.spending import UNCAPPED_ANSWER_TOKENS
 from ..jobs._output import BOM
 from ..jobs._run import _parse
 from ..jobs._spend import recorded_spend
@@ -69,10 +70,20 @@ def add_money_args(parser: argparse.ArgumentParser, *, run: bool) -> None:
     if run:
         g.add_argument("--max-cost", type=_usd, metavar="USD",
                        help="stop the job before its spend (over all its runs) would pass USD; "
-                            f"exit code {BUDGET_EXIT}")  # fmt: skip
+                            f"exit code {BUDGET_EXIT}. Without --max-tokens each answer is "
+                            f"capped at {UNCAPPED_ANSWER_TOKENS} tokens (what a request "
+                            "reserves), so the cap holds")  # fmt: skip
         g.add_argument("--dry-run", action="store_true",
                        help="send nothing: print the estimated cost and time of each plan for "
                             "the questions OUTPUT does not answer yet")  # fmt: skip
+
+
+def cap_answers(args: argparse.Namespace) -> None:
+    """``--max-cost`` without ``--max-tokens``: each answer's ``max_tokens`` is what its
+    request reserves (``UNCAPPED_ANSWER_TOKENS``), so no answer can cost more than was
+    reserved for it and the cap is hard (an input line's own ``max_tokens`` is kept)."""
+    if getattr(args, "max_cost", None) is not None and args.max_tokens is None:
+        args.max_tokens = UNCAPPED_ANSWER_TOKENS
 
 
 def pricing_of(args: argparse.Namespace) -> dict[str, Any]:

@@ -10,22 +10,47 @@ Otherwise a documented estimate is used:
   which over-counts slightly for Latin scripts and is about right for CJK;
 * plus 3 tokens per message and 3 per request for the chat format.
 
-An estimate only decides how much of the tokens-per-minute budget to reserve;
-the reservation is corrected with the usage the API reports.
+A request is billed for more than its messages' text: ``estimate_request_tokens``
+adds the JSON text of every other field the model reads (tool and function
+definitions, the response format's schema, ``tool_choice``, a message's tool calls,
+``extra_body``, ...), at one token per 3 characters when tiktoken cannot count it
+(JSON is dense in punctuation; the hosted APIs render tools more compactly than their
+JSON, so this errs high). Images, audio and files are not counted: their tokens depend
+on their size and the model, which the request does not say.
+
+An estimate decides how much of the tokens-per-minute budget to reserve (corrected
+with the usage the API reports) and a request's worst case under a spend cap.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["estimate_messages_tokens", "estimate_text_tokens"]
+__all__ = ["estimate_messages_tokens", "estimate_request_tokens", "estimate_text_tokens"]
 
 _PER_MESSAGE = 3
 _PER_REQUEST = 3
+_JSON_CHARS_PER_TOKEN = 3
+
+# Request fields the model does not read as text: sampling, output and transport
+# settings (counted elsewhere, as ``max_tokens`` is, or not billed at all). Every other
+# field is counted as its JSON, so a new one errs on the side of reserving too much.
+_NOT_PROMPT = frozenset(
+    {
+        "messages", "model", "max_tokens", "max_completion_tokens", "max_output_tokens", "n",
+        "temperature", "top_p", "stream", "stream_options", "stop", "presence_penalty",
+        "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "user", "seed",
+        "parallel_tool_calls", "metadata", "store", "service_tier", "reasoning_effort",
+        "modalities", "prompt_cache_key", "safety_identifier", "verbosity", "timeout",
+        "extra_headers", "extra_query", "prediction", "background",
+        "truncation", "include", "previous_response_id",
+    }
+)  # fmt: skip
 
 
 @lru_cache(maxsize=8)
@@ -93,4 +118,37 @@ def estimate_messages_tokens(
     total = _PER_REQUEST
     for message in messages:
         total += _PER_MESSAGE + count(_content_text(message.get("content")))
+    return total
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as the JSON a request carries (a pydantic model class, as
+    ``response_format=Model`` passes, as its JSON schema)."""
+
+    def schema_of(obj: Any) -> Any:
+        schema = getattr(obj, "model_json_schema", None)
+        return schema() if callable(schema) else str(obj)
+
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=schema_of)
+
+
+def estimate_request_tokens(params: Mapping[str, Any], model: str | None = None) -> int:
+    """Estimated prompt tokens a chat request is billed for: its messages' text (as
+    :func:`estimate_messages_tokens`), each message's other fields (tool calls, names),
+    and every request field the model reads, as its JSON (see the module docstring)."""
+    messages = params.get("messages") or []
+    total = estimate_messages_tokens(messages, model)
+    counter = _tiktoken_counter(model or "gpt-4o")
+    extras: list[Any] = []
+    for message in messages:
+        if isinstance(message, Mapping):
+            fields = {k: v for k, v in message.items() if k not in ("role", "content")}
+            if any(v is not None for v in fields.values()):
+                extras.append(fields)
+    rest = {k: v for k, v in params.items() if k not in _NOT_PROMPT and v is not None}
+    if rest:
+        extras.append(rest)
+    for extra in extras:
+        text = _json_text(extra)
+        total += counter(text) if counter else math.ceil(len(text) / _JSON_CHARS_PER_TOKEN)
     return total

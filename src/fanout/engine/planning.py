@@ -66,9 +66,14 @@ _UNMERGEABLE_PARAMS = frozenset(
 )
 
 # Tokens a merged request adds: the instructions once, and a tag (and JSON
-# punctuation) per question in the prompt and per answer in the reply.
+# punctuation) per question in the prompt and per answer in the reply; with the JSON
+# format, its response schema is billed as prompt too: a fixed part, and per question
+# a property whose key (the tag and the question's first line) appears twice, as a
+# property and in ``required``.
 MERGE_PROMPT_OVERHEAD = 60
 MERGE_PROMPT_PER_QUESTION = 6
+MERGE_SCHEMA_OVERHEAD = 25
+MERGE_SCHEMA_PER_QUESTION = 8
 MERGE_ANSWER_OVERHEAD = 8
 PRIOR_ANSWER_TOKENS = 200
 
@@ -100,10 +105,14 @@ anchor: its first line, cut at ``merging.ANCHOR_CHARS`` characters)."""
 def merge_prompt_extra(inputs: PlanInputs, group: list[int]) -> float:
     """The prompt tokens a merged request of ``group`` adds to its questions': learned
     per question where merged requests were seen, else the prior (instructions, and
-    per question its tag)."""
+    per question its tag; the JSON format's schema, which carries each question's
+    anchor twice)."""
     if inputs.merge_prompt_per_question is not None:
         return inputs.merge_prompt_per_question * len(group)
-    return MERGE_PROMPT_OVERHEAD + MERGE_PROMPT_PER_QUESTION * len(group)
+    anchors = sum(min(inputs.question_tokens[i], ANCHOR_TOKENS) for i in group)
+    fixed = MERGE_PROMPT_OVERHEAD + MERGE_SCHEMA_OVERHEAD
+    per_question = MERGE_PROMPT_PER_QUESTION + MERGE_SCHEMA_PER_QUESTION
+    return fixed + per_question * len(group) + 2 * anchors
 
 
 def merge_answer_extra(inputs: PlanInputs, group: list[int]) -> float:

@@ -35,7 +35,7 @@ from ..core.money import (
     price_known,
     tier_of,
 )
-from ..endpoint.tokens import estimate_messages_tokens
+from ..endpoint.tokens import estimate_request_tokens, estimate_text_tokens
 
 __all__ = [
     "OverBudgetError",
@@ -171,16 +171,19 @@ def worst_case(
     tier: Tier | None = None,
 ) -> Decimal:
     """The most a request sent with ``params`` is expected to cost: its prompt (with a
-    margin) and its ``max_tokens`` (else four times the answers seen, else 1000) times
-    ``n``, at the full price of its tier (``tier``, else the one its parameters ask
-    for: a request in a batch is priced at the batch tier)."""
-    prompt = estimate_messages_tokens(params.get("messages") or [], model)
+    margin: the messages and every other field billed as prompt, tools and the response
+    format's schema among them, see ``estimate_request_tokens``) and its ``max_tokens``
+    (else four times the answers seen, else 1000) times ``n``, plus a predicted output
+    (``prediction``, billed as output where it is rejected), at the full price of its
+    tier (``tier``, else the one its parameters ask for: a request in a batch is priced
+    at the batch tier)."""
+    prompt = estimate_request_tokens(params, model)
     prompt = int(prompt * PROMPT_MARGIN) + PROMPT_MARGIN_TOKENS
     cap = params.get("max_completion_tokens", params.get("max_tokens"))
     if not isinstance(cap, int) or cap <= 0:
         cap = int(4 * answer_tokens) if answer_tokens else UNCAPPED_ANSWER_TOKENS
     n = params.get("n")
-    completion = cap * (n if isinstance(n, int) and n > 0 else 1)
+    completion = cap * (n if isinstance(n, int) and n > 0 else 1) + _predicted(params)
     usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
     if tier is None:
         cost = pricer.of_params(usage, params, model)
@@ -264,6 +267,18 @@ async def spend_on(
     finally:
         for cap in caps:
             cap.settle(need, spent)
+
+
+def _predicted(params: Mapping[str, Any]) -> int:
+    """The tokens of a request's predicted output (``prediction``), each billed as an
+    output token if the model does not use it."""
+    prediction = params.get("prediction")
+    if not isinstance(prediction, Mapping):
+        return 0
+    content = prediction.get("content")
+    if isinstance(content, list):
+        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return estimate_text_tokens(content) if isinstance(content, str) else 0
 
 
 def _minus(after: Usage, before: Usage) -> Usage:

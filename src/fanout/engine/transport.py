@@ -29,7 +29,7 @@ from ..core.exceptions import FanoutError
 from ..core.models import Usage
 from ..core.redact import register_headers, register_secret
 from ..endpoint.model import EndpointModel
-from ..endpoint.tokens import estimate_messages_tokens
+from ..endpoint.tokens import estimate_messages_tokens, estimate_request_tokens
 from ..limits._local import LocalLimiter, RateLimiter, current_ticket
 from ..limits._redis import RedisUnavailableError
 from .call import CallOptions, CallStats, Tally
@@ -235,7 +235,7 @@ class Transport:
         self._check_quota(stats)
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         n = params.get("n") or 1
-        prompt = estimate_messages_tokens(params["messages"], opts.model)
+        prompt = estimate_request_tokens(params, opts.model)
         reserve = prompt + int(max_out) * int(n)
         async with self._slots:
             waited = await self.limiter.acquire(reserve)
@@ -455,7 +455,7 @@ class Transport:
         params = {**params, "stream": True, "stream_options": {"include_usage": True}}
         register_headers(params.get("extra_headers"))
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
-        reserve = estimate_messages_tokens(params["messages"], params.get("model")) + int(max_out)
+        reserve = estimate_request_tokens(params, params.get("model")) + int(max_out)
         # The slot is held by the stream, not by a task: whoever reads it (each step may
         # run in a task of its own, as under ``asyncio.wait_for``), and whoever closes it
         # (the task that gives up on it, the loop's finalizer if it is dropped), the slot

@@ -37,7 +37,7 @@ from typing import Any
 from ._api import CHAT, Parsed
 from ._config import SimConfig
 from ._http import Request, Responder
-from ._prompt import read_prompt
+from ._prompt import definition_tokens, read_prompt
 from ._text import count_tokens
 
 __all__ = ["BatchStore"]
@@ -333,6 +333,7 @@ class BatchStore:
         if not isinstance(parsed, Parsed):
             return 400, parsed
         prompt, question, prompt_tokens = read_prompt(parsed.messages)
+        prompt_tokens += definition_tokens(payload)
         reply = CHAT.compose(parsed, prompt, question, self.config.answer_tokens)
         completion = count_tokens(reply.text) * parsed.n
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion,

@@ -3,12 +3,13 @@ server that caches prompt prefixes has already processed."""
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from typing import Any
 
 from ._text import count_tokens
 
-__all__ = ["MESSAGE_OVERHEAD", "PrefixCache", "Prompt", "read_prompt"]
+__all__ = ["MESSAGE_OVERHEAD", "PrefixCache", "Prompt", "definition_tokens", "read_prompt"]
 
 MESSAGE_OVERHEAD = 3
 """Tokens per message for role and separators, as chat formats do."""
@@ -33,6 +34,21 @@ def read_prompt(messages: list[Any]) -> tuple[Prompt, str, int]:
             last_user = text
     total = _BASE + sum(MESSAGE_OVERHEAD + count_tokens(text) for _, text in pairs)
     return tuple(pairs), last_user, total
+
+
+_DEFINITIONS = ("tools", "functions", "response_format", "text")
+_CHARS_PER_DEFINITION_TOKEN = 4
+
+
+def definition_tokens(payload: dict[str, Any]) -> int:
+    """The prompt tokens a request's definitions are billed for, as the hosted APIs
+    bill them: its tools and functions, its response format's schema (``text.format``
+    on the Responses API), about four characters of their JSON a token."""
+    fields = {k: payload[k] for k in _DEFINITIONS if payload.get(k) is not None}
+    if not fields:
+        return 0
+    text = json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+    return -(-len(text) // _CHARS_PER_DEFINITION_TOKEN)
 
 
 def _common_chars(a: str, b: str) -> int:

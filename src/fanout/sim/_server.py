@@ -18,7 +18,7 @@ from ._config import SimConfig
 from ._engine import Engine, Sequence
 from ._http import HTTPServer, Request, Responder
 from ._limits import Bucket, SlidingWindow, go_duration
-from ._prompt import read_prompt
+from ._prompt import definition_tokens, read_prompt
 from ._reply import Reply, token_ends
 from ._stats import RequestRecord, SimStats
 from ._text import count_tokens
@@ -253,6 +253,7 @@ class SimServer:
         n, max_tokens = parsed.n, parsed.max_tokens
         record.stream = parsed.stream
         prompt, question, prompt_tokens = read_prompt(parsed.messages)
+        prompt_tokens += definition_tokens(payload)
         record.prompt_tokens = prompt_tokens
 
         keys = self._keys.get(api_key)
