@@ -114,6 +114,19 @@ async def test_sim_batch_expires_and_refuses_mixed_models(sim: SimFactory) -> No
         assert "a" not in server.batches.submitted  # a failed validation submits nothing
 
 
+def test_sim_batch_damaged_lines_refuses_an_unknown_damage_or_line() -> None:
+    """SimConfig(batch_damaged_lines=...): a line number below 1 or a damage not in
+    BATCH_LINE_DAMAGE fails at construction, naming it."""
+    from fanout.sim import BATCH_LINE_DAMAGE, SimConfig
+
+    assert SimConfig(batch_damaged_lines=dict.fromkeys(range(1, 5), "torn"))
+    assert set(BATCH_LINE_DAMAGE) == {"torn", "array", "string", "null"}
+    with pytest.raises(ValueError, match="unknown batch line damage 'cut' for line 2"):
+        SimConfig(batch_damaged_lines={2: "cut"})
+    with pytest.raises(ValueError, match="batch_damaged_lines: line 0 must be"):
+        SimConfig(batch_damaged_lines={0: "torn"})
+
+
 def _questions(path: Path, n: int) -> Path:
     path.write_text("".join(json.dumps({"id": i, "question": f"What is {i}?"}) + "\n"
                             for i in range(n)))  # fmt: skip
