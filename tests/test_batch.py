@@ -481,3 +481,38 @@ async def test_a_batch_job_says_how_its_batches_are_doing_while_it_waits(
     assert len(said) == 1, said
     assert said[0].startswith("batch batch_") and ", 0 of 5 request(s) done, 0 failed" in said[0]
     assert quiet == []
+
+
+@pytest.mark.parametrize("damage", ["torn", "array", "string", "null"])
+async def test_a_bad_line_in_a_batchs_output_file_is_reported_and_its_question_asked_again(
+    sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
+) -> None:
+    """A completed batch whose output file has one bad line (cut short, or JSON that is
+    no object) among nine good ones: the nine answers are recorded, a warning names the
+    batch's output file, the line and (when it can be read) its custom_id, the bad
+    line's question is answered in a follow-up batch, and the job ends, its state gone
+    (it stopped at the first bad line before, nothing recorded, and so on every run)."""
+    src, dst = _questions(tmp_path / "q.jsonl", 10), tmp_path / "a.jsonl"
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1,
+                   batch_damaged_lines={4: damage}) as (server, client):  # fmt: skip
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), memory=False)
+        summary = JobSummary()
+        with caplog.at_level(logging.WARNING, logger="fanout.jobs"):
+            await run_job(summary, fo, src, dst, batch=True, options=BatchOptions(poll_s=0.05))
+        first, *later = server.batches.batches.values()
+        assert first.output_file_id is not None
+        output = server.batches.files[first.output_file_id].data.decode().splitlines()
+    assert len(output) == 10 and not output[3].endswith("}")  # the fourth line is bad
+    records = _records(dst)
+    assert sorted(r["id"] for r in records) == list(range(10))  # each id once
+    assert all(r["error"] is None and r["mode"] == "batch" for r in records)
+    bad_id = first.lines[3]["custom_id"]
+    assert [line["body"]["messages"][-1]["content"] for b in later for line in b.lines] == [
+        "What is 3?"
+    ]
+    assert summary.answered == summary.batch_answered == 10
+    warnings = [r.getMessage() for r in caplog.records if r.name == "fanout.jobs"]
+    assert len(warnings) == 1, warnings
+    assert first.output_file_id in warnings[0] and "line 4" in warnings[0]
+    assert (bad_id in warnings[0]) == (damage == "torn"), warnings[0]
+    assert not (tmp_path / "a.jsonl.batches").exists()

@@ -49,7 +49,7 @@ from ..engine.intake import messages_for
 from ..engine.merging import build_merged
 from ..engine.planning import MERGE_ANSWER_OVERHEAD
 from ._batch_cap import BatchCap
-from ._batch_lines import read_line
+from ._batch_lines import read_file, read_line
 from ._output import BOM, JobOutput, log
 from ._run import (
     BadLine,
@@ -492,14 +492,11 @@ class _BatchJob:
 
     async def _collect(self, chunk: dict[str, Any], batch: Any) -> None:
         """Write the answers of a finished batch; re-plan what failed or expired."""
-        lines: dict[str, Any] = {}
-        for file_id in (batch.output_file_id, batch.error_file_id):
+        lines: dict[str, dict[str, Any]] = {}
+        for kind, file_id in (("output", batch.output_file_id), ("error", batch.error_file_id)):
             if file_id:
                 content = await self.client.files.content(file_id)
-                for raw in content.text.splitlines():
-                    if raw.strip():
-                        entry = json.loads(raw)
-                        lines[str(entry.get("custom_id"))] = entry
+                lines.update(read_file(content.text, batch.id, kind, file_id))
         again: list[_Item] = []
         for custom_id, meta in chunk["lines"].items():
             ids = [(qid, fp) for qid, fp in meta["ids"] if self._is_pending(qid, fp)]
