@@ -516,3 +516,91 @@ async def test_a_bad_line_in_a_batchs_output_file_is_reported_and_its_question_a
     assert first.output_file_id in warnings[0] and "line 4" in warnings[0]
     assert (bad_id in warnings[0]) == (damage == "torn"), warnings[0]
     assert not (tmp_path / "a.jsonl.batches").exists()
+
+
+_CHUNK = {"key": "k", "round": 1, "file": "k.jsonl", "file_id": None, "batch_id": None,
+          "state": "written", "lines": {"k-1": {"ids": [["0", "fp"]], "merged": None}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("state", "wrong"),
+    [
+        ([], "the state should be an object, not an array"),
+        ({"version": 1, "chunks": None}, "chunks should be an array, not null"),
+        ({"chunks": [1]}, "chunks[0] should be an object, not a number"),
+        ({"chunks": [{k: v for k, v in _CHUNK.items() if k != "lines"}]},
+         "chunks[0].lines is missing"),
+        ({"chunks": [{**_CHUNK, "lines": []}]}, "chunks[0].lines should be an object"),
+        ({"chunks": [{**_CHUNK, "lines": {"k-1": {"ids": [["0"]], "merged": None}}}]},
+         "chunks[0].lines.k-1.ids[0]: List should have at least 2 items"),
+        ({"chunks": [{**_CHUNK, "state": "running"}]}, "chunks[0].state: Input should be"),
+    ],
+    ids=["a list", "chunks null", "a chunk no object", "no lines", "lines a list",
+         "an id no pair", "an unknown state"],
+)  # fmt: skip
+async def test_a_batch_state_of_a_bad_shape_stops_the_job_with_one_line_naming_it(
+    sim: SimFactory, tmp_path: Path, state: Any, wrong: str
+) -> None:
+    """`OUTPUT.batches/state.json` that is JSON but no batch state (a list, `chunks:
+    null`, a chunk without `lines`, values of the wrong type): `fanout run` exits 2 with
+    one line naming the state file and what is wrong, as for a state that is no JSON,
+    sends nothing and leaves the state as it was (these ended in an AttributeError,
+    TypeError, KeyError or ValueError traceback, or an error naming no file)."""
+    src, dst = _questions(tmp_path / "q.jsonl", 3), tmp_path / "a.jsonl"
+    path = tmp_path / "a.jsonl.batches" / "state.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(state))
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (server, _):
+        proc = await _cli(server.base_url, src, dst, "--batch")
+        _, err = await proc.communicate()
+        assert not server.batches.files and server.stats.completions == 0
+    lines = err.decode().splitlines()
+    assert proc.returncode == 2, err.decode()
+    assert len(lines) == 1, err.decode()
+    assert lines[0].startswith(f"fanout run: cannot read the batch state {path}: "), lines[0]
+    assert wrong in lines[0], lines[0]
+    assert json.loads(path.read_text()) == state
+
+
+_LINE_META = {"ids": [["0", "fp"]], "merged": None}
+
+
+@pytest.mark.parametrize(
+    ("state", "wrong"),
+    [
+        ({"chunks": [{**_CHUNK, "round": True}]},
+         "chunks[0].round: Input should be a valid integer (got a boolean)"),
+        ({"chunks": [{**_CHUNK, "file": "../x.jsonl"}]},
+         "chunks[0].file: '../x.jsonl' is not the name of a .jsonl file in the state's directory"),
+        ({"chunks": [{**_CHUNK, "lines": {"k-1": {**_LINE_META, "worst": "lots"}}}]},
+         "chunks[0].lines.k-1.worst: 'lots' is not an amount"),
+        ({"deadline_at": "soon", "chunks": [_CHUNK]},
+         "deadline_at: Input should be a valid number (got a string)"),
+        ({"chunks": [{**_CHUNK, "lines": {"k-1": {**_LINE_META,
+                                                  "merged": {"format": "xml", "nonce": "n"}}}}]},
+         "chunks[0].lines.k-1.merged.format: Input should be 'json' or 'text' (got a string)"),
+        ({"version": 2, "chunks": [_CHUNK]}, "version: Input should be 1 (got a number)"),
+    ],
+    ids=["a round true", "a file elsewhere", "a worst no amount", "a deadline no number",
+         "an unknown merge format", "another version"],
+)  # fmt: skip
+async def test_run_job_refuses_a_batch_state_with_a_value_of_the_wrong_type_naming_it(
+    sim: SimFactory, tmp_path: Path, state: Any, wrong: str
+) -> None:
+    """From Python, every value of the state is checked when it is loaded: a JobError
+    naming the file and the value, before anything is sent. (These states failed later,
+    here on the chunk's missing input file, naming no state; a chunk's input file named
+    outside the state's directory would be uploaded, and deleted once collected.)"""
+    from fanout import JobError
+
+    src, dst = _questions(tmp_path / "q.jsonl", 3), tmp_path / "a.jsonl"
+    path = tmp_path / "a.jsonl.batches" / "state.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(state))
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (server, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), memory=False)
+        with pytest.raises(JobError) as raised:
+            await run_job(JobSummary(), fo, src, dst, batch=True, options=BatchOptions(poll_s=0.05))
+        assert not server.batches.files and server.stats.completions == 0
+    assert str(raised.value) == f"cannot read the batch state {path}: {wrong}"
+    assert json.loads(path.read_text()) == state
