@@ -518,6 +518,29 @@ async def test_a_bad_line_in_a_batchs_output_file_is_reported_and_its_question_a
     assert not (tmp_path / "a.jsonl.batches").exists()
 
 
+def test_a_batch_file_line_without_a_string_custom_id_or_an_object_response_is_left_out(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Lines that are objects but hold no string custom_id, or a response that is no
+    object, are left out with a warning naming the file and the line (the second
+    ended in an AttributeError when the line was read); the good line is kept."""
+    from fanout.jobs._batch_lines import read_file
+
+    good = {"custom_id": "k-1", "response": None, "error": {"code": "batch_expired"}}
+    text = "\n".join([json.dumps({"custom_id": 5, "response": None}),
+                      json.dumps({"custom_id": "k-2", "response": [1]}),
+                      json.dumps(good)])  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="fanout.jobs"):
+        lines = read_file(text, "batch_1", "error", "file-1")
+    assert lines == {"k-1": good}
+    said = [r.getMessage() for r in caplog.records if r.name == "fanout.jobs"]
+    assert len(said) == 2, said
+    assert said[0].startswith("batch batch_1: line 1 of its error file file-1 is unusable: ")
+    assert "no string custom_id (5)" in said[0]
+    assert said[1].startswith("batch batch_1: line 2 of its error file file-1 is unusable "
+                              "(custom_id 'k-2'): its response is not an object")  # fmt: skip
+
+
 _CHUNK = {"key": "k", "round": 1, "file": "k.jsonl", "file_id": None, "batch_id": None,
           "state": "written", "lines": {"k-1": {"ids": [["0", "fp"]], "merged": None}}}  # fmt: skip
 
