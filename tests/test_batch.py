@@ -114,6 +114,19 @@ async def test_sim_batch_expires_and_refuses_mixed_models(sim: SimFactory) -> No
         assert "a" not in server.batches.submitted  # a failed validation submits nothing
 
 
+def test_sim_batch_damaged_lines_refuses_an_unknown_damage_or_line() -> None:
+    """SimConfig(batch_damaged_lines=...): a line number below 1 or a damage not in
+    BATCH_LINE_DAMAGE fails at construction, naming it."""
+    from fanout.sim import BATCH_LINE_DAMAGE, SimConfig
+
+    assert SimConfig(batch_damaged_lines=dict.fromkeys(range(1, 5), "torn"))
+    assert set(BATCH_LINE_DAMAGE) == {"torn", "array", "string", "null"}
+    with pytest.raises(ValueError, match="unknown batch line damage 'cut' for line 2"):
+        SimConfig(batch_damaged_lines={2: "cut"})
+    with pytest.raises(ValueError, match="batch_damaged_lines: line 0 must be"):
+        SimConfig(batch_damaged_lines={0: "torn"})
+
+
 def _questions(path: Path, n: int) -> Path:
     path.write_text("".join(json.dumps({"id": i, "question": f"What is {i}?"}) + "\n"
                             for i in range(n)))  # fmt: skip
@@ -468,3 +481,149 @@ async def test_a_batch_job_says_how_its_batches_are_doing_while_it_waits(
     assert len(said) == 1, said
     assert said[0].startswith("batch batch_") and ", 0 of 5 request(s) done, 0 failed" in said[0]
     assert quiet == []
+
+
+@pytest.mark.parametrize("damage", ["torn", "array", "string", "null"])
+async def test_a_bad_line_in_a_batchs_output_file_is_reported_and_its_question_asked_again(
+    sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
+) -> None:
+    """A completed batch whose output file has one bad line (cut short, or JSON that is
+    no object) among nine good ones: the nine answers are recorded, a warning names the
+    batch's output file, the line and (when it can be read) its custom_id, the bad
+    line's question is answered in a follow-up batch, and the job ends, its state gone
+    (it stopped at the first bad line before, nothing recorded, and so on every run)."""
+    src, dst = _questions(tmp_path / "q.jsonl", 10), tmp_path / "a.jsonl"
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1,
+                   batch_damaged_lines={4: damage}) as (server, client):  # fmt: skip
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), memory=False)
+        summary = JobSummary()
+        with caplog.at_level(logging.WARNING, logger="fanout.jobs"):
+            await run_job(summary, fo, src, dst, batch=True, options=BatchOptions(poll_s=0.05))
+        first, *later = server.batches.batches.values()
+        assert first.output_file_id is not None
+        output = server.batches.files[first.output_file_id].data.decode().splitlines()
+    assert len(output) == 10 and not output[3].endswith("}")  # the fourth line is bad
+    records = _records(dst)
+    assert sorted(r["id"] for r in records) == list(range(10))  # each id once
+    assert all(r["error"] is None and r["mode"] == "batch" for r in records)
+    bad_id = first.lines[3]["custom_id"]
+    assert [line["body"]["messages"][-1]["content"] for b in later for line in b.lines] == [
+        "What is 3?"
+    ]
+    assert summary.answered == summary.batch_answered == 10
+    warnings = [r.getMessage() for r in caplog.records if r.name == "fanout.jobs"]
+    assert len(warnings) == 1, warnings
+    assert first.output_file_id in warnings[0] and "line 4" in warnings[0]
+    assert (bad_id in warnings[0]) == (damage == "torn"), warnings[0]
+    assert not (tmp_path / "a.jsonl.batches").exists()
+
+
+def test_a_batch_file_line_without_a_string_custom_id_or_an_object_response_is_left_out(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Lines that are objects but hold no string custom_id, or a response that is no
+    object, are left out with a warning naming the file and the line (the second
+    ended in an AttributeError when the line was read); the good line is kept."""
+    from fanout.jobs._batch_lines import read_file
+
+    good = {"custom_id": "k-1", "response": None, "error": {"code": "batch_expired"}}
+    text = "\n".join([json.dumps({"custom_id": 5, "response": None}),
+                      json.dumps({"custom_id": "k-2", "response": [1]}),
+                      json.dumps(good)])  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="fanout.jobs"):
+        lines = read_file(text, "batch_1", "error", "file-1")
+    assert lines == {"k-1": good}
+    said = [r.getMessage() for r in caplog.records if r.name == "fanout.jobs"]
+    assert len(said) == 2, said
+    assert said[0].startswith("batch batch_1: line 1 of its error file file-1 is unusable: ")
+    assert "no string custom_id (5)" in said[0]
+    assert said[1].startswith("batch batch_1: line 2 of its error file file-1 is unusable "
+                              "(custom_id 'k-2'): its response is not an object")  # fmt: skip
+
+
+_CHUNK = {"key": "k", "round": 1, "file": "k.jsonl", "file_id": None, "batch_id": None,
+          "state": "written", "lines": {"k-1": {"ids": [["0", "fp"]], "merged": None}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("state", "wrong"),
+    [
+        ([], "the state should be an object, not an array"),
+        ({"version": 1, "chunks": None}, "chunks should be an array, not null"),
+        ({"chunks": [1]}, "chunks[0] should be an object, not a number"),
+        ({"chunks": [{k: v for k, v in _CHUNK.items() if k != "lines"}]},
+         "chunks[0].lines is missing"),
+        ({"chunks": [{**_CHUNK, "lines": []}]}, "chunks[0].lines should be an object"),
+        ({"chunks": [{**_CHUNK, "lines": {"k-1": {"ids": [["0"]], "merged": None}}}]},
+         "chunks[0].lines.k-1.ids[0]: List should have at least 2 items"),
+        ({"chunks": [{**_CHUNK, "state": "running"}]}, "chunks[0].state: Input should be"),
+    ],
+    ids=["a list", "chunks null", "a chunk no object", "no lines", "lines a list",
+         "an id no pair", "an unknown state"],
+)  # fmt: skip
+async def test_a_batch_state_of_a_bad_shape_stops_the_job_with_one_line_naming_it(
+    sim: SimFactory, tmp_path: Path, state: Any, wrong: str
+) -> None:
+    """`OUTPUT.batches/state.json` that is JSON but no batch state (a list, `chunks:
+    null`, a chunk without `lines`, values of the wrong type): `fanout run` exits 2 with
+    one line naming the state file and what is wrong, as for a state that is no JSON,
+    sends nothing and leaves the state as it was (these ended in an AttributeError,
+    TypeError, KeyError or ValueError traceback, or an error naming no file)."""
+    src, dst = _questions(tmp_path / "q.jsonl", 3), tmp_path / "a.jsonl"
+    path = tmp_path / "a.jsonl.batches" / "state.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(state))
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (server, _):
+        proc = await _cli(server.base_url, src, dst, "--batch")
+        _, err = await proc.communicate()
+        assert not server.batches.files and server.stats.completions == 0
+    lines = err.decode().splitlines()
+    assert proc.returncode == 2, err.decode()
+    assert len(lines) == 1, err.decode()
+    assert lines[0].startswith(f"fanout run: cannot read the batch state {path}: "), lines[0]
+    assert wrong in lines[0], lines[0]
+    assert json.loads(path.read_text()) == state
+
+
+_LINE_META = {"ids": [["0", "fp"]], "merged": None}
+
+
+@pytest.mark.parametrize(
+    ("state", "wrong"),
+    [
+        ({"chunks": [{**_CHUNK, "round": True}]},
+         "chunks[0].round: Input should be a valid integer (got a boolean)"),
+        ({"chunks": [{**_CHUNK, "file": "../x.jsonl"}]},
+         "chunks[0].file: '../x.jsonl' is not the name of a .jsonl file in the state's directory"),
+        ({"chunks": [{**_CHUNK, "lines": {"k-1": {**_LINE_META, "worst": "lots"}}}]},
+         "chunks[0].lines.k-1.worst: 'lots' is not an amount"),
+        ({"deadline_at": "soon", "chunks": [_CHUNK]},
+         "deadline_at: Input should be a valid number (got a string)"),
+        ({"chunks": [{**_CHUNK, "lines": {"k-1": {**_LINE_META,
+                                                  "merged": {"format": "xml", "nonce": "n"}}}}]},
+         "chunks[0].lines.k-1.merged.format: Input should be 'json' or 'text' (got a string)"),
+        ({"version": 2, "chunks": [_CHUNK]}, "version: Input should be 1 (got a number)"),
+    ],
+    ids=["a round true", "a file elsewhere", "a worst no amount", "a deadline no number",
+         "an unknown merge format", "another version"],
+)  # fmt: skip
+async def test_run_job_refuses_a_batch_state_with_a_value_of_the_wrong_type_naming_it(
+    sim: SimFactory, tmp_path: Path, state: Any, wrong: str
+) -> None:
+    """From Python, every value of the state is checked when it is loaded: a JobError
+    naming the file and the value, before anything is sent. (These states failed later,
+    here on the chunk's missing input file, naming no state; a chunk's input file named
+    outside the state's directory would be uploaded, and deleted once collected.)"""
+    from fanout import JobError
+
+    src, dst = _questions(tmp_path / "q.jsonl", 3), tmp_path / "a.jsonl"
+    path = tmp_path / "a.jsonl.batches" / "state.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(state))
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (server, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), memory=False)
+        with pytest.raises(JobError) as raised:
+            await run_job(JobSummary(), fo, src, dst, batch=True, options=BatchOptions(poll_s=0.05))
+        assert not server.batches.files and server.stats.completions == 0
+    assert str(raised.value) == f"cannot read the batch state {path}: {wrong}"
+    assert json.loads(path.read_text()) == state

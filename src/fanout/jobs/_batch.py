@@ -10,7 +10,8 @@ job (``mode`` ``"batch"``), mapped back by ``custom_id``.
 
 Every step is recorded in a state directory next to the output (``OUTPUT.batches/``:
 ``state.json``, and the input file of each batch until it is done), written before
-the step is taken, so a process killed at any point resumes where it was:
+the step is taken (and its shape checked when it is read again: ``_batch_state``), so
+a process killed at any point resumes where it was:
 
 * killed while writing or uploading a file: the upload is looked up by its file name
   (``client.files.list``) and adopted, or done again;
@@ -49,7 +50,8 @@ from ..engine.intake import messages_for
 from ..engine.merging import build_merged
 from ..engine.planning import MERGE_ANSWER_OVERHEAD
 from ._batch_cap import BatchCap
-from ._batch_lines import read_line
+from ._batch_lines import read_file, read_line
+from ._batch_state import check_state
 from ._output import BOM, JobOutput, log
 from ._run import (
     BadLine,
@@ -122,7 +124,8 @@ class _State:
             return cls(path)
         except (OSError, ValueError) as exc:
             raise JobError(f"cannot read the batch state {path}: {exc}") from exc
-        return cls(path, data.get("deadline_at"), list(data.get("chunks", [])))
+        check_state(data, path)
+        return cls(path, data.get("deadline_at"), data.get("chunks", []))
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -492,14 +495,11 @@ class _BatchJob:
 
     async def _collect(self, chunk: dict[str, Any], batch: Any) -> None:
         """Write the answers of a finished batch; re-plan what failed or expired."""
-        lines: dict[str, Any] = {}
-        for file_id in (batch.output_file_id, batch.error_file_id):
+        lines: dict[str, dict[str, Any]] = {}
+        for kind, file_id in (("output", batch.output_file_id), ("error", batch.error_file_id)):
             if file_id:
                 content = await self.client.files.content(file_id)
-                for raw in content.text.splitlines():
-                    if raw.strip():
-                        entry = json.loads(raw)
-                        lines[str(entry.get("custom_id"))] = entry
+                lines.update(read_file(content.text, batch.id, kind, file_id))
         again: list[_Item] = []
         for custom_id, meta in chunk["lines"].items():
             ids = [(qid, fp) for qid, fp in meta["ids"] if self._is_pending(qid, fp)]

@@ -1,17 +1,72 @@
-"""What one line of a batch's output file holds: the answers of its request's questions,
-and the usage billed for the questions it brought no answer (so that a job's spend,
-kept in its records, counts every request it paid for)."""
+"""What a batch's output and error files hold: their lines by ``custom_id`` (a line that
+cannot be read is reported and left out: its request is one that brought no answer),
+and what one line holds: the answers of its request's questions, and the usage billed
+for the questions it brought no answer (so that a job's spend, kept in its records,
+counts every request it paid for)."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..core.models import Answer, Question, Usage
 from ..engine.merging import apportion, build_merged, parse_merged
+from ._output import log
 
-__all__ = ["read_line"]
+__all__ = ["read_file", "read_line"]
+
+_CUSTOM_ID = re.compile(r'"custom_id"\s*:\s*("(?:[^"\\]|\\.)*")')
+"""A line's custom_id, to name it in the warning when the line is no JSON."""
+
+
+def read_file(text: str, batch_id: str, kind: str, file_id: str) -> dict[str, dict[str, Any]]:
+    """The lines of a batch's output or error file (``kind``), by ``custom_id``. A line
+    that is not a JSON object with a string ``custom_id`` and an object (or null)
+    ``response`` is left out, with a warning naming the file, the line and, when it can
+    be read, its custom_id: its request then brought no answer, as a missing line."""
+    lines: dict[str, dict[str, Any]] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+        except ValueError as exc:
+            found = _CUSTOM_ID.search(raw)
+            custom_id = _loads(found.group(1)) if found else None
+            _bad(batch_id, kind, file_id, number, custom_id, f"not JSON ({exc})")
+            continue
+        if not isinstance(entry, dict):
+            _bad(batch_id, kind, file_id, number, None, f"not a JSON object but {raw.strip()[:40]}")
+            continue
+        custom_id = entry.get("custom_id")
+        if not isinstance(custom_id, str):
+            _bad(batch_id, kind, file_id, number, None, f"no string custom_id ({custom_id!r})")
+            continue
+        response = entry.get("response")
+        if response is not None and not isinstance(response, dict):
+            _bad(batch_id, kind, file_id, number, custom_id, "its response is not an object")
+            continue
+        lines[custom_id] = entry
+    return lines
+
+
+def _loads(text: str) -> str | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _bad(batch_id: str, kind: str, file_id: str, number: int, custom_id: str | None,
+         reason: str) -> None:  # fmt: skip
+    named = f" (custom_id {custom_id!r})" if custom_id is not None else ""
+    log.warning("batch %s: line %d of its %s file %s is unusable%s: %s; left out, the "
+                "questions of its request count as unanswered and are asked again",
+                batch_id, number, kind, file_id, named, reason)  # fmt: skip
 
 
 def read_line(

@@ -16,6 +16,7 @@ The library itself never imports this package.
 
 from __future__ import annotations
 
+from ._config import BATCH_LINE_DAMAGE as BATCH_LINE_DAMAGE
 from ._config import FAULT_KINDS as FAULT_KINDS
 from ._config import SimConfig as SimConfig
 from ._limits import go_duration as go_duration
@@ -28,6 +29,7 @@ from ._text import answer_for as answer_for
 from ._text import count_tokens as count_tokens
 
 __all__ = [
+    "BATCH_LINE_DAMAGE",
     "FAULT_KINDS",
     "TOKEN_HINT",
     "RequestRecord",

@@ -17,7 +17,9 @@ the whole batch (``failed``, with ``errors``) for a line that is no request, a r
 ``batch_completion_s`` exceeds the window any batch does): the requests done by then
 are in the output file, the others in the error file with code ``batch_expired``. Each
 request fails on its own with probability ``batch_failure_rate`` (a 500 in the error
-file). Answers are what ``/v1/chat/completions`` would say, composed at once.
+file). Answers are what ``/v1/chat/completions`` would say, composed at once. The lines
+``batch_damaged_lines`` names in the first batch's output file are written damaged (cut
+short, or JSON that is no object), as a provider's file may come back.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +50,13 @@ _ENDPOINTS = ("/v1/chat/completions",)
 def _error(message: str, code: str | None = None, param: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error", "param": param,
                       "code": code}}  # fmt: skip
+
+
+def _damage(text: str, damage: str) -> str:
+    """An output line ``text`` damaged as ``damage`` (``BATCH_LINE_DAMAGE``) says."""
+    if damage == "torn":  # cut after its custom_id, as a file cut short
+        return text[: text.index('"response"') + len('"response"')]
+    return {"array": "[1, 2]", "string": '"str"', "null": "null"}[damage]
 
 
 @dataclass
@@ -75,6 +84,8 @@ class _Batch:
     created: float  # server clock, wall seconds
     created_at: int
     expires: bool
+    damaged: Mapping[int, str] = field(default_factory=dict)
+    """Lines of its output file written damaged (``SimConfig.batch_damaged_lines``)."""
     lines: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
     model: str | None = None
@@ -182,8 +193,14 @@ class BatchStore:
         self.files[file.id] = file
         await out.send_json(200, {}, file.as_dict())
 
-    def _store(self, name: str, lines: list[dict[str, Any]]) -> str:
-        data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
+    def _store(
+        self, name: str, lines: list[dict[str, Any]], damaged: Mapping[int, str] | None = None
+    ) -> str:
+        texts = [json.dumps(line, separators=(",", ":")) for line in lines]
+        for number, damage in (damaged or {}).items():
+            if number <= len(texts):
+                texts[number - 1] = _damage(texts[number - 1], damage)
+        data = "".join(text + "\n" for text in texts)
         file = _File(id=f"file-{uuid.uuid4().hex[:24]}", filename=name,
                      purpose="batch_output", data=data.encode(), created_at=int(time.time()))  # fmt: skip
         self.files[file.id] = file
@@ -218,7 +235,8 @@ class BatchStore:
                        endpoint=endpoint, completion_window="24h",
                        metadata=metadata if isinstance(metadata, dict) else None,
                        created=self._now(), created_at=int(time.time()),
-                       expires=created < self.config.batch_expiries)  # fmt: skip
+                       expires=created < self.config.batch_expiries,
+                       damaged=self.config.batch_damaged_lines if created == 0 else {})  # fmt: skip
         self._validate(batch, file.data)
         if not batch.errors:
             self.submitted.update(str(line["custom_id"]) for line in batch.lines)
@@ -317,7 +335,7 @@ class BatchStore:
                      "error": None}  # fmt: skip
             (outputs if status_code == 200 else errors).append(entry)
         if outputs:
-            batch.output_file_id = self._store(f"{batch.id}_output.jsonl", outputs)
+            batch.output_file_id = self._store(f"{batch.id}_output.jsonl", outputs, batch.damaged)
         if errors:
             batch.error_file_id = self._store(f"{batch.id}_error.jsonl", errors)
         batch.counts = (len(batch.lines), len(outputs), len(errors))

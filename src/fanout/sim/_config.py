@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["FAULT_KINDS", "SimConfig"]
+__all__ = ["BATCH_LINE_DAMAGE", "FAULT_KINDS", "SimConfig"]
 
 #: The round-trip probes ``fanout profile`` sends (kept equal to
 #: ``fanout.endpoint.profile.RTT_PROBE`` by a test; the simulator imports nothing from the library).
@@ -25,6 +25,14 @@ FAULT_KINDS: tuple[str, ...] = (
     "hang",  # never answer; the client has to give up
     "malformed",  # 200 with a body that is not JSON
     "stream_cut",  # SSE stream closed before `[DONE]` (non-streaming: body cut short)
+)
+
+#: How a line of a batch's output file can be damaged (``SimConfig.batch_damaged_lines``).
+BATCH_LINE_DAMAGE: tuple[str, ...] = (
+    "torn",  # cut short after its custom_id: {"id":...,"custom_id":"...","response"
+    "array",  # [1, 2]
+    "string",  # "str"
+    "null",  # null
 )
 
 
@@ -133,6 +141,10 @@ class SimConfig:
     """Most requests in one batch input file (a batch with more fails validation)."""
     batch_max_bytes: int = 200 * 1024 * 1024
     """Largest batch input file (bytes)."""
+    batch_damaged_lines: Mapping[int, str] = field(default_factory=dict)
+    """Lines of the first batch's output file (by line number, 1-based) written damaged,
+    each as its kind in ``BATCH_LINE_DAMAGE`` says: ``{4: "torn"}`` cuts the fourth line
+    short (a request answered, its line unreadable)."""
 
     # --- faults -------------------------------------------------------------------
     fault_rates: Mapping[str, float] = field(default_factory=dict)
@@ -192,6 +204,14 @@ class SimConfig:
                 raise ValueError(f"SimConfig.{name} must be in [0, 1], got {rate!r}")
         if self.batch_expiries < 0 or self.batch_max_requests < 1 or self.batch_max_bytes < 1:
             raise ValueError("SimConfig.batch_expiries must be >= 0, batch_max_* >= 1")
+        for number, damage in self.batch_damaged_lines.items():
+            if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+                raise ValueError(
+                    f"SimConfig.batch_damaged_lines: line {number!r} must be an int >= 1"
+                )
+            if damage not in BATCH_LINE_DAMAGE:
+                raise ValueError(f"unknown batch line damage {damage!r} for line {number}; "
+                                 f"known: {', '.join(BATCH_LINE_DAMAGE)}")  # fmt: skip
         for kind, rate in self.fault_rates.items():
             if kind not in FAULT_KINDS:
                 raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(FAULT_KINDS)}")
