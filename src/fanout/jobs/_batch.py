@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..core.config import DEFAULT_MAX_GROUP_SIZE
 from ..core.exceptions import BudgetExceededError, ConfigError, JobError, QuestionError
 from ..core.models import Answer, Question, Usage
 from ..core.money import Tier
@@ -50,6 +49,7 @@ from ..engine.merging import build_merged
 from ..engine.planning import MERGE_ANSWER_OVERHEAD
 from ._batch_cap import BatchCap
 from ._batch_lines import read_line
+from ._batch_merge import batch_group_size
 from ._output import BOM, JobOutput, log
 from ._run import (
     BadLine,
@@ -294,12 +294,7 @@ class _BatchJob:
         batches were out: planned again as those are collected (``_within_cap``)."""
         policy = overrides.get("policy") or fo.policy
         self.policy = policy
-        if group_size is None:
-            cap = policy.max_group_size or DEFAULT_MAX_GROUP_SIZE  # no cap: the quality-safe one
-            group_size = 1 if policy.mode == "split" else cap
-            if policy.mode == "auto" and policy.merge_agreement is not None:
-                group_size = 1  # merged answers not known to agree with split ones here
-        self.group_size = group_size
+        self.group_size = batch_group_size(policy, group_size)  # a batch checks no merge
         self.client = fo.client
         self.pending: dict[str, _Item] = {}
         self.progress: BatchProgress | None = None
