@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from fanout import Fanout, Policy, Pricing, Question, plan
+from fanout.cli.batch import tier_lines
 from fanout.core.tiers import choose_tier
 from fanout.engine.spending import Pricer, worst_case
 from fanout.jobs import BatchOptions, JobSummary, run_job
@@ -562,3 +563,68 @@ async def test_auto_with_a_deadline_sends_no_merged_request_to_the_batch_api(
     assert all("merged" not in r for r in last.values())
     assert summary.tier == "batch" and summary.tier_reason is not None
     assert "merged batch requests are left out" in summary.tier_reason, summary.tier_reason
+    assert summary.batch_unchecked == 0
+
+
+@pytest.mark.parametrize("known", ["unknown", "low", "remembered low"])
+async def test_a_forced_merge_in_a_batch_warns_and_records_its_answers_as_unchecked(
+    sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture, known: str
+) -> None:
+    """`--policy merge` through the Batch API: merged as asked, but nothing checks the
+    merged answers, so the job warns (the endpoint's agreement unknown, or known low
+    here or in the endpoint memory of an earlier process, as the online forced merge
+    warns of low agreement), each answer's record says `"merged": "unchecked"` (mode
+    still "batch"), and the summary counts them. (Before: no warning, and the swapped
+    answers looked like any other batch answer.)"""
+    src, dst = _colour_questions(tmp_path / "q.jsonl"), tmp_path / "a.jsonl"
+    async with sim(time_scale=100, batch_completion_s=1) as (server, client):
+        _swap_merged_answers(server.batches)
+        memory = tmp_path / "memory" if known == "remembered low" else False
+        if known == "remembered low":  # an earlier process saw 1 of 4 agree, and kept it
+            earlier = Fanout(client, model="m", memory=memory)
+            earlier.endpoint.observe_merge_check("json", 4, 1, 3)
+            await earlier.ask_many(["What is 1?"], policy="split")
+        fo = Fanout(client, model="m", policy=Policy(mode="merge", max_group_size=4),
+                    memory=memory)  # fmt: skip
+        if known == "low":
+            fo.endpoint.observe_merge_check("json", 4, 1, 3)
+        summary = JobSummary()
+        with caplog.at_level(logging.WARNING, logger="fanout"):
+            await run_job(summary, fo, src, dst, batch=True, options=BatchOptions(poll_s=0.05))
+        lines = [line for b in server.batches.batches.values() for line in b.lines]
+    assert len(lines) == 3 and all(_is_merged(line) for line in lines)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    warnings = [w for w in warned if "merg" in w]  # not the unknown price's
+    assert len(warnings) == 1, warned
+    assert "policy 'merge'" in warnings[0] and "unchecked" in warnings[0], warnings[0]
+    if known != "unknown":
+        assert "only 1 of 4" in warnings[0], warnings[0]
+    else:
+        assert "not known" in warnings[0], warnings[0]
+    records = _records(dst)
+    assert sorted(r["id"] for r in records) == list(range(len(_COLOURS)))
+    assert all(r["mode"] == "batch" and r["merged"] == "unchecked" for r in records), records
+    assert summary.batch_answered == summary.batch_unchecked == len(_COLOURS)
+    assert f"{len(_COLOURS)} merged, unchecked" in tier_lines(summary), tier_lines(summary)
+
+
+async def test_a_forced_merge_known_to_agree_still_records_its_answers_as_unchecked(
+    sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An endpoint whose merged answers agreed with split ones (9 of 9): a forced merge
+    through the Batch API does not warn, but its answers were not checked themselves:
+    their records still say `"merged": "unchecked"`."""
+    src, dst = _colour_questions(tmp_path / "q.jsonl"), tmp_path / "a.jsonl"
+    async with sim(time_scale=100, batch_completion_s=1) as (_server, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="merge", max_group_size=4),
+                    memory=False)  # fmt: skip
+        fo.endpoint.observe_merge_check("json", 9, 9, 0)
+        summary = JobSummary()
+        with caplog.at_level(logging.WARNING, logger="fanout"):
+            await run_job(summary, fo, src, dst, batch=True, options=BatchOptions(poll_s=0.05))
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [w for w in warned if "merg" in w] == [], warned
+    records = _records(dst)
+    assert len(records) == len(_COLOURS)
+    assert all(r["merged"] == "unchecked" for r in records)
+    assert summary.batch_unchecked == len(_COLOURS)
