@@ -18,9 +18,12 @@ from typing import Any
 
 import pytest
 
-from fanout import Fanout, Policy, Pricing
+from fanout import Fanout, Policy, Pricing, Question, plan
+from fanout.cli.batch import tier_lines
+from fanout.core.tiers import choose_tier
 from fanout.engine.spending import Pricer, worst_case
 from fanout.jobs import BatchOptions, JobSummary, run_job
+from fanout.sim import answer_for
 
 from .conftest import SimFactory
 
@@ -627,3 +630,160 @@ async def test_run_job_refuses_a_batch_state_with_a_value_of_the_wrong_type_nami
         assert not server.batches.files and server.stats.completions == 0
     assert str(raised.value) == f"cannot read the batch state {path}: {wrong}"
     assert json.loads(path.read_text()) == state
+
+
+# --- merged requests in a batch: nothing checks their answers ------------------------
+
+_COLOURS = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(12)]
+# A long shared prompt, paid once per merged request: merging is the cheapest plan.
+_SYSTEM = "You are a helpful assistant who answers in two words. " * 20
+
+
+def _day(**kw: Any) -> Policy:
+    """A day, and flex at the standard price (each flex request expected to be refused
+    and sent standard): the cheapest way is a batch, merged if a batch may merge."""
+    return Policy(objective="cost", deadline=86_400, flex_fallback_share=1.0, **kw)
+
+
+def _swap_merged_answers(store: Any) -> None:
+    """Make the simulator's Batch API answer merged requests (JSON, one key per
+    question) with every question's value moved to the next key: keys anchored right,
+    values swapped, a reply that parses perfectly. Questions asked alone are answered
+    rightly."""
+    answer = store._answer
+
+    def swapped(payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        status, body = answer(payload)
+        if status == 200 and payload.get("response_format"):
+            message = body["choices"][0]["message"]
+            found = json.loads(message["content"])
+            keys, values = list(found), list(found.values())
+            message["content"] = json.dumps(dict(zip(keys, values[1:] + values[:1], strict=True)))
+        return status, body
+
+    store._answer = swapped
+
+
+def _colour_questions(path: Path) -> Path:
+    path.write_text("".join(json.dumps({"id": i, "question": q}) + "\n"
+                            for i, q in enumerate(_COLOURS)))  # fmt: skip
+    return path
+
+
+def _is_merged(line: dict[str, Any]) -> bool:
+    """Whether a batch input line is a merged request (fanout's merged prompt)."""
+    return "Answer each of the following" in line["body"]["messages"][-1]["content"]
+
+
+def test_auto_leaves_the_merged_batch_candidates_out_of_a_deadlines_choice() -> None:
+    """Auto with the merge checks on (the default): the deadline's choice among batch
+    options keeps the split ones (a batch cannot check merged answers before they are
+    taken), and its reason says that merged batch requests were left out, and why.
+    Online merged options stay (the engine checks them); with the checks off, a merged
+    batch option may be chosen."""
+    questions = [Question(text=q) for q in _COLOURS]
+    day = _day()
+    planned = plan(questions, model="m", system=_SYSTEM, policy=day)
+    assert any(c.group_size > 1 for c in planned.candidates)
+    choice = choose_tier(planned, day)
+    assert choice.tier == "batch" and choice.chosen.candidate.group_size == 1
+    batch = [o for o in choice.options if o.tier == "batch"]
+    assert batch and all(o.candidate.group_size == 1 for o in batch)
+    assert any(o.candidate.group_size > 1 for o in choice.options if o.tier == "standard")
+    assert "merged batch requests are left out" in choice.reason, choice.reason
+    assert "Policy.merge_agreement" in choice.reason
+
+    unchecked = _day(merge_agreement=None)
+    choice = choose_tier(plan(questions, model="m", system=_SYSTEM, policy=unchecked), unchecked)
+    assert choice.tier == "batch" and choice.chosen.candidate.group_size > 1
+    assert "left out" not in choice.reason
+
+
+async def test_auto_with_a_deadline_sends_no_merged_request_to_the_batch_api(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """Auto, objective cost, a day's deadline and a long shared prompt: merging would be
+    the cheapest batch, but a batch's merged answers cannot be checked, and this
+    server's merged replies swap the answers under the right keys (which the online
+    checks catch). The job goes through the Batch API with every question alone, so
+    each gets its own answer. (Before: groups of 6 went in the batch and every swapped
+    answer was delivered, q0 with q1's.)"""
+    src, dst = _colour_questions(tmp_path / "q.jsonl"), tmp_path / "a.jsonl"
+    async with sim(time_scale=100, batch_completion_s=1) as (server, client):
+        _swap_merged_answers(server.batches)
+        fo = Fanout(client, model="m", policy=_day(), memory=False)
+        summary = JobSummary()
+        await run_job(summary, fo, src, dst, system=_SYSTEM, options=BatchOptions(poll_s=0.05))
+        lines = [line for b in server.batches.batches.values() for line in b.lines]
+    last = {r["id"]: r for r in _records(dst)}
+    assert [last[i]["answer"] for i in range(len(_COLOURS))] == [answer_for(q, 2) for q in _COLOURS]
+    assert len(lines) == len(_COLOURS)
+    assert not [line for line in lines if _is_merged(line)]
+    assert all("merged" not in r for r in last.values())
+    assert summary.tier == "batch" and summary.tier_reason is not None
+    assert "merged batch requests are left out" in summary.tier_reason, summary.tier_reason
+    assert summary.batch_unchecked == 0
+
+
+@pytest.mark.parametrize("known", ["unknown", "low", "remembered low"])
+async def test_a_forced_merge_in_a_batch_warns_and_records_its_answers_as_unchecked(
+    sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture, known: str
+) -> None:
+    """`--policy merge` through the Batch API: merged as asked, but nothing checks the
+    merged answers, so the job warns (the endpoint's agreement unknown, or known low
+    here or in the endpoint memory of an earlier process, as the online forced merge
+    warns of low agreement), each answer's record says `"merged": "unchecked"` (mode
+    still "batch"), and the summary counts them. (Before: no warning, and the swapped
+    answers looked like any other batch answer.)"""
+    src, dst = _colour_questions(tmp_path / "q.jsonl"), tmp_path / "a.jsonl"
+    async with sim(time_scale=100, batch_completion_s=1) as (server, client):
+        _swap_merged_answers(server.batches)
+        memory = tmp_path / "memory" if known == "remembered low" else False
+        if known == "remembered low":  # an earlier process saw 1 of 4 agree, and kept it
+            earlier = Fanout(client, model="m", memory=memory)
+            earlier.endpoint.observe_merge_check("json", 4, 1, 3)
+            await earlier.ask_many(["What is 1?"], policy="split")
+        fo = Fanout(client, model="m", policy=Policy(mode="merge", max_group_size=4),
+                    memory=memory)  # fmt: skip
+        if known == "low":
+            fo.endpoint.observe_merge_check("json", 4, 1, 3)
+        summary = JobSummary()
+        with caplog.at_level(logging.WARNING, logger="fanout"):
+            await run_job(summary, fo, src, dst, batch=True, options=BatchOptions(poll_s=0.05))
+        lines = [line for b in server.batches.batches.values() for line in b.lines]
+    assert len(lines) == 3 and all(_is_merged(line) for line in lines)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    warnings = [w for w in warned if "merg" in w]  # not the unknown price's
+    assert len(warnings) == 1, warned
+    assert "policy 'merge'" in warnings[0] and "unchecked" in warnings[0], warnings[0]
+    if known != "unknown":
+        assert "only 1 of 4" in warnings[0], warnings[0]
+    else:
+        assert "not known" in warnings[0], warnings[0]
+    records = _records(dst)
+    assert sorted(r["id"] for r in records) == list(range(len(_COLOURS)))
+    assert all(r["mode"] == "batch" and r["merged"] == "unchecked" for r in records), records
+    assert summary.batch_answered == summary.batch_unchecked == len(_COLOURS)
+    assert f"{len(_COLOURS)} merged, unchecked" in tier_lines(summary), tier_lines(summary)
+
+
+async def test_a_forced_merge_known_to_agree_still_records_its_answers_as_unchecked(
+    sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An endpoint whose merged answers agreed with split ones (9 of 9): a forced merge
+    through the Batch API does not warn, but its answers were not checked themselves:
+    their records still say `"merged": "unchecked"`."""
+    src, dst = _colour_questions(tmp_path / "q.jsonl"), tmp_path / "a.jsonl"
+    async with sim(time_scale=100, batch_completion_s=1) as (_server, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="merge", max_group_size=4),
+                    memory=False)  # fmt: skip
+        fo.endpoint.observe_merge_check("json", 9, 9, 0)
+        summary = JobSummary()
+        with caplog.at_level(logging.WARNING, logger="fanout"):
+            await run_job(summary, fo, src, dst, batch=True, options=BatchOptions(poll_s=0.05))
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [w for w in warned if "merg" in w] == [], warned
+    records = _records(dst)
+    assert len(records) == len(_COLOURS)
+    assert all(r["merged"] == "unchecked" for r in records)
+    assert summary.batch_unchecked == len(_COLOURS)

@@ -44,6 +44,8 @@ def tier_lines(summary: JobSummary) -> str:
     line = f"sent: {summary.tier or 'standard'}"
     if summary.batches:
         line += f", {summary.batches} batch(es), {summary.batch_answered} answered in batches"
+        if summary.batch_unchecked:
+            line += f" ({summary.batch_unchecked} merged, unchecked)"
     if summary.cost is None:  # no price known: the tokens, each at its tier's share
         line += f"; {summary.token_units:,.0f} token-units (batch and flex tokens count half)"
     if summary.tier_reason:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .config import Policy
 from .plans import Candidate, Plan
 
-__all__ = ["TIERS", "TierChoice", "TierOption", "choose_tier", "tier_factor"]
+__all__ = ["TIERS", "TierChoice", "TierOption", "checks_merges", "choose_tier", "tier_factor"]
 
 TIERS = ("standard", "flex", "batch")
 
@@ -78,12 +78,23 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def checks_merges(policy: Policy) -> bool:
+    """Whether ``policy`` takes merged answers only where they are checked against split
+    ones (auto with ``Policy.merge_agreement``): a batch cannot check them, so no merged
+    batch request is chosen (see :func:`options_for`)."""
+    return policy.mode == "auto" and policy.merge_agreement is not None
+
+
 def options_for(plan: Plan, policy: Policy, tiers: tuple[str, ...] = TIERS) -> list[TierOption]:
-    """Every (tier, candidate) pair of ``plan`` with its estimated time and cost."""
+    """Every (tier, candidate) pair of ``plan`` with its estimated time and cost, but
+    merged batch candidates where the policy checks merged answers (``checks_merges``):
+    a batch's answers all come back at once, after the merge could have been checked."""
     out: list[TierOption] = []
     for tier in tiers:
         factor = tier_factor(tier)
         for c in plan.candidates:
+            if tier == "batch" and c.group_size > 1 and checks_merges(policy):
+                continue
             cost = c.est_tokens * factor
             wall = c.est_wall_s
             if tier == "flex":
@@ -125,4 +136,14 @@ def choose_tier(plan: Plan, policy: Policy, *, tiers: tuple[str, ...] = TIERS) -
             best[o.tier] = o
     others = "; ".join(o.describe() for t, o in best.items() if o is not chosen)
     reason = f"{chosen.describe()}: {why}" + (f" (others: {others})" if others else "")
+    if (
+        "batch" in tiers
+        and checks_merges(policy)
+        and any(c.group_size > 1 for c in plan.candidates)
+    ):
+        reason += (
+            "; merged batch requests are left out: a batch cannot check merged answers "
+            "against split ones before they are taken (Policy.merge_agreement), so auto "
+            "merges online only, where it checks them"
+        )
     return TierChoice(chosen, options, deadline, reason)

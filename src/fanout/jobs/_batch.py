@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..core.config import DEFAULT_MAX_GROUP_SIZE
 from ..core.exceptions import BudgetExceededError, ConfigError, JobError, QuestionError
 from ..core.models import Answer, Question, Usage
 from ..core.money import Tier
@@ -51,6 +50,7 @@ from ..engine.merging import build_merged
 from ..engine.planning import MERGE_ANSWER_OVERHEAD
 from ._batch_cap import BatchCap
 from ._batch_lines import read_file, read_line
+from ._batch_merge import MERGE_FORMAT, UNCHECKED, batch_group_size, warn_unchecked
 from ._batch_state import check_state
 from ._output import BOM, JobOutput, log
 from ._run import (
@@ -297,12 +297,7 @@ class _BatchJob:
         batches were out: planned again as those are collected (``_within_cap``)."""
         policy = overrides.get("policy") or fo.policy
         self.policy = policy
-        if group_size is None:
-            cap = policy.max_group_size or DEFAULT_MAX_GROUP_SIZE  # no cap: the quality-safe one
-            group_size = 1 if policy.mode == "split" else cap
-            if policy.mode == "auto" and policy.merge_agreement is not None:
-                group_size = 1  # merged answers not known to agree with split ones here
-        self.group_size = group_size
+        self.group_size = batch_group_size(policy, group_size)  # a batch checks no merge
         self.client = fo.client
         self.pending: dict[str, _Item] = {}
         self.progress: BatchProgress | None = None
@@ -319,6 +314,8 @@ class _BatchJob:
                        for qid, fp in line["ids"] if self._is_pending(qid, fp)}  # fmt: skip
             fresh = [i for i in items if i.qid not in covered]
             if fresh:
+                warn_unchecked(self.fo, self.policy, self.group_size, str(self.model),
+                               [i.question for i in fresh])  # fmt: skip
                 self._plan_chunks(fresh, round_=1, group_size=self.group_size)
             while self.state.active():
                 await self._advance()
@@ -346,7 +343,7 @@ class _BatchJob:
         within the spend cap (``collected``: the key of a chunk being collected)."""
         lines: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         key = secrets.token_hex(4)
-        fmt = "json"
+        fmt = MERGE_FORMAT
         by_model: dict[str, list[_Item]] = {}
         for item in items:
             model = str(item.question.params.get("model", self.model))
@@ -522,7 +519,7 @@ class _BatchJob:
                         )
                     again.append(item)
                     continue
-                self._write(item, answer, "batch")
+                self._write(item, answer, "batch", merged=meta["merged"] is not None)
         if batch.status == "failed" and batch.errors and batch.errors.data:
             first = batch.errors.data[0]
             log.warning("batch %s failed validation: %s (line %s)", batch.id, first.message,
@@ -548,9 +545,11 @@ class _BatchJob:
             self._plan_chunks(items, round_=round_, group_size=1, collected=collected)
         # else: left pending, asked online once the batches are done
 
-    def _write(self, item: _Item, answer: Answer, tier: str, *, final: bool = True) -> None:
+    def _write(self, item: _Item, answer: Answer, tier: str, *, final: bool = True,
+               merged: bool = False) -> None:  # fmt: skip
         """Record ``answer`` (``final``: the question's; else a record of what a request
-        that brought it none cost, superseded by its answer) and count it."""
+        that brought it none cost, superseded by its answer; ``merged``: taken from a
+        merged batch request, unchecked) and count it."""
         if answer.cost is None and answer.usage.total_tokens:
             # In US dollars at the tier the answer came through (the batch price).
             model = str(item.question.params.get("model", self.model))
@@ -558,7 +557,7 @@ class _BatchJob:
             answer = answer.model_copy(
                 update={"cost": self.fo.pricer.cost(answer.usage, model, tiered)}
             )
-        self.out.append(_record(answer, item.line, item.fp))
+        self.out.append(_record(answer, item.line, item.fp, merged=UNCHECKED if merged else None))
         self.summary.token_units += answer.usage.total_tokens * tier_factor(tier)
         if answer.cost is not None and self.summary.cost is not None:
             self.summary.cost += answer.cost
@@ -573,6 +572,7 @@ class _BatchJob:
             self.summary.answered += 1
             if tier == "batch":
                 self.summary.batch_answered += 1
+                self.summary.batch_unchecked += merged
         else:
             self.summary.failed += 1
             self.summary.first_error = self.summary.first_error or _error_text(answer, item.line)

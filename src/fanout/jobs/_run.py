@@ -135,6 +135,9 @@ class JobSummary:
     """Batches this output went through (the Batch API)."""
     batch_answered: int = 0
     """Of ``answered``, the answers that came from a batch."""
+    batch_unchecked: int = 0
+    """Of ``batch_answered``, the answers taken from merged batch requests: nothing
+    checked them against split answers (their records say ``"merged": "unchecked"``)."""
     token_units: float = 0.0
     """The tokens of the records written, each priced at its tier relative to the
     standard one (``fanout.core.tiers.tier_factor``): batch and flex tokens count half."""
@@ -274,7 +277,11 @@ def _error_text(answer: Answer, line: int | None) -> str | None:
     return redact(f"{type(error).__name__}: {message}")
 
 
-def _record(answer: Answer, line: int | None, fp: str | None) -> bytes:
+def _record(
+    answer: Answer, line: int | None, fp: str | None, *, merged: str | None = None
+) -> bytes:
+    """The output record of ``answer`` (``merged``: ``"unchecked"`` for an answer taken
+    from a merged batch request, whose answers nothing checked; else no such field)."""
     record: dict[str, Any] = {
         "id": json.loads(answer.id) if answer.id is not None else None,
         # Only the keys fanout knows are taken out of an answer's text: a key-shaped
@@ -294,6 +301,8 @@ def _record(answer: Answer, line: int | None, fp: str | None) -> bytes:
         record["tool_calls"] = answer.tool_calls
     if answer.refusal is not None:
         record["refusal"] = redact_registered(answer.refusal)
+    if merged is not None:
+        record["merged"] = merged
     record["cost"] = record_cost(answer)
     return (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
