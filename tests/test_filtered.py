@@ -1,8 +1,8 @@
 """Replies cut short: by the endpoint's content filter (``finish_reason="content_filter"``,
 with the text it let through) or at ``max_tokens``. A filtered reply is never passed off
 as a whole answer: its answer says ``content_filter`` on every path (split, a merged
-group, a job's record), the report counts it, and it is never cached. Over real HTTP
-against a scripted model on 127.0.0.1 (``_scripted``)."""
+group, the wrapper, a job's record), the report counts it, and it is never cached. Over
+real HTTP against a scripted model on 127.0.0.1 (``_scripted``, ``_reply_server``)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from fanout.engine.merging import build_merged
 from fanout.jobs import run_jsonl
 from fanout.jobs._batch_lines import read_line
 
+from ._reply_server import JSON, Reply, Request, serve_replies
 from ._scripted import scripted_server
 from .conftest import SimFactory
 from .test_merging_hardening import _layout, _listed
@@ -179,3 +180,78 @@ def test_a_batch_line_of_a_merged_reply_the_filter_cut_answers_none_of_its_quest
     assert sum(u.total_tokens for u in lost.values()) == 15
     alone, _ = read_line(line(PARTIAL, "content_filter"), {"merged": None}, ["1"], questions[1:2])
     assert alone["1"].text == PARTIAL and alone["1"].finish_reason == "content_filter"
+
+
+@pytest.mark.parametrize("prompt", [
+    "1. What is 2+2?\n2. How do I pick a lock?\n3. Name a colour.",
+    "1. How do I pick a lock?\n2. What is 2+2?\n3. Name a colour.",  # the live part
+])  # fmt: skip
+async def test_a_wrapped_prompt_with_a_filtered_part_finishes_for_content_filter(
+    prompt: str,
+) -> None:
+    """The wrapper's completion, whole or streamed (the first part streamed live, the
+    others asked beside it), finishes for ``content_filter`` when a part was filtered,
+    and its report counts it."""
+    async with scripted_server(model, finish=content_filter) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        wrapped = fanout.wrap(client, memory=False, policy="split")
+        messages: Any = [{"role": "user", "content": prompt}]
+        whole = await wrapped.chat.completions.create(model="m", messages=messages)
+        stream = await wrapped.chat.completions.create(model="m", messages=messages, stream=True)
+        finishes = [c.choices[0].finish_reason async for c in stream if c.choices]
+        await client.close()
+    assert whole.choices[0].finish_reason == "content_filter"
+    assert PARTIAL in (whole.choices[0].message.content or "")
+    report = fanout.report_of(whole)
+    assert report is not None and report.filtered == 1
+    assert [f for f in finishes if f is not None] == ["content_filter"]
+
+
+def _response(request: Request) -> Reply:
+    """A Responses API reply, whole or as its stream's events: incomplete for the
+    content filter when the input holds ``FILTERED``."""
+    filtered = FILTERED in json.dumps(request.body.get("input"))
+    text = PARTIAL if filtered else "an answer"
+    body = {
+        "id": "resp_1", "object": "response", "created_at": 0, "model": "m",
+        "status": "incomplete" if filtered else "completed",
+        "incomplete_details": {"reason": "content_filter"} if filtered else None,
+        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+        "usage": {"input_tokens": 5, "output_tokens": 3, "total_tokens": 8},
+    }  # fmt: skip
+    if not request.body.get("stream"):
+        return 200, JSON, json.dumps(body).encode()
+    events: list[dict[str, Any]] = [
+        {"type": "response.output_text.delta", "sequence_number": 0, "item_id": "msg_1",
+         "output_index": 0, "content_index": 0, "delta": text, "logprobs": []},
+        {"type": "response.incomplete" if filtered else "response.completed",
+         "sequence_number": 1, "response": body},
+    ]  # fmt: skip
+    stream = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    return 200, "text/event-stream", stream.encode()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_wrapped_responses_call_with_a_filtered_part_is_incomplete_for_it(
+    stream: bool,
+) -> None:
+    """``wrapped.responses.create``, whole or streamed: a part the filter cut makes the
+    response ``incomplete`` with the reason ``content_filter`` (not
+    ``max_output_tokens``)."""
+    prompt = "1. What is 2+2?\n2. How do I pick a lock?\n3. Name a colour."
+    with serve_replies(_response) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        wrapped = fanout.wrap(client, memory=False, policy="split")
+        if stream:
+            events = await wrapped.responses.create(model="m", input=prompt, stream=True)
+            last = [event async for event in events][-1]
+            assert last.type == "response.incomplete"
+            response = last.response
+        else:
+            response = await wrapped.responses.create(model="m", input=prompt)
+        await client.close()
+    assert response.status == "incomplete"
+    assert response.incomplete_details is not None
+    assert response.incomplete_details.reason == "content_filter"
+    assert PARTIAL in response.output_text
