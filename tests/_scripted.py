@@ -11,10 +11,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Scripted", "response", "scripted_server"]
+__all__ = ["Finish", "Scripted", "response", "scripted_server"]
 
 Reply = Callable[[dict[str, Any]], str]
 """The reply's content, from the request's JSON body."""
+
+Finish = Callable[[dict[str, Any]], str]
+"""The reply's ``finish_reason``, from the request's JSON body."""
 
 
 @dataclass
@@ -40,19 +43,20 @@ def _chunk(content: str | None, finish: str | None, usage: dict[str, int] | None
     return b"data: " + json.dumps(body).encode() + b"\n\n"
 
 
-def response(content: str, *, streamed: bool, extra: bytes = b"") -> bytes:
+def response(content: str, *, streamed: bool, extra: bytes = b"", finish: str = "stop") -> bytes:
     """A whole HTTP response carrying ``content`` as a chat completion (an SSE stream
-    if ``streamed``), with ``extra`` header lines; the connection closes after it."""
+    if ``streamed``) that finished for ``finish``, with ``extra`` header lines; the
+    connection closes after it."""
     usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(content) // 4),
              "total_tokens": 10 + max(1, len(content) // 4)}  # fmt: skip
     if streamed:
-        payload = (_chunk(content, None, None) + _chunk(None, "stop", None)
+        payload = (_chunk(content, None, None) + _chunk(None, finish, None)
                    + _chunk(None, None, usage) + b"data: [DONE]\n\n")  # fmt: skip
         kind = b"text/event-stream"
     else:
         payload = json.dumps({
             "id": "chatcmpl-s", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop",
+            "choices": [{"index": 0, "finish_reason": finish,
                          "message": {"role": "assistant", "content": content}}],
             "usage": usage,
         }).encode()  # fmt: skip
@@ -66,10 +70,12 @@ async def scripted_server(
     reply: Reply,
     headers: Mapping[str, str] | None = None,
     delay: Callable[[dict[str, Any]], float] | None = None,
+    finish: Finish | None = None,
 ) -> AsyncIterator[Scripted]:
     """Serve ``reply`` (streamed when the request asks for a stream) with ``headers``
     added to every response; one request per connection. With ``delay``, a response's
-    headers go at once and its body ``delay(body)`` seconds later (a slow reply)."""
+    headers go at once and its body ``delay(body)`` seconds later (a slow reply). With
+    ``finish``, a reply's ``finish_reason`` is ``finish(body)`` (else ``"stop"``)."""
     extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items()).encode()
     state = Scripted(base_url="")
 
@@ -83,7 +89,8 @@ async def scripted_server(
         fields = {k.lower(): v for k, v in (ln.split(": ", 1) for ln in lines[1:] if ": " in ln)}
         body = json.loads(await reader.readexactly(int(fields.get("content-length", 0))) or b"{}")
         state.requests.append(body)
-        whole = response(reply(body), streamed=bool(body.get("stream")), extra=extra)
+        whole = response(reply(body), streamed=bool(body.get("stream")), extra=extra,
+                         finish=finish(body) if finish is not None else "stop")  # fmt: skip
         try:
             if delay is not None:  # the headers at once, the reply after the delay
                 head_end = whole.index(b"\r\n\r\n") + 4

@@ -237,6 +237,33 @@ def test_ask_answers_each_part_in_the_prompts_numbering(capsys: pytest.CaptureFi
     assert "\n\n2. ref " in out
 
 
+def test_ask_shows_every_part_of_a_cut_answer_and_marks_it_cut(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Part 2 leans on part 1 ("he"): they are asked together, and at --max-tokens 12
+    the simulator's answer stops inside part 1's. Part 2 is still shown, under its own
+    number, as cut before its answer; every cut answer says it was cut."""
+    prompt = "1. Who discovered penicillin? 2. Where did he study? 3. What is a prime number?"
+    code = main(["ask", "--sim-time-scale", "100", "--max-tokens", "12", prompt])
+    out = capsys.readouterr().out
+    assert code == 0
+    blocks = out.strip().split("\n\n")
+    assert [block.split(" ", 1)[0] for block in blocks] == ["1.", "2.", "3."], out
+    assert blocks[0].startswith("1. ref ") and blocks[0].endswith(" (cut short: max_tokens)")
+    assert blocks[1] == '2. (cut short: max_tokens before the answer to "Where did he study?")'
+    assert blocks[2].startswith("3. ref ") and blocks[2].endswith(" (cut short: max_tokens)")
+
+
+def test_ask_marks_nothing_when_no_answer_was_cut(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same prompt with room for every answer: each part once, none marked cut."""
+    prompt = "1. Who discovered penicillin? 2. Where did he study? 3. What is a prime number?"
+    code = main(["ask", "--sim-time-scale", "100", prompt])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert [block.split(" ", 1)[0] for block in out.strip().split("\n\n")] == ["1.", "2.", "3."]
+    assert "cut short" not in out
+
+
 def test_plan_is_a_dry_run_with_every_candidate(capsys: pytest.CaptureFixture[str]) -> None:
     """`fanout plan` prints the candidates and the choice, and sends nothing."""
     # four: three would merge into one request and ask two of them alone as its merge

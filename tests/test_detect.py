@@ -282,6 +282,31 @@ class TestLayout:
         d = detect("（1）什么是A？\n（2）什么是B？")
         assert d.layout(["甲", "乙"]) == "（1） 甲\n\n（2） 乙"
 
+    def test_a_cut_answer_is_marked_and_the_parts_it_did_not_reach_are_named(self) -> None:
+        """Parts 1 and 2 asked together: an answer cut before a line opens with part 2's
+        marker (as the model writes it: ``**2)**``) names part 2 as cut before its answer;
+        one cut inside part 2's answer does not. Bullets cannot be told apart: a part
+        after the first is named as perhaps not reached."""
+        d = detect("1. Who wrote Dune?\n2. When did he die?\n3. What is a verb?")
+        assert d.layout(["1. Frank Herbert, who", "A word."], cut=["max_tokens", None]) == (
+            "1. Frank Herbert, who (cut short: max_tokens)\n\n"
+            '2. (cut short: max_tokens before the answer to "When did he die?")\n\n'
+            "3. A word."
+        )
+        reached = "1. Frank Herbert.\n**2)** In"
+        assert d.layout([reached, "A"], cut=["content_filter", None]) == (
+            "1. Frank Herbert.\n**2)** In (cut short: content_filter)\n\n3. A"
+        )
+        assert d.layout([reached, "A"]) == "1. Frank Herbert.\n**2)** In\n\n3. A"
+        bullets = detect("- Who wrote Dune?\n- When did he die?\n- What is a verb?")
+        assert bullets.layout(["- Frank", "A word."], cut=["max_tokens", None]) == (
+            "- Frank (cut short: max_tokens)\n\n"
+            '- (cut short: max_tokens, perhaps before the answer to "When did he die?")\n\n'
+            "- A word."
+        )
+        with pytest.raises(ValueError, match="2 answers but 1 cut reasons"):
+            d.layout(["a", "b"], cut=[None])
+
     def test_an_unclosed_fence_ending_in_whitespace_is_read(self) -> None:
         """Whitespace masked inside an unclosed code fence does not upset the line reader."""
         assert not detect("Why?\n```\nx = 1\n\t").independent

@@ -47,6 +47,9 @@ _RUN_EXIT_CODES = """exit codes:
 
 log = logging.getLogger("fanout")
 
+_CUT_BY = {"length": "max_tokens", "content_filter": "content_filter"}
+"""What cut an answer short, by its ``finish_reason``: ``fanout ask`` says so after it."""
+
 
 def _fault(value: str) -> tuple[str, float]:
     kind, sep, rate = value.partition("=")
@@ -348,7 +351,11 @@ async def _ask(args: argparse.Namespace) -> int:
         r = answers.report
         print(f"actual: {r.wall_s:.2f}s, {r.requests} request(s), {r.total_tokens} tokens\n")
     texts_out = [a.text or f"[error: {a.error}]" for a in answers]
-    print(detection.layout(texts_out) if detection.independent else texts_out[0])
+    cut = [_CUT_BY.get(a.finish_reason or "") if a.error is None else None for a in answers]
+    if detection.independent:
+        print(detection.layout(texts_out, cut))
+    else:
+        print(texts_out[0] if cut[0] is None else f"{texts_out[0].strip()} (cut short: {cut[0]})")
     return 0 if answers.report.failed == 0 else 1
 
 

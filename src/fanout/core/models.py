@@ -178,6 +178,13 @@ class Report(BaseModel):
     questions: int = 0
     answered: int = 0
     failed: int = 0
+    cut_short: int = 0
+    """Of ``answered``, answers cut at ``max_tokens`` (``finish_reason="length"``): their
+    text is what the model wrote before the cap, not the whole answer."""
+    filtered: int = 0
+    """Of ``answered``, answers the endpoint's content filter cut
+    (``finish_reason="content_filter"``): their text is what it let through. They are
+    never cached."""
     wall_s: float = 0.0
     requests: int = 0
     """HTTP requests sent, retries included."""
@@ -262,6 +269,13 @@ class Report(BaseModel):
             ("", f"tokens {self.total_tokens:,} (prompt {self.prompt_tokens:,}, of them cached "
                  f"{self.cached_prompt_tokens:,}; completion {self.completion_tokens:,})"),
         ]  # fmt: skip
+        cut = []
+        if self.cut_short:
+            cut.append(f"{_answers(self.cut_short)} cut short at max_tokens")
+        if self.filtered:
+            cut.append(f"{_answers(self.filtered)} cut short by the content filter")
+        if cut:
+            rows.append(("", "; ".join(cut) + " (their text is not the whole answer)"))
         if self.cost is not None:
             rows.append(("cost", f"${self.cost:.6f}"))
         if self.deduplicated:
@@ -340,6 +354,10 @@ class Report(BaseModel):
         for key, value in self._summary():
             table.add_row(key, value)
         return table
+
+
+def _answers(n: int) -> str:
+    return f"{n} answer" if n == 1 else f"{n} answers"
 
 
 class Answers(Sequence[Answer]):

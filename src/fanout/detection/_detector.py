@@ -138,15 +138,73 @@ class Detection:
             return marker
         return f"{n + 1}." if self.style in ("lines", "sentences", "llm") else ""
 
-    def layout(self, answers: Sequence[str]) -> str:
-        """Answers (one per group) laid out in the user's own numbering."""
+    def layout(self, answers: Sequence[str], cut: Sequence[str | None] | None = None) -> str:
+        """Answers (one per group) laid out in the user's own numbering.
+
+        ``cut``: for each group, why its answer was cut short (``"max_tokens"``, say),
+        or None for an answer that is whole. A cut answer ends with ``(cut short:
+        <why>)``, and each part of its group that the answer did not reach (see
+        :meth:`unreached`) follows it under its own marker, saying so: no part is left
+        out without a word."""
+        if len(answers) != len(self.groups):
+            raise ValueError(f"{len(self.groups)} groups but {len(answers)} answers")
+        if cut is not None and len(cut) != len(answers):
+            raise ValueError(f"{len(answers)} answers but {len(cut)} cut reasons")
         out = []
         for n, answer in enumerate(answers):
+            why = cut[n] if cut is not None else None
+            text = answer.strip()
+            if why is not None:
+                text = f"{text} (cut short: {why})" if text else f"(cut short: {why})"
             head = self.heading(n)
-            out.append(f"{head} {answer.strip()}" if head else answer.strip())
-        if len(out) != len(self.groups):
-            raise ValueError(f"{len(self.groups)} groups but {len(out)} answers")
+            out.append(f"{head} {text}" if head else text)
+            if why is not None:
+                out.extend(self._not_reached(self.unreached(n, answer), why))
         return "\n\n".join(out)
+
+    def unreached(self, n: int, answer: str) -> list[int]:
+        """The parts of group ``n`` (indices of ``questions``) that ``answer``, cut short,
+        may not have reached: those after the last part whose marker opens one of its
+        lines (a group's parts are asked with their markers, and a model answers under
+        them). A part without a marker of its own (a bullet, or none) is never found,
+        so every part after the first of such a group counts as unreached."""
+        group = self.groups[n]
+        reached = 0
+        for position, i in enumerate(group[1:], start=1):
+            pattern = _marker_pattern(self.questions[i].marker)
+            if pattern is not None and pattern.search(answer):
+                reached = position
+        return group[reached + 1 :]
+
+    def _not_reached(self, parts: Sequence[int], why: str) -> list[str]:
+        lines = []
+        for i in parts:
+            q = self.questions[i]
+            asked = " ".join(q.text.split())
+            shown = asked if len(asked) <= _SHOWN_CHARS else f"{asked[:_SHOWN_CHARS]}..."
+            if _marker_pattern(q.marker) is None:  # not found, but maybe answered
+                line = f'(cut short: {why}, perhaps before the answer to "{shown}")'
+            else:
+                line = f'(cut short: {why} before the answer to "{shown}")'
+            lines.append(f"{q.marker} {line}" if q.marker else line)
+        return lines
+
+
+_SHOWN_CHARS = 80
+"""How much of a part's question a note about it quotes."""
+
+
+def _marker_pattern(marker: str) -> re.Pattern[str] | None:
+    """What finds ``marker`` (``"2."``, ``"b)"``, ``"**Question 2:**"``, ``"②"``) at
+    the start of a line of an answer, written as the answer would write it: its letters
+    and digits, maybe after markup (``**``, ``#``), then its punctuation if it has any
+    (``2)`` for ``2.``). None for a marker with no letter or digit (a bullet): every
+    part has the same one."""
+    core = re.search(r"\w(?:.*\w)?", marker)
+    if core is None:
+        return None
+    after = r"[^\w\s]" if marker[core.end() :].strip() else r"(?!\w)"
+    return re.compile(rf"^[^\w\n]*{re.escape(core.group())}{after}", re.MULTILINE)
 
 
 # --- reading the parts ------------------------------------------------------------------

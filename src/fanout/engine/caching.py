@@ -7,7 +7,9 @@ usage, no attempts, counted in ``Report.cache_hits``) and never reaches the plan
 Every other cacheable job's answer is kept when it arrives, whether it came from a
 request of its own or a share of a merged one (``Entry.mode`` says which: a call
 with ``policy="split"`` takes only entries of split requests). Failures are never
-kept. Writes are batched: every ``FLUSH_AT`` answers or ``FLUSH_EVERY_S`` seconds,
+kept, nor answers the endpoint's content filter cut (``finish_reason
+"content_filter"``: what it withheld may come next time), and an entry that holds one
+is a miss. Writes are batched: every ``FLUSH_AT`` answers or ``FLUSH_EVERY_S`` seconds,
 and at the end of the call (even a cancelled one).
 
 A store that fails (a file that is not a sqlite database, a redis that went away)
@@ -42,6 +44,8 @@ log = logging.getLogger("fanout")
 FLUSH_AT = 64
 FLUSH_EVERY_S = 1.0
 _CLOSE_WITHIN_S = 10.0
+_NEVER_KEPT = "content_filter"
+"""The ``finish_reason`` of an answer the cache never keeps (nor takes)."""
 
 Finish = Callable[[Job, Answer], Awaitable[None]]
 
@@ -125,6 +129,8 @@ class CallCache:
             if data is not None and entry is None:
                 log.debug("response cache: entry %s of question %d unreadable or expired: a miss",
                           key[:12], job.index)  # fmt: skip
+            if entry is not None and entry.finish_reason == _NEVER_KEPT:
+                entry = None  # kept before filtered answers were left out: asked again
             if entry is not None and not (split_only and entry.mode != "split"):
                 self._stats.cache_hits += 1
                 await finish(job, cached_answer(entry, job))
@@ -134,9 +140,12 @@ class CallCache:
         return rest
 
     async def keep(self, answer: Answer) -> None:
-        """An answer was delivered: keep it if it is a looked-up job's, and answered."""
+        """An answer was delivered: keep it if it is a looked-up job's, and answered
+        whole or at ``max_tokens`` (not one the content filter cut)."""
         key = self._waiting.pop(answer.index, None)
         if key is None or answer.error is not None or answer.text is None or answer.cached:
+            return
+        if answer.finish_reason == _NEVER_KEPT:
             return
         self._buffer[key] = encode(_entry_of(answer))
         due = time.monotonic() - self._flushed_at >= FLUSH_EVERY_S

@@ -43,7 +43,7 @@ from .agreement import CheckResult, answers_agree
 from .call import CallOptions, CallStats, Tally
 from .execution import Finish, deliver_merged, send_merged
 from .intake import Job
-from .merging import parse_merged
+from .merging import cut_by_filter, parse_merged
 from .structured import SCHEMA_FORMAT, checked_values
 from .transport import Transport
 
@@ -69,8 +69,8 @@ class Canaries:
         self._turn = 0
 
     def learn(self, job: Job, answer: Answer) -> bool:
-        """Keep an answer as a canary if it was asked alone and answered, once per
-        question (True if kept)."""
+        """Keep an answer as a canary if it was asked alone and answered (not one the
+        content filter cut), once per question (True if kept)."""
         text = answer.text
         if (
             answer.mode != "split"
@@ -79,6 +79,7 @@ class Canaries:
             or not text.strip()
             or not job.question.mergeable
             or len(answer.choices) > 1
+            or cut_by_filter(answer.finish_reason)  # not the whole answer
             or any(kept.job is job for kept in self._kept)  # learned before it was finished
         ):
             return False
@@ -127,19 +128,22 @@ async def check_with_canary(
                 structured=q.structured)  # fmt: skip
     request, completion = await send_merged(transport, [*group, rider], opts, stats, tally)
     found: dict[str, str] = {}
+    filtered = False  # the content filter cut the merged reply: it answers none
     if completion is not None and completion.choices:
         choice = completion.choices[0]
+        filtered = cut_by_filter(choice.finish_reason)
         # Repeats kept: a canary whose known answer another question of the group
         # rightly shares agrees (that question is asked alone, ``deliver_merged``).
-        found = parse_merged(choice.message.content, request, repeats=False,
-                             truncated=choice.finish_reason == "length")  # fmt: skip
+        if not filtered:
+            found = parse_merged(choice.message.content, request, repeats=False,
+                                 truncated=choice.finish_reason == "length")  # fmt: skip
         if q.structured is not None:
             found, _ = checked_values(found, q.structured)
     mine = found.get(request.tags[-1])
     agreed = mine is not None and answers_agree(canary.answer, mine)
     result = CheckResult(compared=1, agreed=int(agreed), misattributed=0)
     fmt = SCHEMA_FORMAT if request.structured else request.format
-    if completion is not None:
+    if completion is not None and not filtered:  # a filtered reply tells nothing of merging
         transport.endpoint.observe_merge_check(fmt, 1, result.agreed, result.misattributed)
     trusted = agreed  # one compared: its agreement is all or nothing, whatever the threshold
     k = len(group)
@@ -147,6 +151,7 @@ async def check_with_canary(
         f"{result.agreed} of 1 merged answers ({fmt}) agreed with split ones (question "
         f"{q.index}, answered alone before, asked again as the group's canary)"
         + ("" if completion is not None else " (the merged request failed)")
+        + (" (the content filter cut the merged reply)" if filtered else "")
         + (
             f"; the group's {k} questions took the merged answers"
             if trusted

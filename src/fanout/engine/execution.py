@@ -35,7 +35,7 @@ from ..endpoint.tokens import estimate_text_tokens
 from .agreement import CheckResult, compare
 from .call import CallOptions, CallStats, Tally
 from .intake import Job
-from .merging import MergedRequest, apportion, build_merged, parse_merged
+from .merging import MergedRequest, apportion, build_merged, cut_by_filter, parse_merged
 from .planning import ANCHOR_TOKENS, MERGE_ANSWER_OVERHEAD
 from .replies import judge, tool_calls_of
 from .retrying import (
@@ -312,17 +312,25 @@ async def deliver_merged(
     ``trusted=False``: the check found the merged answers wrong, and the rest of the
     group is asked alone. ``riders``: questions after the group's in ``request`` (a
     canary check's, ``canaries``): answered by the reply too, and counted in what it
-    teaches of merging here, but not delivered; the usage is the group's."""
+    teaches of merging here, but not delivered; the usage is the group's. A reply the
+    content filter cut answers none of the group (``merging.cut_by_filter``): each
+    question is asked alone, with its share of the reply's usage."""
     found: dict[str, str] = {}
     values: dict[str, Any] = {}
     prompt_shares = [0] * len(group)
     cached_shares = [0] * len(group)
     completion_shares = [0] * len(group)
+    filtered = False
     if completion is not None:  # checked by the transport: a choice with a message
         choice = completion.choices[0]
         content = choice.message.content
         truncated = choice.finish_reason == "length"
-        found = parse_merged(content, request, truncated=truncated)
+        filtered = cut_by_filter(choice.finish_reason)
+        if filtered:
+            log.debug("merged reply for %d questions cut by the content filter; asking "
+                      "each alone", len(group))  # fmt: skip
+        else:
+            found = parse_merged(content, request, truncated=truncated)
         if group[0].structured is not None:  # an answer that does not fit is asked alone
             found, values = checked_values(found, group[0].structured)
         prompt_shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
@@ -332,9 +340,11 @@ async def deliver_merged(
         completion_shares = apportion(tally.usage.completion_tokens, lengths[: len(group)])
     latency = time.monotonic() - start
     # What the planner expects of merging here: how many answers come back whole, and
-    # what a merged request costs beyond its questions and answers.
+    # what a merged request costs beyond its questions and answers. A filtered reply
+    # tells nothing of merging: the filter would cut the question asked alone as well.
     k = len(request.tags)
-    transport.endpoint.observe_merged(k, sum(tag in found for tag in request.tags))
+    if not filtered:
+        transport.endpoint.observe_merged(k, sum(tag in found for tag in request.tags))
     if completion is not None and completion.usage is not None and len(found) == k:
         own_prompt = sum(3 + estimate_text_tokens(text) for text in request.questions)
         shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
@@ -442,10 +452,13 @@ async def check_merged(
     assert merged is not None
     request, completion = merged
     found: dict[str, str] = {}
+    filtered = False  # the content filter cut the merged reply: it answers none
     if completion is not None and completion.choices:
         choice = completion.choices[0]
-        found = parse_merged(choice.message.content, request,
-                             truncated=choice.finish_reason == "length")  # fmt: skip
+        filtered = cut_by_filter(choice.finish_reason)
+        if not filtered:
+            found = parse_merged(choice.message.content, request,
+                                 truncated=choice.finish_reason == "length")  # fmt: skip
         if group[0].structured is not None:
             found, _ = checked_values(found, group[0].structured)
     fmt = SCHEMA_FORMAT if request.structured else request.format
@@ -453,7 +466,7 @@ async def check_merged(
         [alone[i].text if alone[i].error is None else None for i in checked],
         [found.get(request.tags[i]) for i in checked],
     )
-    if completion is not None:
+    if completion is not None and not filtered:  # a filtered reply tells nothing of merging
         transport.endpoint.observe_merge_check(
             fmt, result.compared, result.agreed, result.misattributed
         )
@@ -471,6 +484,7 @@ async def check_merged(
         f"split ones"
         + (f", {result.misattributed} with another question's" if result.misattributed else "")
         + ("" if completion is not None else " (the merged request failed)")
+        + (" (the content filter cut the merged reply)" if filtered else "")
         + (
             ""
             if not rest

@@ -66,6 +66,12 @@ the end line ``[<nonce>-end]`` is one too. A question is answered only if
 In either grammar, an answer that is only its own question again (the model echoed
 the prompt: same text, whatever the spacing and case) is no answer.
 
+**A reply the content filter cut** (``finish_reason="content_filter"``, see
+:func:`cut_by_filter`) answers nothing, whole sections and all: what the filter
+withheld is unknown (the end of the reply, a section, words inside one), so no section
+of it can be taken for a whole answer. Each of its questions is asked alone, where a
+cut, if the filter makes one, is that question's own and its answer says so.
+
 **Repeated answers.** A free-text answer that the reply gives to two questions or more
 (the same words, whatever the case, spacing and punctuation) answers none of them:
 each of those questions is asked alone. That is how a model that lost track of which
@@ -102,7 +108,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .structured import Structured
 
-__all__ = ["ANCHOR_CHARS", "MergedRequest", "anchor", "apportion", "build_merged", "parse_merged"]
+__all__ = [
+    "ANCHOR_CHARS",
+    "MergedRequest",
+    "anchor",
+    "apportion",
+    "build_merged",
+    "cut_by_filter",
+    "parse_merged",
+]
 
 _INDENT = "    "
 
@@ -218,6 +232,12 @@ def build_merged(
         response_format=response_format, questions=tuple(questions), keys=tuple(keys),
         structured=structured is not None,
     )  # fmt: skip
+
+
+def cut_by_filter(finish_reason: str | None) -> bool:
+    """The endpoint's content filter cut the reply: merged, it answers none of its
+    questions (see the module docstring)."""
+    return finish_reason == "content_filter"
 
 
 def parse_merged(

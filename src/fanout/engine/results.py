@@ -74,10 +74,13 @@ def build_report(
         elif a.usage.total_tokens:  # tokens of no known price: the total is unknown
             cost = None
     failed = sum(1 for a in answers if a.error is not None)
+    finished = [a.finish_reason for a in answers if a.error is None]
     return Report(
         questions=len(answers),
         answered=len(answers) - failed,
         failed=failed,
+        cut_short=finished.count("length"),
+        filtered=finished.count("content_filter"),
         wall_s=wall,
         requests=stats.requests,
         retries=stats.retries,

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..core.models import Answer, Question, Usage
-from ..engine.merging import apportion, build_merged, parse_merged
+from ..engine.merging import apportion, build_merged, cut_by_filter, parse_merged
 from ._output import log
 
 __all__ = ["read_file", "read_line"]
@@ -74,8 +74,9 @@ def read_line(
 ) -> tuple[dict[str, Answer], dict[str, Usage]]:
     """The answers an output line holds, by id (none for an error line), and, by id, the
     share of the request's usage of each question left without one: a merged reply that
-    left it out (its share of the prompt; all of the reply's usage if it answered none),
-    or a reply with no text."""
+    left it out (its share of the prompt; all of the reply's usage if it answered none:
+    one the content filter cut answers none, see ``merging.cut_by_filter``), or a reply
+    with no text."""
     response = entry.get("response") or {}
     if entry.get("error") or response.get("status_code") != 200:
         return {}, {}  # an error is not billed
@@ -101,7 +102,11 @@ def read_line(
                                attempts=1, request_ids=rid)}, {}  # fmt: skip
     request = build_merged([q.text for q in questions], meta["merged"]["format"],
                            nonce=meta["merged"]["nonce"])  # fmt: skip
-    found = parse_merged(content, request, truncated=choice.finish_reason == "length")
+    found = (
+        {}
+        if cut_by_filter(choice.finish_reason)
+        else parse_merged(content, request, truncated=choice.finish_reason == "length")
+    )
     prompt = apportion(total.prompt_tokens, [1] * len(ids))
     lengths = [len(found.get(t, "")) for t in request.tags]
     # The completion goes to the answers found, by length; with none, evenly to all.

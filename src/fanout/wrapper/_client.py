@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -386,8 +386,7 @@ class FanoutClient:
                                 end.prompt_tokens += piece.usage.prompt_tokens
                                 end.completion_tokens += piece.usage.completion_tokens
                             for choice in piece.choices or ():
-                                if choice.finish_reason == "length":
-                                    end.finish = "length"
+                                end.finish = finish_of((end.finish, choice.finish_reason))
                                 if choice.delta.content:
                                     shown.append(choice.delta.content)
                                     yield choice.delta.content
@@ -448,6 +447,14 @@ class FanoutClient:
         return FanoutStream(iterator, close)
 
 
+def finish_of(reasons: Iterable[str | None]) -> str:
+    """The ``finish_reason`` of a reply made of parts that finished for ``reasons``:
+    ``"content_filter"`` if the filter cut any, else ``"length"`` if any was cut at
+    ``max_tokens``, else ``"stop"``."""
+    seen = set(reasons)
+    return next((cut for cut in ("content_filter", "length") if cut in seen), "stop")
+
+
 @dataclass
 class StreamEnd:
     """The end of a wrapped stream: why it finished, and the usage of every part."""
@@ -459,8 +466,7 @@ class StreamEnd:
     def add(self, answer: Any, prompt_tokens: int, completion_tokens: int) -> None:
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
-        if answer.finish_reason == "length":
-            self.finish = "length"
+        self.finish = finish_of((self.finish, answer.finish_reason))
 
 
 def pop_policy(kwargs: dict[str, Any]) -> Policy | None:
@@ -504,7 +510,7 @@ def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompl
     from openai.types.completion_usage import PromptTokensDetails
 
     texts = [a.text or "" for a in answers]
-    finish = "length" if any(a.finish_reason == "length" for a in answers) else "stop"
+    finish = finish_of(a.finish_reason for a in answers)
     report = answers.report
     completion = ChatCompletion(
         id=f"chatcmpl-fanout-{uuid.uuid4().hex[:20]}",

@@ -66,9 +66,11 @@ def raise_for_parts(first: Answer, rest: Answers | None) -> None:
             _renumber(answer.error, answer.index, answer.index + 1)
         answers.append(answer.model_copy(update={"index": answer.index + 1}))
     failed = [a for a in answers if a.error is not None]
+    finished = [a.finish_reason for a in answers if a.error is None]
     base = rest.report if rest is not None else Report()
     report = base.model_copy(update={
         "questions": len(answers), "answered": len(answers) - len(failed), "failed": len(failed),
+        "cut_short": finished.count("length"), "filtered": finished.count("content_filter"),
         "prompt_tokens": base.prompt_tokens + first.usage.prompt_tokens,
         "completion_tokens": base.completion_tokens + first.usage.completion_tokens,
     })  # fmt: skip

@@ -26,6 +26,7 @@ from ._client import (
     _Passed,
     _raise_failures,
     _RawResponse,
+    finish_of,
     pop_policy,
 )
 
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
     from ._client import FanoutClient
 
 __all__ = ["Responses"]
+
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+"""A ``finish_reason`` that makes a response ``incomplete``, and the reason it gives."""
 
 # What a split call may carry: each is given to every part (Chat Completions names on
 # the left where they differ, see engine/responses.py).
@@ -170,7 +174,7 @@ async def _answer(owner: FanoutClient, kwargs: dict[str, Any], *, raw: bool) -> 
                                           on_error="return", api="responses", **chat or {})  # fmt: skip
     _raise_failures(answers)
     texts = [a.text or "" for a in answers]
-    finish = "length" if any(a.finish_reason == "length" for a in answers) else "stop"
+    finish = finish_of(a.finish_reason for a in answers)
     usage = (answers.report.prompt_tokens, answers.report.completion_tokens,
              answers.report.cached_prompt_tokens)  # fmt: skip
     response = _response(f"resp_fanout_{uuid.uuid4().hex}", model, instructions,
@@ -196,12 +200,12 @@ def _response_data(
     finish: str | None,
     usage: tuple[int, int, int] | None,
 ) -> dict[str, Any]:
-    incomplete = finish == "length"
-    status = "in_progress" if finish is None else "incomplete" if incomplete else "completed"
+    reason = _INCOMPLETE.get(finish or "")
+    status = "in_progress" if finish is None else "incomplete" if reason else "completed"
     return {
         "id": response_id, "object": "response", "created_at": time.time(), "model": model,
         "status": status, "error": None, "instructions": instructions,
-        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+        "incomplete_details": {"reason": reason} if reason else None,
         "output": [_item(response_id, text)] if text is not None else [],
         "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
         "usage": None if usage is None else {
@@ -274,7 +278,7 @@ def _stream(
             yield event("response.output_item.done", output_index=0, item=_item(response_id, text))
             usage = (piece.prompt_tokens, piece.completion_tokens, 0)
             whole = _response_data(response_id, model, instructions, text, piece.finish, usage)
-            kind = "response.incomplete" if piece.finish == "length" else "response.completed"
+            kind = "response.incomplete" if piece.finish in _INCOMPLETE else "response.completed"
             yield event(kind, response=whole)
 
     return owner.stream_parts(detection, questions, model, policy, kwargs, events,
