@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from openai import AsyncOpenAI
 
 import fanout
 from fanout.endpoint.model import EndpointModel
@@ -253,3 +254,48 @@ class TestPlanning:
         wall, _, _, _ = estimate_groups([[i] for i in range(8)], inputs)
         one, _, _, _ = estimate_groups([[0]], inputs)
         assert wall > 2.5 * one
+
+
+def _serial_warm_up(model: EndpointModel, rounds: int = 3) -> None:
+    """``tests/test_llama.py``'s warm-up on a server that runs one request at a time:
+    rounds of six requests of 5-80 tokens sent at once, served one after another in an
+    arbitrary order (19 ms a token, 50 ms a request), their latencies exact."""
+    lengths = [40, 5, 60, 20, 80, 10]
+    rng = random.Random(1)
+    start = 0.0
+    for _ in range(rounds):
+        order = list(range(6))
+        rng.shuffle(order)
+        finish, clock = {}, start + 0.01
+        for i in order:
+            clock += 0.05 + lengths[i] * 0.019
+            finish[i] = clock
+        for i in range(6):
+            before = [j for j in range(6) if j != i and finish[j] < finish[i]]
+            model.observe(prompt_tokens=20, completion_tokens=lengths[i],
+                          latency_s=finish[i] - start, others_prompt_tokens=20 * len(before),
+                          others_completion_tokens=sum(lengths[j] for j in before),
+                          sent_at=start)  # fmt: skip
+        start = clock + 0.1
+
+
+def test_a_single_slot_learned_from_clean_latencies_is_planned_one_request_at_a_time() -> None:
+    """Exact latencies of a serialising server are explained by one slot (a queue), and
+    the fit of the services then leaves the slowdown at its prior: the serialisation is
+    in ``slots``, not in ``slowdown_per_request`` (what issue 40's llama test read, and
+    failed on). The planner must cost five requests at about five times one: it does
+    through the slots, and a planner that ignored them would cost them as one."""
+    model = EndpointModel()
+    _serial_warm_up(model)
+    estimate = model.estimate()
+    assert estimate.slots == 1
+    assert estimate.slowdown_per_request < 0.5  # the queue, not the slowdown, explains it
+    client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused")  # plans send nothing
+    fo = fanout.Fanout(client, model="m", endpoint=model, memory=False)
+    policy = fanout.Policy(mode="split", expected_tokens=48)
+    five = fo.plan([f"Question {i}." for i in range(5)], policy=policy).chosen.est_wall_s
+    one = fo.plan(["Question."], policy=policy).chosen.est_wall_s
+    assert five / one > 4.0, (five, one)
+    reason = fo.plan([f"Q {i}." for i in range(5)], policy=fanout.Policy(expected_tokens=64)).reason
+    assert "decodes concurrent requests in parallel" not in reason, reason
+    assert "1 slot learned" in reason, reason

@@ -353,6 +353,13 @@ def make_plan(inputs: PlanInputs, policy: Policy) -> Plan:
     )
 
 
+def _slots_said(slots: int | None) -> str:
+    """The endpoint's learned slots, for a plan's reason (nothing when none are)."""
+    if slots is None:
+        return ""
+    return f", {slots} slot{'s' if slots != 1 else ''} learned"
+
+
 def _reason(
     chosen: Candidate, candidates: list[Candidate], inputs: PlanInputs, policy: Policy
 ) -> str:
@@ -365,13 +372,18 @@ def _reason(
     split = next((c for c in candidates if c.group_size == 1), None)
     merge = max(candidates, key=lambda c: c.group_size)
     ep = inputs.endpoint
-    serial = ep.slowdown_per_request >= 0.5
+    one_slot = ep.slots == 1
+    serial = ep.slowdown_per_request >= 0.5 or one_slot
     if chosen.group_size == 1:
-        why = (
-            "the endpoint decodes concurrent requests in parallel"
-            if not serial
-            else "the answers are long enough that parallel requests still finish first"
-        )
+        if one_slot:
+            why = (
+                "a merged reply would be no faster on an endpoint that runs one request at "
+                "a time (1 slot learned): it writes every answer, and their anchors, in a row"
+            )
+        elif not serial:
+            why = "the endpoint decodes concurrent requests in parallel"
+        else:
+            why = "the answers are long enough that parallel requests still finish first"
         if inputs.cached_prompt_tokens:
             why += f", and it has the shared prompt ({inputs.cached_prompt_tokens} tokens) cached"
         if inputs.merge_checks is not None and merge.est_wall_s <= chosen.est_wall_s * (
@@ -388,7 +400,7 @@ def _reason(
         return (
             f"{what}: estimated {chosen.est_wall_s:.2f}s against {merge.est_wall_s:.2f}s for "
             f"{merge.label}, because {why} (slowdown per request in flight "
-            f"{ep.slowdown_per_request:.2f})."
+            f"{ep.slowdown_per_request:.2f}{_slots_said(ep.slots)})."
         )
     causes = []
     if split is not None and split.est_limit_wait_s > 0.25 * split.est_wall_s * split.requests:
