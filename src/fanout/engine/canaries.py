@@ -43,8 +43,8 @@ from .agreement import CheckResult, answers_agree
 from .call import CallOptions, CallStats, Tally
 from .execution import Finish, deliver_merged, send_merged
 from .intake import Job
-from .merging import cut_by_filter, parse_merged
-from .structured import SCHEMA_FORMAT, checked_values
+from .merging import cut_by_filter
+from .structured import SCHEMA_FORMAT
 from .transport import Transport
 
 __all__ = ["KEPT_CANARIES", "Canaries", "Canary", "check_with_canary"]
@@ -126,31 +126,23 @@ async def check_with_canary(
     q = canary.job
     rider = Job(index=q.index, question=q.question, params=q.params, key=q.key,
                 structured=q.structured)  # fmt: skip
-    request, completion = await send_merged(transport, [*group, rider], opts, stats, tally)
-    found: dict[str, str] = {}
-    filtered = False  # the content filter cut the merged reply: it answers none
-    if completion is not None and completion.choices:
-        choice = completion.choices[0]
-        filtered = cut_by_filter(choice.finish_reason)
-        # Repeats kept: a canary whose known answer another question of the group
-        # rightly shares agrees (that question is asked alone, ``deliver_merged``).
-        if not filtered:
-            found = parse_merged(choice.message.content, request, repeats=False,
-                                 truncated=choice.finish_reason == "length")  # fmt: skip
-        if q.structured is not None:
-            found, _ = checked_values(found, q.structured)
+    reply = await send_merged(transport, [*group, rider], opts, stats, tally)
+    request, filtered = reply.request, reply.filtered
+    # Repeats kept: a canary whose known answer another question of the group rightly
+    # shares agrees (that question is asked alone, ``deliver_merged``).
+    found = reply.with_repeats
     mine = found.get(request.tags[-1])
     agreed = mine is not None and answers_agree(canary.answer, mine)
     result = CheckResult(compared=1, agreed=int(agreed), misattributed=0)
     fmt = SCHEMA_FORMAT if request.structured else request.format
-    if completion is not None and not filtered:  # a filtered reply tells nothing of merging
+    if reply.replied and not filtered:  # a filtered reply tells nothing of merging
         transport.endpoint.observe_merge_check(fmt, 1, result.agreed, result.misattributed)
     trusted = agreed  # one compared: its agreement is all or nothing, whatever the threshold
     k = len(group)
     stats.merge_checks.append(
         f"{result.agreed} of 1 merged answers ({fmt}) agreed with split ones (question "
         f"{q.index}, answered alone before, asked again as the group's canary)"
-        + ("" if completion is not None else " (the merged request failed)")
+        + ("" if reply.replied else " (the merged request failed)")
         + (" (the content filter cut the merged reply)" if filtered else "")
         + (
             f"; the group's {k} questions took the merged answers"
@@ -159,7 +151,6 @@ async def check_with_canary(
         )
     )
     await deliver_merged(
-        transport, group, request, completion, tally, opts, stats, finish, start,
-        trusted=trusted, riders=1,
-    )  # fmt: skip
+        transport, group, reply, tally, opts, stats, finish, start, trusted=trusted, riders=1
+    )
     return result

@@ -34,9 +34,10 @@ from ..core.redact import scrub_exception
 from ..endpoint.tokens import estimate_text_tokens
 from .agreement import CheckResult, compare
 from .call import CallOptions, CallStats, Tally
+from .codec import MergedReply, merged_params, read_merged
 from .intake import Job
-from .merging import MergedRequest, apportion, build_merged, cut_by_filter, parse_merged
-from .planning import ANCHOR_TOKENS, MERGE_ANSWER_OVERHEAD
+from .merging import build_merged
+from .planning import MERGE_ANSWER_OVERHEAD
 from .replies import judge, tool_calls_of
 from .retrying import (
     EmptyReplyError,
@@ -45,7 +46,7 @@ from .retrying import (
     is_quota_error,
 )
 from .spending import OverBudgetError
-from .structured import SCHEMA_FORMAT, UnfitReplyError, check_fits, checked_values
+from .structured import SCHEMA_FORMAT, UnfitReplyError, check_fits
 from .transport import KeyRefusedError, QuotaGoneError, Transport
 
 if TYPE_CHECKING:
@@ -200,27 +201,6 @@ def _structured_value(completion: ChatCompletion, job: Job) -> Any:
     return check_fits(completion, job.structured)
 
 
-def merged_params(
-    request: MergedRequest, opts: CallOptions, k: int, context: tuple[Any, ...] = ()
-) -> dict[str, Any]:
-    """The ``create()`` parameters of a merged request for ``k`` questions."""
-    messages: list[Any] = []
-    if opts.system:
-        messages.append({"role": "system", "content": opts.system})
-    messages.extend(dict(m) for m in context)
-    messages.append({"role": "user", "content": request.user_message})
-    params: dict[str, Any] = {"model": opts.model, **opts.create_kwargs, "messages": messages}
-    carried = sum(min(estimate_text_tokens(key), ANCHOR_TOKENS) for key in request.keys)
-    for name in ("max_tokens", "max_completion_tokens"):
-        if isinstance(params.get(name), int):
-            # The cap was per answer: the merged reply may hold k of them, each with
-            # its tag and framing, and its question's words (the anchor).
-            params[name] = params[name] * k + MERGE_ANSWER_OVERHEAD * k + carried
-    if request.response_format is not None:
-        params["response_format"] = request.response_format
-    return params
-
-
 def _refuses_response_format(exc: BaseException) -> bool:
     """A 400/422 that is about ``response_format`` (structured outputs unsupported)."""
     if not isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)):
@@ -243,9 +223,10 @@ async def send_merged(
     opts: CallOptions,
     stats: CallStats,
     tally: Tally,
-) -> tuple[MergedRequest, ChatCompletion | None]:
-    """Send the group's merged request; falls back from JSON to tagged text once if
-    the endpoint refuses ``response_format``. None: the request failed."""
+) -> MergedReply:
+    """Send the group's merged request and read its reply (``codec``); falls back from
+    JSON to tagged text once if the endpoint refuses ``response_format``. A request
+    that failed is a reply that answers none (``MergedReply.replied`` False)."""
     policy = opts.policy
     structured = group[0].structured  # the call's: questions with their own are never merged
     fmt = "json" if structured is not None else merge_format_for(transport, policy)
@@ -253,9 +234,12 @@ async def send_merged(
     request = build_merged(texts, fmt, structured=structured)
     while True:
         try:
-            params = merged_params(request, opts, len(group), group[0].question.context)
+            params = merged_params(request, model=opts.model, system=opts.system,
+                                   create_kwargs=opts.create_kwargs,
+                                   context=group[0].question.context)  # fmt: skip
             with telemetry.merged_request(len(group)):
-                return request, await transport.send(params, opts, stats, tally)
+                completion = await transport.send(params, opts, stats, tally)
+            return read_merged(request, completion, structured, tally.usage)
         except Exception as exc:
             if (
                 request.format == "json"
@@ -270,7 +254,7 @@ async def send_merged(
             log.debug(
                 "merged request for %d questions failed (%r); asking each alone", len(group), exc
             )
-            return request, None
+            return read_merged(request, None, structured, tally.usage)
 
 
 async def ask_merged(
@@ -286,15 +270,14 @@ async def ask_merged(
     tally = Tally()
     for job in group:
         job.tallies.append(tally)  # one request for the group: each job counts it
-    request, completion = await send_merged(transport, group, opts, stats, tally)
-    await deliver_merged(transport, group, request, completion, tally, opts, stats, finish, start)
+    reply = await send_merged(transport, group, opts, stats, tally)
+    await deliver_merged(transport, group, reply, tally, opts, stats, finish, start)
 
 
 async def deliver_merged(
     transport: Transport,
     group: list[Job],
-    request: MergedRequest,
-    completion: ChatCompletion | None,
+    reply: MergedReply,
     tally: Tally,
     opts: CallOptions,
     stats: CallStats,
@@ -310,54 +293,37 @@ async def deliver_merged(
     answers of the questions (by position in the group) a merge check asked alone as
     well; they are those questions' answers (with their share of the merged request).
     ``trusted=False``: the check found the merged answers wrong, and the rest of the
-    group is asked alone. ``riders``: questions after the group's in ``request`` (a
+    group is asked alone. ``riders``: questions after the group's in the request (a
     canary check's, ``canaries``): answered by the reply too, and counted in what it
     teaches of merging here, but not delivered; the usage is the group's. A reply the
     content filter cut answers none of the group (``merging.cut_by_filter``): each
     question is asked alone, with its share of the reply's usage."""
-    found: dict[str, str] = {}
-    values: dict[str, Any] = {}
-    prompt_shares = [0] * len(group)
-    cached_shares = [0] * len(group)
-    completion_shares = [0] * len(group)
-    filtered = False
-    if completion is not None:  # checked by the transport: a choice with a message
-        choice = completion.choices[0]
-        content = choice.message.content
-        truncated = choice.finish_reason == "length"
-        filtered = cut_by_filter(choice.finish_reason)
-        if filtered:
-            log.debug("merged reply for %d questions cut by the content filter; asking "
-                      "each alone", len(group))  # fmt: skip
-        else:
-            found = parse_merged(content, request, truncated=truncated)
-        if group[0].structured is not None:  # an answer that does not fit is asked alone
-            found, values = checked_values(found, group[0].structured)
-        prompt_shares = apportion(tally.usage.prompt_tokens, [1] * len(group))
-        cached_shares = apportion(tally.usage.cached_prompt_tokens, [1] * len(group))
-        lengths = [len(found.get(tag, "")) for tag in request.tags]
-        own_shares = apportion(tally.usage.completion_tokens, lengths)  # riders' included
-        completion_shares = apportion(tally.usage.completion_tokens, lengths[: len(group)])
+    request, found = reply.request, reply.found
+    if reply.filtered:
+        log.debug("merged reply for %d questions cut by the content filter; asking "
+                  "each alone", len(group))  # fmt: skip
+    shares = reply.shares(len(group)) if reply.replied else [Usage()] * len(group)
+    own_shares = reply.own_completion_tokens()  # riders' included
     latency = time.monotonic() - start
     # What the planner expects of merging here: how many answers come back whole, and
     # what a merged request costs beyond its questions and answers. A filtered reply
     # tells nothing of merging: the filter would cut the question asked alone as well.
     k = len(request.tags)
-    if not filtered:
+    if not reply.filtered:
         transport.endpoint.observe_merged(k, sum(tag in found for tag in request.tags))
-    if completion is not None and completion.usage is not None and len(found) == k:
+    billed = reply.reply_usage
+    if billed is not None and reply.complete:
         own_prompt = sum(3 + estimate_text_tokens(text) for text in request.questions)
         shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
         own_answers = sum(estimate_text_tokens(text) for text in found.values())
         transport.endpoint.observe_merge_usage(
-            max(0.0, (completion.usage.prompt_tokens - shared - own_prompt) / k),
-            max(0.0, (completion.usage.completion_tokens - own_answers) / k),
+            max(0.0, (billed.prompt_tokens - shared - own_prompt) / k),
+            max(0.0, (billed.completion_tokens - own_answers) / k),
         )
     reask: list[tuple[Job, Usage]] = []
     for i, (job, tag) in enumerate(zip(group, request.tags[: len(request.tags) - riders],
                                        strict=True)):  # fmt: skip
-        share = Usage(prompt_tokens=prompt_shares[i], completion_tokens=completion_shares[i],
-                      cached_prompt_tokens=cached_shares[i])  # fmt: skip
+        share = shares[i]
         own = alone.get(i) if alone else None
         if own is not None:
             await finish(job, _with_share(own, share, tally, start, merged_first=False))
@@ -373,7 +339,7 @@ async def deliver_merged(
         await finish(job, Answer(
             index=job.index, question=q.text, id=q.id, text=text, choices=[text], mode="merged",
             finish_reason="stop", usage=share, attempts=tally.attempts, latency_s=latency,
-            request_ids=list(tally.request_ids), parsed=values.get(tag),
+            request_ids=list(tally.request_ids), parsed=reply.values.get(tag),
         ))  # fmt: skip
     if not reask:
         return
@@ -432,7 +398,7 @@ async def check_merged(
     for job in group[: checked.start]:
         job.tallies.append(tally)
     alone: dict[int, Answer] = {}
-    merged: tuple[MergedRequest, ChatCompletion | None] | None = None
+    merged: MergedReply | None = None
 
     async def one(i: int) -> None:
         alone[i] = await ask_one(transport, group[i], opts, stats)
@@ -450,30 +416,21 @@ async def check_merged(
         for i in checked:
             tg.start_soon(one, i)
     assert merged is not None
-    request, completion = merged
-    found: dict[str, str] = {}
-    filtered = False  # the content filter cut the merged reply: it answers none
-    if completion is not None and completion.choices:
-        choice = completion.choices[0]
-        filtered = cut_by_filter(choice.finish_reason)
-        if not filtered:
-            found = parse_merged(choice.message.content, request,
-                                 truncated=choice.finish_reason == "length")  # fmt: skip
-        if group[0].structured is not None:
-            found, _ = checked_values(found, group[0].structured)
+    reply = merged
+    request, found, filtered = reply.request, reply.found, reply.filtered
     fmt = SCHEMA_FORMAT if request.structured else request.format
     result = compare(
         [alone[i].text if alone[i].error is None else None for i in checked],
         [found.get(request.tags[i]) for i in checked],
     )
-    if completion is not None and not filtered:  # a filtered reply tells nothing of merging
+    if reply.replied and not filtered:  # a filtered reply tells nothing of merging
         transport.endpoint.observe_merge_check(
             fmt, result.compared, result.agreed, result.misattributed
         )
     agreement = opts.policy.merge_agreement
     threshold = DEFAULT_MERGE_AGREEMENT if agreement is None else agreement
     trusted = (
-        completion is not None
+        reply.replied
         and result.compared > 0
         and result.misattributed == 0
         and result.agreed >= threshold * result.compared
@@ -483,7 +440,7 @@ async def check_merged(
         f"{result.agreed} of {result.compared} merged answers ({fmt}) agreed with "
         f"split ones"
         + (f", {result.misattributed} with another question's" if result.misattributed else "")
-        + ("" if completion is not None else " (the merged request failed)")
+        + ("" if reply.replied else " (the merged request failed)")
         + (" (the content filter cut the merged reply)" if filtered else "")
         + (
             ""
@@ -494,7 +451,6 @@ async def check_merged(
         )
     )
     await deliver_merged(
-        transport, group, request, completion, tally, opts, stats, finish, start,
-        alone=alone, trusted=trusted,
-    )  # fmt: skip
+        transport, group, reply, tally, opts, stats, finish, start, alone=alone, trusted=trusted
+    )
     return result

@@ -101,7 +101,7 @@ import json
 import re
 import secrets
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +116,7 @@ __all__ = [
     "build_merged",
     "cut_by_filter",
     "parse_merged",
+    "without_repeats",
 ]
 
 _INDENT = "    "
@@ -260,7 +261,7 @@ def parse_merged(
         found = _parse_text(content, request)
     asked = dict(zip(request.tags, request.questions, strict=False))
     found = {tag: text for tag, text in found.items() if not _echoes(text, asked.get(tag))}
-    return found if request.structured or not repeats else _without_repeats(found)
+    return found if request.structured or not repeats else without_repeats(found)
 
 
 def _words(text: str) -> str:
@@ -270,7 +271,7 @@ def _words(text: str) -> str:
     return " ".join(words) if words else text.strip()
 
 
-def _without_repeats(found: dict[str, str]) -> dict[str, str]:
+def without_repeats(found: Mapping[str, str]) -> dict[str, str]:
     """The answers given to one question only: a free-text answer that the reply gives
     to two questions or more answers none of them (see the module docstring)."""
     counts = Counter(_words(text) for text in found.values())

@@ -44,10 +44,10 @@ from ..core.models import Answer, Question, Usage
 from ..core.money import Tier
 from ..core.progress import BatchProgress
 from ..core.tiers import TierChoice, choose_tier, tier_factor
+from ..engine.codec import merged_params
 from ..engine.flex import flex_until
 from ..engine.intake import messages_for
 from ..engine.merging import build_merged
-from ..engine.planning import MERGE_ANSWER_OVERHEAD
 from ._batch_cap import BatchCap
 from ._batch_lines import read_file, read_line
 from ._batch_merge import MERGE_FORMAT, UNCHECKED, batch_group_size, warn_unchecked
@@ -362,7 +362,9 @@ class _BatchJob:
                     meta: dict[str, Any] = {"ids": [[g[0].qid, g[0].fp]], "merged": None}
                 else:
                     request = build_merged([i.question.text for i in g], fmt)
-                    body = self._merged_body(request, model, len(g))
+                    body = merged_params(request, model=model, system=self.system,
+                                         create_kwargs=self.params,
+                                         context=g[0].question.context)  # fmt: skip
                     meta = {"ids": [[i.qid, i.fp] for i in g],
                             "merged": {"format": fmt, "nonce": request.nonce}}  # fmt: skip
                 line = {"custom_id": custom_id, "method": "POST", "url": _ENDPOINT, "body": body}
@@ -432,19 +434,6 @@ class _BatchJob:
         body: dict[str, Any] = {"model": model, **self.params, **question.params}
         body["model"] = model
         body["messages"] = messages_for(question, self.system)
-        return body
-
-    def _merged_body(self, request: Any, model: str, k: int) -> dict[str, Any]:
-        messages: list[Any] = []
-        if self.system:
-            messages.append({"role": "system", "content": self.system})
-        messages.append({"role": "user", "content": request.user_message})
-        body: dict[str, Any] = {"model": model, **self.params, "messages": messages}
-        for name in ("max_tokens", "max_completion_tokens"):
-            if isinstance(body.get(name), int):
-                body[name] = body[name] * k + (MERGE_ANSWER_OVERHEAD + 24) * k
-        if request.response_format is not None:
-            body["response_format"] = request.response_format
         return body
 
     # --- the phases -----------------------------------------------------------------

@@ -13,7 +13,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..core.models import Answer, Question, Usage
-from ..engine.merging import apportion, build_merged, cut_by_filter, parse_merged
+from ..engine.codec import read_merged
+from ..engine.merging import build_merged
 from ._output import log
 
 __all__ = ["read_file", "read_line"]
@@ -102,24 +103,17 @@ def read_line(
                                attempts=1, request_ids=rid)}, {}  # fmt: skip
     request = build_merged([q.text for q in questions], meta["merged"]["format"],
                            nonce=meta["merged"]["nonce"])  # fmt: skip
-    found = (
-        {}
-        if cut_by_filter(choice.finish_reason)
-        else parse_merged(content, request, truncated=choice.finish_reason == "length")
-    )
-    prompt = apportion(total.prompt_tokens, [1] * len(ids))
-    lengths = [len(found.get(t, "")) for t in request.tags]
+    reply = read_merged(request, completion, None, total)
     # The completion goes to the answers found, by length; with none, evenly to all.
-    answer_tokens = apportion(total.completion_tokens, lengths)  # all zero: evenly
+    shares = reply.shares(len(ids))
     out: dict[str, Answer] = {}
     lost: dict[str, Usage] = {}
     for i, (q, tag) in enumerate(zip(questions, request.tags, strict=True)):
-        share = Usage(prompt_tokens=prompt[i], completion_tokens=answer_tokens[i])
-        text = found.get(tag)
+        text = reply.found.get(tag)
         if text is None:
-            lost[ids[i]] = share
+            lost[ids[i]] = shares[i]
             continue
         out[ids[i]] = Answer(index=0, question=q.text, id=q.id, text=text, choices=[text],
-                             mode="batch", finish_reason="stop", usage=share, attempts=1,
+                             mode="batch", finish_reason="stop", usage=shares[i], attempts=1,
                              request_ids=rid)  # fmt: skip
     return out, lost
