@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncGenerator, AsyncIterable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Iterable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import openai
@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 __all__ = ["Fanout", "ask_many", "plan"]
+
+T = TypeVar("T")
 
 
 class Fanout:
@@ -228,15 +230,15 @@ class Fanout:
 
         start = time.monotonic()
         stats = CallStats()
-        with telemetry.call_span("ask_many", opts.model, opts.policy.mode) as call:
-            async with (
-                self._transport.open_call(),
-                self._memory.around(self._transport, opts.model),
-                call_cache(self._transport, opts, stats, opts.cache) as in_cache,
-            ):
-                await drive(self._transport, questions, opts, stats, call.observe(collect),
-                            keep_finished=True, cache=in_cache)  # fmt: skip
-            return assemble(results, known, stats, time.monotonic() - start, opts)
+        return await self._call(
+            "ask_many",
+            questions,
+            opts,
+            stats,
+            collect,
+            keep_finished=True,
+            then=lambda: assemble(results, known, stats, time.monotonic() - start, opts),
+        )
 
     async def as_completed(
         self,
@@ -261,15 +263,15 @@ class Fanout:
 
         async def produce() -> None:
             async with send:
-                with telemetry.call_span("as_completed", opts.model, opts.policy.mode) as call:
-                    async with (
-                        self._transport.open_call(),
-                        self._memory.around(self._transport, opts.model),
-                        call_cache(self._transport, opts, stats, opts.cache) as in_cache,
-                    ):
-                        await drive(self._transport, questions, opts, stats,
-                                    call.observe(send.send), keep_finished=False,
-                                    cache=in_cache)  # fmt: skip
+                await self._call(
+                    "as_completed",
+                    questions,
+                    opts,
+                    stats,
+                    send.send,
+                    keep_finished=False,
+                    then=lambda: None,
+                )
 
         start = time.monotonic()
         task = asyncio.get_running_loop().create_task(produce())
@@ -290,6 +292,40 @@ class Fanout:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             receive.close()
+
+    async def _call(
+        self,
+        kind: str,
+        questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
+        opts: CallOptions,
+        stats: CallStats,
+        deliver: Callable[[Answer], Awaitable[None]],
+        *,
+        keep_finished: bool,
+        then: Callable[[], T],
+    ) -> T:
+        """One call's run, whichever way its answers are handed back (``ask_many`` in
+        input order, ``as_completed`` as they finish): its span, the transport's call,
+        the endpoint memory around it, the response cache, and the engine's ``drive``;
+        each answer goes to ``deliver`` as it is finished, and ``then`` (in the span: a
+        call whose questions failed is an error span) makes the call's result."""
+        with telemetry.call_span(kind, opts.model, opts.policy.mode) as call:
+            async with (
+                self._transport.open_call(),
+                self._memory.around(self._transport, opts.model),
+                call_cache(self._transport, opts, stats, opts.cache) as in_cache,
+            ):
+                emit = call.observe(deliver)
+                await drive(
+                    self._transport,
+                    questions,
+                    opts,
+                    stats,
+                    emit,
+                    keep_finished=keep_finished,
+                    cache=in_cache,
+                )
+            return then()
 
     def _options(
         self,
