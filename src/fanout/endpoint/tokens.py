@@ -13,8 +13,8 @@ Otherwise a documented estimate is used:
 A request is billed for more than its messages' text: ``estimate_request_tokens``
 adds the JSON text of every other field the model reads (tool and function
 definitions, the response format's schema, ``tool_choice``, a message's tool calls,
-``extra_body``, ...), at one token per 3 characters when tiktoken cannot count it
-(JSON is dense in punctuation; the hosted APIs render tools more compactly than their
+``extra_body``, ...), at one token per 3 ASCII characters (and one per other
+character) when tiktoken cannot count it (JSON is dense in punctuation; the hosted APIs render tools more compactly than their
 JSON, so this errs high). Images, audio and files are not counted: their tokens depend
 on their size and the model, which the request does not say.
 
@@ -145,10 +145,20 @@ def estimate_request_tokens(params: Mapping[str, Any], model: str | None = None)
             fields = {k: v for k, v in message.items() if k not in ("role", "content")}
             if any(v is not None for v in fields.values()):
                 extras.append(fields)
-    rest = {k: v for k, v in params.items() if k not in _NOT_PROMPT and v is not None}
+    extra = params.get("extra_body")
+    fields = {**params, **extra} if isinstance(extra, Mapping) else dict(params)
+    fields.pop("extra_body", None)  # merged into the body by the SDK: counted as its fields
+    rest = {k: v for k, v in fields.items() if k not in _NOT_PROMPT and v is not None}
     if rest:
         extras.append(rest)
     for extra in extras:
         text = _json_text(extra)
-        total += counter(text) if counter else math.ceil(len(text) / _JSON_CHARS_PER_TOKEN)
+        total += counter(text) if counter else _json_tokens(text)
     return total
+
+
+def _json_tokens(text: str) -> int:
+    """The fallback estimate for JSON text: one token per 3 ASCII characters (dense in
+    punctuation), one per other character (as for any text)."""
+    ascii_chars = len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
+    return math.ceil(ascii_chars / _JSON_CHARS_PER_TOKEN) + (len(text) - ascii_chars)

@@ -179,17 +179,18 @@ def worst_case(
     at the batch tier)."""
     prompt = estimate_request_tokens(params, model)
     prompt = int(prompt * PROMPT_MARGIN) + PROMPT_MARGIN_TOKENS
-    cap = params.get("max_completion_tokens", params.get("max_tokens"))
+    sent = body_of(params)  # extra_body's fields are the body's: the server obeys them
+    cap = sent.get("max_completion_tokens", sent.get("max_tokens"))
     if not isinstance(cap, int) or cap <= 0:
         cap = int(4 * answer_tokens) if answer_tokens else UNCAPPED_ANSWER_TOKENS
-    n = params.get("n")
-    completion = cap * (n if isinstance(n, int) and n > 0 else 1) + _predicted(params)
+    n = sent.get("n")
+    completion = cap * (n if isinstance(n, int) and n > 0 else 1) + _predicted(sent)
     usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
     if tier is None:
         cost = pricer.of_params(usage, params, model)
     else:
-        sent = params.get("model")
-        cost = pricer.cost(usage, sent if isinstance(sent, str) else model, tier)
+        named = params.get("model")
+        cost = pricer.cost(usage, named if isinstance(named, str) else model, tier)
     return cost if cost is not None else Decimal(0)
 
 
@@ -267,6 +268,16 @@ async def spend_on(
     finally:
         for cap in caps:
             cap.settle(need, spent)
+
+
+def body_of(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The request body ``params`` send: the SDK merges ``extra_body`` into it, its
+    fields over the named ones."""
+    extra = params.get("extra_body")
+    body = {k: v for k, v in params.items() if k != "extra_body"}
+    if isinstance(extra, Mapping):
+        body.update(extra)
+    return body
 
 
 def _predicted(params: Mapping[str, Any]) -> int:

@@ -485,7 +485,8 @@ class _BatchJob:
         for kind, file_id in (("output", batch.output_file_id), ("error", batch.error_file_id)):
             if file_id:
                 content = await self.client.files.content(file_id)
-                lines.update(read_file(content.text, batch.id, kind, file_id))
+                for custom_id, line in read_file(content.text, batch.id, kind, file_id).items():
+                    lines.setdefault(custom_id, line)  # an error line never hides an answer
         again: list[_Item] = []
         for custom_id, meta in chunk["lines"].items():
             ids = [(qid, fp) for qid, fp in meta["ids"] if self._is_pending(qid, fp)]

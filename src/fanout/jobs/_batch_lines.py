@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from ..core.models import Answer, Question, Usage
 from ..engine.codec import read_merged
-from ..engine.merging import build_merged
+from ..engine.merging import apportion, build_merged
 from ._output import log
 
 __all__ = ["read_file", "read_line"]
@@ -49,6 +49,10 @@ def read_file(text: str, batch_id: str, kind: str, file_id: str) -> dict[str, di
         response = entry.get("response")
         if response is not None and not isinstance(response, dict):
             _bad(batch_id, kind, file_id, number, custom_id, "its response is not an object")
+            continue
+        if custom_id in lines:
+            _bad(batch_id, kind, file_id, number, custom_id,
+                 "its custom_id is on an earlier line too; the first is kept")  # fmt: skip
             continue
         lines[custom_id] = entry
     return lines
@@ -87,7 +91,7 @@ def read_line(
         completion = ChatCompletion.model_validate(response.get("body"))
         choice = completion.choices[0]
     except (ValidationError, IndexError):
-        return {}, {}
+        return {}, _billed_without_answers(response.get("body"), ids)
     usage = completion.usage
     total = Usage(prompt_tokens=usage.prompt_tokens if usage else 0,
                   completion_tokens=usage.completion_tokens if usage else 0)  # fmt: skip
@@ -117,3 +121,23 @@ def read_line(
                              mode="batch", finish_reason="stop", usage=shares[i], attempts=1,
                              request_ids=rid)  # fmt: skip
     return out, lost
+
+
+def _billed_without_answers(body: Any, ids: list[str]) -> dict[str, Usage]:
+    """A 200 line whose body is no chat completion with a choice: what its usage says
+    it was billed, shared evenly over its ids (none if it says nothing readable)."""
+    usage = body.get("usage") if isinstance(body, dict) else None
+    if not isinstance(usage, dict):
+        return {}
+    prompt_tokens, completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if not isinstance(prompt_tokens, int) or not isinstance(completion_tokens, int):
+        return {}
+    if prompt_tokens < 0 or completion_tokens < 0:
+        return {}
+    total = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    prompt = apportion(total.prompt_tokens, [1] * len(ids))
+    completion = apportion(total.completion_tokens, [1] * len(ids))
+    return {
+        qid: Usage(prompt_tokens=p, completion_tokens=c)
+        for qid, p, c in zip(ids, prompt, completion, strict=True)
+    }
