@@ -208,12 +208,18 @@ async def test_profiles_show_different_parallel_scaling(
         await client.close()
     print(profiles["np5"].summary())
     print(profiles["np1"].summary())
-    # On two CPU cores the slots share the cores, so -np 5 overlaps less than a GPU would
-    # (0.56 against 0.68 for -np 1 in one loaded run): the slot counts and the verdicts
-    # below are what tells the servers apart; the slowdowns need only be in order.
-    assert profiles["np1"].slowdown_per_request > 0.5
-    assert profiles["np5"].slowdown_per_request < profiles["np1"].slowdown_per_request
-    assert profiles["np5"].parallel_slots == 5
-    assert profiles["np1"].parallel_slots == 1
-    assert profiles["np5"].parallel
-    assert not profiles["np1"].parallel
+    # Whether five slots pay on two CPU cores depends on the machine and its load (the
+    # ``parallel`` verdict, a slope under 0.75, said yes in some idle runs and no in a CI
+    # run: 0.79 per extra stream), so the servers are told apart by what they do, not by
+    # a margin: -np 5 runs five requests at once and decodes them together in less than
+    # five turns of one (3.9x in that run), -np 1 never decodes two together.
+    np5, np1 = profiles["np5"], profiles["np1"]
+    assert np5.parallel_slots == 5, np5.summary()
+    assert np1.parallel_slots == 1, np1.summary()
+    assert max(np5.decode_scaling) == 5, np5.decode_scaling
+    assert np5.decode_scaling[5] < 5, np5.decode_scaling
+    assert np1.decode_scaling == {1: 1.0}, np1.decode_scaling
+    assert np1.slowdown_per_request > 0.5, np1.summary()
+    assert not np1.parallel
+    assert "take turns" in np1.summary()
+    assert "take turns" not in np5.summary()

@@ -130,11 +130,15 @@ class EndpointProfile:
             lines.append(f"  requests at once: at least {biggest} (none waited for a slot)")
         else:
             lines.append(f"  requests at once: {self.slots} (more waited for a free slot)")
-        kind = (
-            "runs concurrent requests in parallel"
-            if self.parallel
-            else "does not parallelise: requests take turns"
-        )
+        if self.parallel:
+            kind = "runs concurrent requests in parallel"
+        elif self.slots != 1 and any(k > 1 for k in self.decode_scaling):
+            kind = (
+                "runs requests at once, but each extra one slows the others almost as"
+                " much as a turn of its own"
+            )
+        else:
+            kind = "does not parallelise: requests take turns"
         lines.append(
             f"  slowdown per extra request {self.slowdown_per_request:.2f}: the endpoint {kind}"
         )
