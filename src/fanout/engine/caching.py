@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
@@ -30,6 +29,7 @@ import anyio
 from ..cache import Cache, Entry, decode, encode, is_deterministic, request_key
 from ..cache import default_path as default_cache_path
 from ..cache._disk import DiskStore
+from ..core import clock
 from ..core.exceptions import ConfigError
 from ..core.models import Answer, Usage
 from ..endpoint.memory import endpoint_key
@@ -91,7 +91,7 @@ class CallCache:
         self._stats = stats
         self._waiting: dict[int, str] = {}  # a looked-up job's index -> its key
         self._buffer: dict[str, bytes] = {}
-        self._flushed_at = time.monotonic()
+        self._flushed_at = clock.now()
         self._broken = False
 
     def _failed(self, doing: str, exc: BaseException) -> None:
@@ -148,14 +148,14 @@ class CallCache:
         if answer.finish_reason == _NEVER_KEPT:
             return
         self._buffer[key] = encode(_entry_of(answer))
-        due = time.monotonic() - self._flushed_at >= FLUSH_EVERY_S
+        due = clock.now() - self._flushed_at >= FLUSH_EVERY_S
         if len(self._buffer) >= FLUSH_AT or due:
             await self.flush()
 
     async def flush(self) -> None:
         """Write the answers kept so far."""
         items, self._buffer = self._buffer, {}
-        self._flushed_at = time.monotonic()
+        self._flushed_at = clock.now()
         if items and not self._broken:
             try:
                 await self.store.put_many(items)

@@ -35,9 +35,9 @@ more in the prompt, so a checked group of the cap asks ``max_group_size + 1``.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
+from ..core import clock
 from ..core.models import Answer
 from .agreement import CheckResult, answers_agree
 from .call import CallOptions, CallStats, Tally
@@ -119,7 +119,7 @@ async def check_with_canary(
 ) -> CheckResult:
     """Ask ``group`` merged with ``canary`` as its last member, and take the merged
     answers only if the canary's agrees with its known answer (see the module doc)."""
-    start = time.monotonic()
+    start = clock.now()
     tally = Tally()
     for job in group:
         job.tallies.append(tally)

@@ -10,7 +10,6 @@ Each request goes through the :class:`~fanout.engine.transport.Transport`.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ import anyio
 import openai
 
 from .. import telemetry as telemetry
+from ..core import clock
 from ..core.config import DEFAULT_MERGE_AGREEMENT, Policy
 from ..core.exceptions import (
     BudgetExceededError,
@@ -139,7 +139,7 @@ def question_error(
 
 async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: CallStats) -> Answer:
     """Ask ``job``'s question alone."""
-    start = time.monotonic()
+    start = clock.now()
     tally = Tally()
     job.tallies.append(tally)  # seen by the timeout path while the request is out
     q = job.question
@@ -153,7 +153,7 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
         log.debug("question %d failed after %d attempts: %r", job.index, tally.attempts, exc)
         return Answer(
             index=job.index, question=q.text, id=q.id, usage=tally.usage,
-            attempts=tally.attempts, latency_s=time.monotonic() - start,
+            attempts=tally.attempts, latency_s=clock.now() - start,
             request_ids=tally.request_ids, error=error,
             refusal=getattr(exc, "refusal", None), tool_calls=getattr(exc, "tool_calls", []),
         )  # fmt: skip
@@ -176,7 +176,7 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
         finish_reason=choice.finish_reason,
         usage=tally.usage,
         attempts=tally.attempts,
-        latency_s=time.monotonic() - start,
+        latency_s=clock.now() - start,
         request_ids=tally.request_ids,
         parsed=parsed,
     )
@@ -266,7 +266,7 @@ async def ask_merged(
 ) -> None:
     """Ask a group in one request; re-ask on their own the questions whose answer
     did not come back whole. Every question of the group is finished."""
-    start = time.monotonic()
+    start = clock.now()
     tally = Tally()
     for job in group:
         job.tallies.append(tally)  # one request for the group: each job counts it
@@ -304,7 +304,7 @@ async def deliver_merged(
                   "each alone", len(group))  # fmt: skip
     shares = reply.shares(len(group)) if reply.replied else [Usage()] * len(group)
     own_shares = reply.own_completion_tokens()  # riders' included
-    latency = time.monotonic() - start
+    latency = clock.now() - start
     # What the planner expects of merging here: how many answers come back whole, and
     # what a merged request costs beyond its questions and answers. A filtered reply
     # tells nothing of merging: the filter would cut the question asked alone as well.
@@ -364,7 +364,7 @@ def _with_share(
         *answer.request_ids, *tally.request_ids]  # fmt: skip
     return answer.model_copy(update={
         "usage": answer.usage + share, "attempts": answer.attempts + tally.attempts,
-        "request_ids": ids, "latency_s": time.monotonic() - start,
+        "request_ids": ids, "latency_s": clock.now() - start,
     })  # fmt: skip
 
 
@@ -392,7 +392,7 @@ async def check_merged(
     question's answer), and is asked alone if not. The merged request's usage is
     shared out over the group. ``on_alone``: told each sampled question's answer as it
     comes back, before the merged reply (it is that question's answer either way)."""
-    start = time.monotonic()
+    start = clock.now()
     tally = Tally()
     checked = range(len(group) - sample, len(group))
     for job in group[: checked.start]:

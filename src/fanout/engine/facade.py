@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import time
 from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,6 +20,7 @@ import openai
 
 from .. import telemetry as telemetry
 from ..cache import Cache, CacheSetting, coerce_cache
+from ..core import clock
 from ..core.config import Limits, Policy, Retry
 from ..core.exceptions import ConfigError
 from ..core.logs import register_secret
@@ -228,7 +228,7 @@ class Fanout:
         async def collect(answer: Answer) -> None:
             results[answer.index] = answer
 
-        start = time.monotonic()
+        start = clock.now()
         stats = CallStats()
         return await self._call(
             "ask_many",
@@ -237,7 +237,7 @@ class Fanout:
             stats,
             collect,
             keep_finished=True,
-            then=lambda: assemble(results, known, stats, time.monotonic() - start, opts),
+            then=lambda: assemble(results, known, stats, clock.now() - start, opts),
         )
 
     async def as_completed(
@@ -273,7 +273,7 @@ class Fanout:
                     then=lambda: None,
                 )
 
-        start = time.monotonic()
+        start = clock.now()
         task = asyncio.get_running_loop().create_task(produce())
         drained = False
         try:
@@ -282,7 +282,7 @@ class Fanout:
             drained = True
             await task  # re-raise a failure of the producer
             if stats.aborted is not None:
-                raise aborted({}, stats, time.monotonic() - start, opts, yielded=True)
+                raise aborted({}, stats, clock.now() - start, opts, yielded=True)
         finally:
             if not drained:
                 # The consumer left early (break, an exception, aclose): stop the

@@ -13,7 +13,6 @@ left out), once more through the retry layer.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -21,6 +20,7 @@ from typing import Any, TypeVar
 import anyio
 import openai
 
+from ..core import clock
 from ..core.config import Retry
 from ..core.logs import get_logger
 
@@ -31,7 +31,7 @@ log = get_logger("fanout.flex")
 T = TypeVar("T")
 
 flex_until: ContextVar[float | None] = ContextVar("fanout_flex_until", default=None)
-"""The ``time.monotonic()`` by which flex requests must be answered (a job's deadline);
+"""The ``clock.now()`` by which flex requests must be answered (a job's deadline);
 None: no deadline."""
 
 
@@ -70,7 +70,7 @@ async def send_flex(
             refusals += 1
         pause = random.uniform(0, wait)
         until = flex_until.get()
-        late = until is not None and time.monotonic() + pause + expected_s > until
+        late = until is not None and clock.now() + pause + expected_s > until
         if late or refusals >= retry.max_attempts:
             why = "the deadline is near" if late else f"{refusals} refusals"
             log.info("flex refused: sending at the standard tier (%s)", why)

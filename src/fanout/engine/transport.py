@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import anyio
 import openai
 
 from .. import telemetry as telemetry
+from ..core import clock
 from ..core.config import Limits, Retry
 from ..core.exceptions import FanoutError
 from ..core.models import Usage
@@ -252,7 +252,7 @@ class Transport:
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             deadline = self.deadline(params, prompt, opts.retry, others=self.in_flight - 1)
-            sent = time.monotonic()
+            sent = clock.now()
             log.debug("request sent", extra={"attempt": tally.attempts, "in_flight": self.in_flight,
                                              "model": params.get("model")})  # fmt: skip
             try:
@@ -346,7 +346,7 @@ class Transport:
                         hidden = hidden or (first is None and any(_other_delta(c.delta)
                                                                   for c in chunk.choices or ()))  # fmt: skip
                         continue
-                    now = time.monotonic()
+                    now = clock.now()
                     if first is None and not hidden:
                         first = _FirstToken(now, now, self._done_tokens(), len(text))
                     if first is not None:
@@ -419,7 +419,7 @@ class Transport:
         self.endpoint.observe(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
-            latency_s=time.monotonic() - sent,
+            latency_s=clock.now() - sent,
             others_prompt_tokens=self._done_prompt_tokens - done_before[0],
             others_completion_tokens=self._done_completion_tokens - done_before[1],
             cached_prompt_tokens=cached,

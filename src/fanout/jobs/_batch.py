@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ..core import clock
 from ..core.exceptions import BudgetExceededError, ConfigError, JobError, QuestionError
 from ..core.models import Answer, Question, Usage
 from ..core.money import Tier
@@ -243,7 +244,7 @@ async def run_job(
         if tier == "flex":
             overrides = {**overrides, "service_tier": "flex"}
             left = None if state.deadline_at is None else state.deadline_at - time.time()
-            token = flex_until.set(None if left is None else time.monotonic() + left)
+            token = flex_until.set(None if left is None else clock.now() + left)
         try:
             await run_into(summary, fo, src, dst, resume=resume, retry_failed=retry_failed,
                            progress=progress, shard=shard, **overrides)  # fmt: skip

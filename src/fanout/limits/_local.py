@@ -37,7 +37,6 @@ import logging
 import math
 import random
 import re
-import time
 from dataclasses import dataclass
 from itertools import takewhile
 from typing import TYPE_CHECKING, Protocol
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
     from ..core.config import Limits
+from ..core.clock import now as clock_now
 from ..core.plans import Budget
 from ._resets import Promise, ResetTrust, judge
 
@@ -268,7 +268,7 @@ class LocalLimiter:
         self,
         limits: Limits,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = clock_now,
         rng: Callable[[], float] = random.random,
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:

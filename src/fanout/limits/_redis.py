@@ -43,13 +43,13 @@ import asyncio
 import itertools
 import logging
 import math
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
 
+from ..core import clock
 from ..core.config import Limits
 from ..core.exceptions import ConfigError, FanoutError
 from ..core.plans import Budget
@@ -147,7 +147,7 @@ class RedisLimiter:
 
     # --- the RateLimiter interface -------------------------------------------------------
     async def acquire(self, tokens: int) -> float:
-        start = time.monotonic()
+        start = clock.now()
         await self._wait_pause()
         if self._rpm and not self._first_seen:
             # This process's first request goes first; the others reserve their slots
@@ -183,9 +183,9 @@ class RedisLimiter:
                 raise
         else:
             await self._wait_pause()  # (a claim waits out the pause)
-        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=time.monotonic(),
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=clock.now(),
                                   on_reset=on_reset))  # fmt: skip
-        return time.monotonic() - start
+        return clock.now() - start
 
     def _sent(self, seq: int, at: float) -> None:
         self._sent_at[seq] = at
@@ -245,14 +245,14 @@ class RedisLimiter:
                     )  # fmt: skip
                     if float(wait) > 0:
                         if int(paused) == 1:
-                            self._paused_until = time.monotonic() + float(wait) / 1000
+                            self._paused_until = clock.now() + float(wait) / 1000
                         await asyncio.sleep(float(wait) / 1000)
                         continue
                     self._sent(seq, float(now) + float(grant))
-                due = time.monotonic() + float(grant) / 1000
+                due = clock.now() + float(grant) / 1000
                 if float(grant) > 0:
                     await asyncio.sleep(float(grant) / 1000)
-                if early or time.monotonic() - due <= late_s:
+                if early or clock.now() - due <= late_s:
                     return
                 grant = ""  # woke too late: that time is lost, not crowded into the next
         except BaseException:
@@ -265,8 +265,8 @@ class RedisLimiter:
         renews it, and brings the slot forward when reservations before it were given
         back or expired)."""
         check = self._lease_s / 3
-        until = time.monotonic() + wait
-        while (left := until - time.monotonic()) > 0:
+        until = clock.now() + wait
+        while (left := until - clock.now()) > 0:
             if not held or left <= check:
                 await asyncio.sleep(left)
                 return
@@ -276,7 +276,7 @@ class RedisLimiter:
                 "hold", lua.HOLD, [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:owners"],
                 [member, self._owner, self._lease_s * 1000, span],
             )  # fmt: skip
-            until = time.monotonic() + float(ms) / 1000
+            until = clock.now() + float(ms) / 1000
 
     async def _release(self, kind: str, member: str, seq: int) -> None:
         """Give a held slot back (the waiter was cancelled), shielded from the
@@ -330,7 +330,7 @@ class RedisLimiter:
             left = await self._call("pause_left", lua.PAUSE_LEFT, [f"{self._prefix}:pause"], [])
             if left <= 0:
                 return
-            self._paused_until = time.monotonic() + left / 1000
+            self._paused_until = clock.now() + left / 1000
             await asyncio.sleep(left / 1000)
 
     def _spawn(self, coro: Any) -> None:
@@ -356,7 +356,7 @@ class RedisLimiter:
             # go (a new connection, the client's first-call set-up): the shared schedule
             # counts its slot from the latest it can have arrived, its answer.
             self._first_seen = True
-            lag = min(1.0, time.monotonic() - ticket.at)
+            lag = min(1.0, clock.now() - ticket.at)
             self._spawn(self._call("adjust", lua.ADJUST, [f"{self._prefix}:requests"],
                                    [self._req_interval, lag * 1000 / self._req_interval]))  # fmt: skip
             if self._first_answered is not None:
@@ -373,7 +373,7 @@ class RedisLimiter:
         reset = parse_duration(headers.get("x-ratelimit-reset-requests") or "")
         until = ""
         if reset is not None:
-            elapsed = time.monotonic() - ticket.at
+            elapsed = clock.now() - ticket.at
             until = f"{(reset + reset_margin(reset, elapsed) - elapsed) * 1000:.3f}"
         checking = ticket.seq in self.reset_trust.checks
         self.reset_trust.checks.discard(ticket.seq)
@@ -404,7 +404,7 @@ class RedisLimiter:
     def cool_down(self, seconds: float) -> None:
         if seconds <= 0:
             return
-        self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+        self._paused_until = max(self._paused_until, clock.now() + seconds)
         ticket = current_ticket.get()
         if ticket is not None and ticket.on_reset:  # refused in the room a reset promised
             self.reset_trust.checks.discard(ticket.seq)
@@ -423,7 +423,7 @@ class RedisLimiter:
             rpm_learned=False,
             tpm_learned=False,
             window_s=0.0,
-            paused_for_s=max(0.0, self._paused_until - time.monotonic()),
+            paused_for_s=max(0.0, self._paused_until - clock.now()),
         )
 
     def budget(self) -> Budget:
@@ -433,7 +433,7 @@ class RedisLimiter:
             tokens_now=self._tpm / 60.0 if self._tpm else math.inf,
             rpm=self._rpm,
             tpm=self._tpm,
-            paused_s=max(0.0, self._paused_until - time.monotonic()),
+            paused_s=max(0.0, self._paused_until - clock.now()),
         )
 
     # --- the endpoint memory (fanout.endpoint.memory), kept beside the limits it shares -----------

@@ -21,11 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..core.clock import now as clock_now
 from ._prompt import PrefixCache, Prompt
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class Sequence:
 class Engine:
     """Schedules sequences on a virtual step clock; see the module docstring."""
 
-    def __init__(self, config: SimConfig, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, config: SimConfig, *, clock: Callable[[], float] = clock_now) -> None:
         self._cfg = config
         self._clock = clock
         self._waiting: deque[Sequence] = deque()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from typing import TYPE_CHECKING
+
+from ..core.clock import now as clock_now
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -45,7 +46,7 @@ class Bucket:
         period_s: float,
         time_scale: float,
         reset: str = "empty",
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = clock_now,
     ) -> None:
         self.limit = limit
         self.reset = reset
@@ -115,7 +116,7 @@ class SlidingWindow:
         period_s: float,
         time_scale: float,
         reset: str = "empty",
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = clock_now,
     ) -> None:
         self.limit = limit
         self.reset = reset

@@ -8,10 +8,10 @@ import contextlib
 import hmac
 import json
 import random
-import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from ..core import clock
 from ._api import CHAT, RESPONSES, Api, Parsed
 from ._batches import BatchStore
 from ._config import SimConfig
@@ -97,7 +97,7 @@ class SimServer:
         self._keys: dict[str, _KeyLimits] = {}
         self._dice = random.Random(self.config.seed)
         self._count = 0
-        self._t0 = time.monotonic()
+        self._t0 = clock.now()
         self._hung: set[asyncio.Future[None]] = set()
         self.batches = BatchStore(self.config, self._now)
         """The Files and Batch APIs' state: files, batches, ``submitted`` custom ids."""
@@ -113,7 +113,7 @@ class SimServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     async def start(self, port: int = 0) -> None:
-        self._t0 = time.monotonic()
+        self._t0 = clock.now()
         self._engine.start()
         await self._http.start(port)
 
@@ -127,7 +127,7 @@ class SimServer:
 
     # --- plumbing ---------------------------------------------------------------
     def _now(self) -> float:
-        return time.monotonic() - self._t0
+        return clock.now() - self._t0
 
     async def _sleep_model(self, seconds: float) -> None:
         if seconds > 0:
