@@ -26,6 +26,8 @@ from contextlib import contextmanager
 
 import anyio
 
+from ..core import clock
+
 __all__ = ["SAME_TIME_S", "QueueClock"]
 
 _SLACK = 0.9
@@ -47,7 +49,7 @@ class QueueClock:
         """A cancel scope for one attempt, ending it at ``deadline_s`` after it was sent
         or after the last request that could be ahead of it was answered, whichever is
         later (None: no deadline). Yields the time it was sent, for :meth:`answered`."""
-        sent = anyio.current_time()
+        sent = clock.now()
         if deadline_s is None:
             yield sent
             return
@@ -66,7 +68,7 @@ class QueueClock:
         their clocks again."""
         if not self._open:
             return
-        now = anyio.current_time()
+        now = clock.now()
         for scope, deadline_s, other_sent in self._open.values():
             # moved only once a tenth of it has gone: each move re-arms the event loop's
             # timer, which with hundreds in flight and an answer per millisecond was most
