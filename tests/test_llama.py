@@ -123,12 +123,15 @@ class _ServerTimings:
 async def test_split_runs_side_by_side_on_the_batching_server_and_queues_on_the_single_slot_one(
     batching_server: str, single_slot_server: str
 ) -> None:
-    """5 x 48 tokens split, against one 48-token answer alone on the same server in the
-    same run (interleaved, best of three): on ``-np 5`` no request waits for a slot (the
-    server's own timings say each latency is its service) and the five take well under
-    five times one alone; on ``-np 1`` they queue (the waits add up to several services:
-    0 + 1 + 2 + 3 + 4 of them when all five are sent at once) and take about five times
-    one. Measured here: np5 0.69 of five alone, waits 0.2-0.5 services; np1 0.85, waits 11."""
+    """5 x 48 tokens split: on ``-np 5`` the five run side by side (the server's own
+    timings say no request waited for a slot, and their services, each as the server
+    timed it, add up to several times the call's wall time: they overlapped); on ``-np 1``
+    they queue (waits of 0 + 1 + 2 + 3 + 4 services when all five are sent at once, and
+    services that add up to about the wall time). These hold whatever the cores' speed
+    or load: they are what fanout sends and what the server did with it. How much faster
+    five side by side are than five alone is the machine's, not fanout's: it is printed
+    (0.69 against 0.85 of five alone on an idle machine; 1.26 against 0.95 in a CI
+    rehearsal beside five other jobs on the two cores) and measured in benchmarks/."""
     found: dict[str, dict[str, Any]] = {}
     for name, url in (("np5", batching_server), ("np1", single_slot_server)):
         timings = _ServerTimings()
@@ -141,6 +144,7 @@ async def test_split_runs_side_by_side_on_the_batching_server_and_queues_on_the_
         await fo.ask_many(["Warm-up."], policy="split", max_tokens=8)  # the first is slow
         alone_s = split_s = float("inf")
         waits: list[float] = []
+        overlaps: list[float] = []
         for round_ in range(3):
             start = time.perf_counter()
             await fo.ask_many([f"Alone {round_}."], policy="split", max_tokens=48)
@@ -149,17 +153,19 @@ async def test_split_runs_side_by_side_on_the_batching_server_and_queues_on_the_
             start = time.perf_counter()
             await fo.ask_many([f"Part {round_}-{i}." for i in range(5)], policy="split",
                               max_tokens=48)  # fmt: skip
-            split_s = min(split_s, time.perf_counter() - start)
+            wall = time.perf_counter() - start
+            split_s = min(split_s, wall)
             assert len(timings.seen) == 5
             waits.append(timings.waits_in_services())
-        found[name] = {"of_five_alone": split_s / (5 * alone_s), "waits": waits}
+            overlaps.append(sum(service for _, service in timings.seen) / wall)
+        found[name] = {"of_five_alone": split_s / (5 * alone_s), "waits": waits,
+                       "overlap": overlaps}  # fmt: skip
         await client.close()
     print(f"split against five alone, and waits for a slot in services: {found}")
     assert max(found["np5"]["waits"]) < 1.0, found  # side by side
+    assert min(found["np5"]["overlap"]) > 2.5, found  # about 5: all five at once
     assert min(found["np1"]["waits"]) > 3.0, found  # one after another
-    # Batching pays on -np 5 and not on -np 1 (on 2 CPU cores the slots share the cores:
-    # 0.69 against 0.85 here), each against its own server's answer alone.
-    assert found["np5"]["of_five_alone"] < found["np1"]["of_five_alone"], found
+    assert max(found["np1"]["overlap"]) < 1.5, found  # about 1: never two at once
 
 
 async def test_auto_splits_on_the_batching_server_and_plans_the_single_slot_one_serialised(
