@@ -17,8 +17,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -26,14 +25,26 @@ import openai
 
 from .. import telemetry as telemetry
 from ..core.config import Policy
-from ..core.exceptions import ConfigError, PartialFailureError
-from ..core.models import Answers, Question, Report, Usage
+from ..core.exceptions import ConfigError
+from ..core.models import Answers, Question, Usage
 from ..detection._detector import Detection, detect
 from ..detection._llm import detect_with_model
 from ..engine.facade import Fanout
 from ..engine.intake import messages_for
 from ..engine.spending import reserve_stream, settle_stream
 from ._failures import first_answer, first_failed, raise_for_parts
+from ._parts import (
+    REPORT_FIELD,
+    FanoutStream,
+    Passed,
+    RawResponse,
+    StreamEnd,
+    finish_of,
+    pop_policy,
+    raise_failures,
+    report_of,
+)
+from ._responses import Responses
 
 if TYPE_CHECKING:
     # The SDK's response types are built only when a call is fanned out: imported then,
@@ -41,7 +52,6 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
     from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
-    from openai.types.responses import Response
 
 __all__ = ["FanoutClient", "FanoutStream", "report_of", "wrap"]
 
@@ -51,14 +61,6 @@ _PASS_THROUGH_PARAMS = frozenset(
     {"n", "tools", "functions", "tool_choice", "function_call", "response_format", "logprobs",
      "top_logprobs", "audio", "modalities", "prediction"}
 )  # fmt: skip
-_REPORT_FIELD = "fanout_report"
-
-
-def report_of(completion: ChatCompletion | Response) -> Report | None:
-    """The fanout report attached to a completion (or a Responses API response) the
-    wrapper built (None if it passed straight through)."""
-    report = getattr(completion, _REPORT_FIELD, None)
-    return report if isinstance(report, Report) else None
 
 
 def _text_of(message: Mapping[str, Any]) -> str | None:
@@ -70,47 +72,6 @@ def _text_of(message: Mapping[str, Any]) -> str | None:
     ):
         return "\n".join(str(p.get("text", "")) for p in content)
     return None  # images, audio, ...: not ours to take apart
-
-
-class FanoutStream:
-    """An async iterator of ``ChatCompletionChunk``: what ``create(stream=True)`` returns.
-
-    The first answer's tokens arrive as the model writes them; each following answer
-    is sent as soon as it and all before it are ready. Usable with ``async for`` and
-    ``async with``, like the SDK's ``AsyncStream``.
-    """
-
-    def __init__(self, chunks: AsyncIterator[ChatCompletionChunk], on_close: Any) -> None:
-        self._chunks = chunks
-        self._on_close = on_close
-
-    def __aiter__(self) -> AsyncIterator[ChatCompletionChunk]:
-        return self._chunks
-
-    async def __anext__(self) -> ChatCompletionChunk:
-        return await self._chunks.__anext__()
-
-    async def close(self) -> None:
-        await self._on_close()
-
-    async def __aenter__(self) -> FanoutStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-
-class _RawResponse:
-    """What ``with_raw_response.create(...)`` returns for a call fanout answered: the
-    completion (or stream) from ``parse()``; no HTTP response of its own, so no
-    headers (each part had its own request)."""
-
-    def __init__(self, result: Any) -> None:
-        self._result = result
-        self.headers: dict[str, str] = {}
-
-    def parse(self) -> Any:
-        return self._result
 
 
 class _RawCompletions:
@@ -214,9 +175,6 @@ class FanoutClient:
 
     @property
     def responses(self) -> Any:
-        # Imported here: _responses builds on this module (a one-way import otherwise).
-        from ._responses import Responses
-
         return Responses(self)
 
     def copy(self, **options: Any) -> Any:
@@ -262,9 +220,9 @@ class FanoutClient:
     async def _create(self, kwargs: dict[str, Any], *, raw: bool = False) -> Any:
         with telemetry.call_span("wrap", kwargs.get("model")):
             result = await self._answer(dict(kwargs), raw=raw)
-        if isinstance(result, _Passed):
+        if isinstance(result, Passed):
             return result.value
-        return _RawResponse(result) if raw else result
+        return RawResponse(result) if raw else result
 
     async def _answer(self, kwargs: dict[str, Any], *, raw: bool) -> Any:
         policy = pop_policy(kwargs)
@@ -272,7 +230,7 @@ class FanoutClient:
         if split is None:
             completions = self.client.chat.completions
             send = completions.with_raw_response.create if raw else completions.create
-            return _Passed(await send(**kwargs))
+            return Passed(await send(**kwargs))
         detection, context = split
         model = kwargs.pop("model")
         kwargs.pop("messages")
@@ -291,7 +249,7 @@ class FanoutClient:
         answers = await self.fanout.ask_many(
             questions, model=model, policy=policy, on_error="return", **kwargs
         )
-        _raise_failures(answers)
+        raise_failures(answers)
         return _completion(detection, answers, model)
 
     def _stream(
@@ -447,60 +405,11 @@ class FanoutClient:
         return FanoutStream(iterator, close)
 
 
-def finish_of(reasons: Iterable[str | None]) -> str:
-    """The ``finish_reason`` of a reply made of parts that finished for ``reasons``:
-    ``"content_filter"`` if the filter cut any, else ``"length"`` if any was cut at
-    ``max_tokens``, else ``"stop"``."""
-    seen = set(reasons)
-    return next((cut for cut in ("content_filter", "length") if cut in seen), "stop")
-
-
-@dataclass
-class StreamEnd:
-    """The end of a wrapped stream: why it finished, and the usage of every part."""
-
-    finish: str = "stop"
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def add(self, answer: Any, prompt_tokens: int, completion_tokens: int) -> None:
-        self.prompt_tokens += prompt_tokens
-        self.completion_tokens += completion_tokens
-        self.finish = finish_of((self.finish, answer.finish_reason))
-
-
-def pop_policy(kwargs: dict[str, Any]) -> Policy | None:
-    """The call's ``fanout=`` (or ``extra_body={"fanout": ...}``), taken out of ``kwargs``."""
-    policy: Policy | str | None = kwargs.pop("fanout", None)
-    extra_body = kwargs.get("extra_body")
-    if isinstance(extra_body, Mapping) and "fanout" in extra_body:
-        extra_body = dict(extra_body)
-        policy = extra_body.pop("fanout")
-        if extra_body:
-            kwargs["extra_body"] = extra_body
-        else:
-            del kwargs["extra_body"]
-    return None if policy is None else Policy.coerce(policy)
-
-
 def _could_split(detection: Detection) -> bool:
     """Worth asking the model: the rules saw more than one part, or question marks."""
     return (
         len(detection.questions) > 1 or detection.text.count("?") + detection.text.count("？") > 1
     )
-
-
-def _raise_failures(answers: Answers) -> None:
-    """Raise if a part failed."""
-    failed = [a for a in answers if a.error is not None]
-    if failed:
-        first = failed[0]
-        error = PartialFailureError(
-            f"{len(failed)} of {len(answers)} parts failed; first: part {first.index}: "
-            f"{first.error}",
-            answers=answers,
-        )
-        raise error from first.error
 
 
 def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompletion:
@@ -532,15 +441,8 @@ def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompl
         ),
     )
     # The SDK's models keep extra fields: the report travels with the completion.
-    setattr(completion, _REPORT_FIELD, report)
+    setattr(completion, REPORT_FIELD, report)
     return completion
-
-
-class _Passed:
-    """A call that went straight through to the user's client, and its result."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
 
 
 _WRAPPED_CLASSES: dict[type, type] = {}

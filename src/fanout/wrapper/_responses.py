@@ -14,27 +14,54 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import telemetry as telemetry
 from ..core.models import Question
-from ._client import (
-    _REPORT_FIELD,
+from ._parts import (
+    REPORT_FIELD,
     FanoutStream,
+    Passed,
+    RawResponse,
     StreamEnd,
-    _Passed,
-    _raise_failures,
-    _RawResponse,
     finish_of,
     pop_policy,
+    raise_failures,
 )
 
 if TYPE_CHECKING:
+    from ..core.config import Policy
     from ..detection._detector import Detection
-    from ._client import FanoutClient
+    from ..engine.facade import Fanout
 
-__all__ = ["Responses"]
+__all__ = ["Responses", "Splitter"]
+
+
+class Splitter(Protocol):
+    """What ``wrapped.responses`` needs of the wrapped client (``FanoutClient``): the
+    user's client, its ``Fanout``, the decision to split a conversation's last message,
+    and the parts' answers as one stream."""
+
+    client: Any
+    fanout: Fanout
+
+    async def _plan_split(
+        self, kwargs: Mapping[str, Any]
+    ) -> tuple[Detection, list[Any]] | None: ...
+
+    def stream_parts(
+        self,
+        detection: Detection,
+        questions: list[Question],
+        model: str,
+        policy: Policy | None,
+        kwargs: dict[str, Any],
+        render: Callable[[AsyncIterator[str | StreamEnd]], AsyncIterator[Any]],
+        *,
+        api: str = "chat",
+    ) -> FanoutStream: ...
+
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 """A ``finish_reason`` that makes a response ``incomplete``, and the reason it gives."""
@@ -50,7 +77,7 @@ _SPLITTABLE = frozenset(
 
 
 class _RawResponses:
-    def __init__(self, owner: FanoutClient) -> None:
+    def __init__(self, owner: Splitter) -> None:
         self._owner = owner
 
     def __getattr__(self, name: str) -> Any:
@@ -64,7 +91,7 @@ class _RawResponses:
 class Responses:
     """``wrapped.responses``: ``create`` fans out; everything else is the client's own."""
 
-    def __init__(self, owner: FanoutClient) -> None:
+    def __init__(self, owner: Splitter) -> None:
         self._owner = owner
         self.with_raw_response = _RawResponses(owner)
 
@@ -76,12 +103,12 @@ class Responses:
         return await _create(self._owner, kwargs)
 
 
-async def _create(owner: FanoutClient, kwargs: dict[str, Any], *, raw: bool = False) -> Any:
+async def _create(owner: Splitter, kwargs: dict[str, Any], *, raw: bool = False) -> Any:
     with telemetry.call_span("wrap", kwargs.get("model")):
         result = await _answer(owner, dict(kwargs), raw=raw)
-    if isinstance(result, _Passed):
+    if isinstance(result, Passed):
         return result.value
-    return _RawResponse(result) if raw else result
+    return RawResponse(result) if raw else result
 
 
 def _text(content: Any) -> str | None:
@@ -140,7 +167,7 @@ def _chat_kwargs(kwargs: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-async def _answer(owner: FanoutClient, kwargs: dict[str, Any], *, raw: bool) -> Any:
+async def _answer(owner: Splitter, kwargs: dict[str, Any], *, raw: bool) -> Any:
     policy = pop_policy(kwargs)
     messages = _conversation(kwargs.get("input"))
     instructions = kwargs.get("instructions")
@@ -155,7 +182,7 @@ async def _answer(owner: FanoutClient, kwargs: dict[str, Any], *, raw: bool) -> 
     if split is None:
         responses = owner.client.responses
         send = responses.with_raw_response.create if raw else responses.create
-        return _Passed(await send(**kwargs))
+        return Passed(await send(**kwargs))
     detection, context = split
     model = chat.pop("model")  # type: ignore[union-attr]
     stream = bool(chat.pop("stream", False))  # type: ignore[union-attr]
@@ -172,14 +199,14 @@ async def _answer(owner: FanoutClient, kwargs: dict[str, Any], *, raw: bool) -> 
         return _stream(owner, detection, questions, model, policy, instructions, chat or {})
     answers = await owner.fanout.ask_many(questions, model=model, policy=policy,
                                           on_error="return", api="responses", **chat or {})  # fmt: skip
-    _raise_failures(answers)
+    raise_failures(answers)
     texts = [a.text or "" for a in answers]
     finish = finish_of(a.finish_reason for a in answers)
     usage = (answers.report.prompt_tokens, answers.report.completion_tokens,
              answers.report.cached_prompt_tokens)  # fmt: skip
     response = _response(f"resp_fanout_{uuid.uuid4().hex}", model, instructions,
                          detection.layout(texts), finish, usage)  # fmt: skip
-    setattr(response, _REPORT_FIELD, answers.report)
+    setattr(response, REPORT_FIELD, answers.report)
     return response
 
 
@@ -231,7 +258,7 @@ def _response(*args: Any) -> Any:
 
 
 def _stream(
-    owner: FanoutClient,
+    owner: Splitter,
     detection: Detection,
     questions: list[Question],
     model: str,
