@@ -7,7 +7,6 @@ wall-clock test could only bound them."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 
 import pytest
@@ -15,35 +14,32 @@ import pytest
 import fanout
 from fanout.core.exceptions import PartialFailureError, QuestionTimeoutError
 
+from ._virtual import loop_time, on_virtual_time
 from .conftest import SimFactory
-
-pytestmark = pytest.mark.looptime
 
 
 def _questions(n: int, tokens: int = 3) -> list[str]:
     return [f"question {i} {{{{tokens={tokens}}}}}" for i in range(n)]
 
 
-def _now() -> float:
-    return asyncio.get_running_loop().time()
-
-
+@on_virtual_time
 async def test_a_call_timeout_ends_every_question_at_the_deadline(sim: SimFactory) -> None:
     """Answers that would take 30 s (2,000 tokens at 15 ms a step), a 5 s timeout: the
     call returns at 5 s on the loop's clock, each question with a timeout error naming
     it."""
     async with sim(answer_tokens=2000, rtt_s=0.1) as (_, client):
-        start = _now()
+        start = loop_time()
         with pytest.raises(PartialFailureError) as failed:
             await fanout.ask_many(_questions(3, 2000), client=client, model="m",
                                   policy="split", timeout=5)  # fmt: skip
-        took = _now() - start
+        took = loop_time() - start
     answers = failed.value.answers
     assert 5.0 <= took < 5.05, took
     assert [type(a.error) for a in answers] == [QuestionTimeoutError] * 3
     assert [a.index for a in answers] == [0, 1, 2]
 
 
+@on_virtual_time
 async def test_a_configured_rpm_spaces_the_requests_evenly(sim: SimFactory) -> None:
     """``Limits(rpm=120)`` on an endpoint that reports no limits: one request every
     0.5 s (the limiter's 2 % slack aside), eight requests over 3.5 s, none closer."""
@@ -57,6 +53,7 @@ async def test_a_configured_rpm_spaces_the_requests_evenly(sim: SimFactory) -> N
     assert max(gaps) <= 0.5 * 1.05, gaps
 
 
+@on_virtual_time
 async def test_a_429_is_retried_after_the_retry_after_it_carried(sim: SimFactory) -> None:
     """The second request is refused with ``retry-after: 1``: it is sent again 1 s after
     the refusal came back, plus the limiter's jitter (up to a quarter of the pause, so

@@ -125,18 +125,35 @@ def merge_answer_extra(inputs: PlanInputs, group: list[int]) -> float:
 
 
 def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float, int, int, float]:
-    """(wall seconds, prompt tokens, completion tokens, time spent waiting on limits)."""
+    """(wall seconds, prompt tokens, completion tokens, time spent waiting on limits):
+    the requests the groups make, when the limits let each leave, and how they run
+    through the concurrency cap and the endpoint's slots."""
+    work = _requests(_with_checks(groups, inputs.merge_checks), inputs)
+    releases = _releases(work.requests, work.prefilled, inputs)
+    wall, waited = _run(work, releases, inputs)
+    return wall, work.prompt_total, work.completion_total, waited
+
+
+@dataclasses.dataclass
+class _Work:
+    """The requests of a plan: each one's prompt and answer tokens, the prompt tokens it
+    has to process (less what the endpoint has cached), and the time of its re-asks."""
+
+    requests: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+    prefilled: list[int] = dataclasses.field(default_factory=list)
+    reask_s: list[float] = dataclasses.field(default_factory=list)
+    prompt_total: int = 0
+    completion_total: int = 0
+
+
+def _requests(groups: list[list[int]], inputs: PlanInputs) -> _Work:
+    """The groups as requests. A merged request's questions whose answer does not come
+    back whole are asked again alone once it has finished: the time of that second
+    round, weighed by the chance it is needed, and its expected tokens."""
     ep = inputs.endpoint
-    budget = inputs.budget
-    requests: list[tuple[int, int]] = []
-    prefilled: list[int] = []  # prompt tokens each request has to process
-    # A merged request's questions whose answer does not come back whole are asked
-    # again alone once it has finished: the time of that second round, weighed by
-    # the chance it is needed, and its expected tokens.
-    reask_s: list[float] = []
+    work = _Work()
     reask_p = reask_c = 0.0
     fail = min(1.0, max(0.0, ep.merge_failure_rate))
-    groups = _with_checks(groups, inputs.merge_checks)
     for group in groups:
         merged = len(group) > 1
         p = inputs.shared_prompt_tokens + sum(inputs.question_tokens[i] for i in group)
@@ -156,16 +173,22 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
                 )
                 reask_p += fail * k * alone_p
                 reask_c += fail * k * alone_c
-        requests.append((p, c))
-        prefilled.append(max(1, p - inputs.cached_prompt_tokens))
-        reask_s.append(extra)
-    prompt_total = sum(p for p, _ in requests) + round(reask_p)
-    completion_total = sum(c for _, c in requests) + round(reask_c)
+        work.requests.append((p, c))
+        work.prefilled.append(max(1, p - inputs.cached_prompt_tokens))
+        work.reask_s.append(extra)
+    work.prompt_total = sum(p for p, _ in work.requests) + round(reask_p)
+    work.completion_total = sum(c for _, c in work.requests) + round(reask_c)
+    return work
 
-    # When may each request leave, given the request and token budgets? Room the
-    # endpoint has not reported yet (a hypothesis, or a burst remembered from an
-    # earlier process) is not spent before it does: the limiter streams the first
-    # request and sends the others at the even pacing's slots until its headers come.
+
+def _releases(
+    requests: list[tuple[int, int]], prefilled: list[int], inputs: PlanInputs
+) -> list[float]:
+    """When may each request leave, given the request and token budgets? Room the
+    endpoint has not reported yet (a hypothesis, or a burst remembered from an earlier
+    process) is not spent before it does: the limiter streams the first request and
+    sends the others at the even pacing's slots until its headers come."""
+    ep, budget = inputs.endpoint, inputs.budget
     reported_at: float | None = None
     if budget.rpm and not budget.room_known and budget.requests_now > 1 and requests:
         reported_at = ep.request_s(prefilled[0], 1)
@@ -190,18 +213,52 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
         # The limiter lets requests go in order: none before the one ahead of it (which
         # may wait for the first headers while this one's pacing slot comes sooner).
         releases.append(max(t, releases[-1]) if releases else t)
-    # Run them through the concurrency cap: request j starts when released and a
-    # slot is free. The requests in flight when it starts, and those released
-    # before it would finish alone, overlap it; for the wall time (the slowest
-    # request) count their work as finishing first.
-    timed = [(q, c) for q, (_, c) in zip(prefilled, requests, strict=True)]
+    return releases
+
+
+class _InFlight:
+    """The requests running at a moment of the estimate: each one's finish, and their
+    prompt and answer tokens in all (what a request starting then runs beside)."""
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[float, int, int]] = []  # (finish, p, c)
+        self.p = 0.0
+        self.c = 0.0
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+    def pop(self) -> float:
+        """Take out the request that finishes first; return its finish."""
+        finish, p, c = heapq.heappop(self.heap)
+        self.p -= p
+        self.c -= c
+        return finish
+
+    def retire(self, until: float) -> None:
+        """Take out the requests finished by ``until``."""
+        while self.heap and self.heap[0][0] <= until:
+            self.pop()
+
+    def push(self, finish: float, p: int, c: int) -> None:
+        heapq.heappush(self.heap, (finish, p, c))
+        self.p += p
+        self.c += c
+
+
+def _run(work: _Work, releases: list[float], inputs: PlanInputs) -> tuple[float, float]:
+    """(wall, time waited on limits): the requests run through the concurrency cap:
+    request j starts when released and a slot is free. The requests in flight when it
+    starts, and those released before it would finish alone, overlap it; for the wall
+    time (the slowest request) count their work as finishing first."""
+    ep = inputs.endpoint
+    timed = [(q, c) for q, (_, c) in zip(work.prefilled, work.requests, strict=True)]
     prefix_p = [0.0]
     prefix_c = [0.0]
     for p, c in timed:
         prefix_p.append(prefix_p[-1] + p)
         prefix_c.append(prefix_c[-1] + c)
-    active: list[tuple[float, int, int]] = []  # (finish, p, c) of requests in flight
-    active_p = active_c = 0.0
+    active = _InFlight()
     wall = 0.0
     waited = 0.0
     # A request beyond the endpoint's slots waits for one as it would for the cap, and
@@ -211,34 +268,21 @@ def estimate_groups(groups: list[list[int]], inputs: PlanInputs) -> tuple[float,
     started = 0.0
     for j, ((p, c), release) in enumerate(zip(timed, releases, strict=True)):
         start = max(release, started) if queue else release
-
-        def retire(until: float) -> None:
-            nonlocal active_p, active_c
-            while active and active[0][0] <= until:
-                _, done_p, done_c = heapq.heappop(active)
-                active_p -= done_p
-                active_c -= done_c
-
-        retire(start)
+        active.retire(start)
         if len(active) >= cap:
-            first, done_p, done_c = heapq.heappop(active)
-            active_p -= done_p
-            active_c -= done_c
-            start = max(start, first)
-            retire(start)
+            start = max(start, active.pop())
+            active.retire(start)
         started = start
         alone = ep.request_s(p, c)
         end = bisect.bisect_left(releases, start + alone, lo=j + 1)
         end = min(end, j + 1 + max(0, cap - 1 - len(active)))
-        others_p = active_p + prefix_p[end] - prefix_p[j + 1]
-        others_c = active_c + prefix_c[end] - prefix_c[j + 1]
+        others_p = active.p + prefix_p[end] - prefix_p[j + 1]
+        others_c = active.c + prefix_c[end] - prefix_c[j + 1]
         finish = start + ep.request_s(p, c, others_p, others_c)
-        heapq.heappush(active, (finish, p, c))
-        active_p += p
-        active_c += c
-        wall = max(wall, finish + reask_s[j])
+        active.push(finish, p, c)
+        wall = max(wall, finish + work.reask_s[j])
         waited += release
-    return wall, prompt_total, completion_total, waited
+    return wall, waited
 
 
 def _with_checks(groups: list[list[int]], checks: MergeChecks | None) -> list[list[int]]:
