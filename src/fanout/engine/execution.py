@@ -398,7 +398,6 @@ async def check_merged(
     for job in group[: checked.start]:
         job.tallies.append(tally)
     alone: dict[int, Answer] = {}
-    merged: MergedReply | None = None
 
     async def one(i: int) -> None:
         alone[i] = await ask_one(transport, group[i], opts, stats)
@@ -407,16 +406,11 @@ async def check_merged(
         if on_alone is not None:
             on_alone(group[i], alone[i])
 
-    async def together() -> None:
-        nonlocal merged
-        merged = await send_merged(transport, group, opts, stats, tally)
-
     async with anyio.create_task_group() as tg:
-        tg.start_soon(together)
         for i in checked:
             tg.start_soon(one, i)
-    assert merged is not None
-    reply = merged
+        # Sent from here before the tasks above start: the merged request goes first.
+        reply = await send_merged(transport, group, opts, stats, tally)
     request, found, filtered = reply.request, reply.found, reply.filtered
     fmt = SCHEMA_FORMAT if request.structured else request.format
     result = compare(
