@@ -23,6 +23,7 @@ from fanout.engine.planning import MERGE_ANSWER_OVERHEAD
 from fanout.sim import answer_for
 
 from ._scripted import scripted_server
+from ._virtual import on_virtual_time
 
 if TYPE_CHECKING:
     from .conftest import SimFactory
@@ -97,6 +98,7 @@ def _shifting(body: dict[str, Any]) -> str:
     return sections + f"[{nonce}-end]"
 
 
+@on_virtual_time
 async def test_auto_checks_merged_answers_before_relying_on_them(sim: SimFactory) -> None:
     """On an endpoint whose merged answers are right (the simulator), the first merged
     group is sent merged and part of it alone as well; they agree, the rest of that
@@ -119,6 +121,7 @@ async def test_auto_checks_merged_answers_before_relying_on_them(sim: SimFactory
     assert report.requests < len(QUESTIONS)  # merged answers used, the check included
 
 
+@on_virtual_time
 async def test_a_small_call_pays_for_its_check_with_fewer_requests_than_splitting(
     sim: SimFactory,
 ) -> None:
@@ -155,6 +158,7 @@ def _merged(body: dict[str, Any]) -> bool:
     return "Answer each of the following" in user
 
 
+@on_virtual_time
 async def test_a_checks_answers_asked_alone_are_kept_when_the_call_times_out() -> None:
     """The first merge check asks two of a group of four alone beside the merged
     request; their answers come back at once, the merged reply never comes before the
@@ -178,6 +182,7 @@ async def test_a_checks_answers_asked_alone_are_kept_when_the_call_times_out() -
         assert f"question {a.index} " in str(a.error)
 
 
+@on_virtual_time
 async def test_merged_groups_keep_being_checked_after_a_check_agreed() -> None:
     """An endpoint whose merged answers once agreed (its memory says 4 of 4) and now
     shift them by one: auto merges, but each merged group also asks its last question
@@ -195,6 +200,7 @@ async def test_merged_groups_keep_being_checked_after_a_check_agreed() -> None:
     ), answers.report.merge_checks
 
 
+@on_virtual_time
 async def test_spot_checks_thin_out_once_agreement_is_established(sim: SimFactory) -> None:
     """An endpoint whose merged answers are known to agree (its memory says 9 of 9, at
     95 % confidence above 0.75): of eight merged groups, one in four also asks its last
@@ -216,6 +222,7 @@ async def test_spot_checks_thin_out_once_agreement_is_established(sim: SimFactor
     assert sent == wave + groups + len(checks)
 
 
+@on_virtual_time
 async def test_spot_checks_go_on_for_every_group_until_agreement_is_established(
     sim: SimFactory,
 ) -> None:
@@ -241,6 +248,7 @@ async def test_spot_checks_go_on_for_every_group_until_agreement_is_established(
     assert compared == agreed == 4 + len(checks)
 
 
+@on_virtual_time
 async def test_groups_stop_merging_once_their_checks_bring_the_agreement_too_low() -> None:
     """An endpoint whose merged answers agreed on 7 of 8 checked (enough to merge, not to
     trust) and now shift them by one: the merged pairs are checked, they disagree, and
@@ -266,6 +274,7 @@ async def test_groups_stop_merging_once_their_checks_bring_the_agreement_too_low
     assert (compared, agreed) == (8 + len(checked), 7)
 
 
+@on_virtual_time
 async def test_a_check_that_disagrees_asks_the_rest_of_its_group_alone() -> None:
     """A call that is one merged group: its last half is asked alone beside the merged
     request; when those disagree, the rest of the group is asked alone too, and no
@@ -287,6 +296,7 @@ async def test_a_check_that_disagrees_asks_the_rest_of_its_group_alone() -> None
     ]
 
 
+@on_virtual_time
 async def test_auto_splits_where_merged_answers_answer_other_questions() -> None:
     """A model whose merged answers are shifted by one question: the check sees it,
     auto splits the rest, every answer is the question's own, and the plan says why."""
@@ -310,6 +320,7 @@ async def test_auto_splits_where_merged_answers_answer_other_questions() -> None
     assert len(merged_requests) == 1  # the check's only
 
 
+@on_virtual_time
 async def test_what_the_check_found_is_remembered_by_the_next_process(tmp_path: Path) -> None:
     """A second Fanout with the same endpoint memory does not check again: it splits
     from its first plan."""
@@ -325,6 +336,7 @@ async def test_what_the_check_found_is_remembered_by_the_next_process(tmp_path: 
     assert answers.texts == [answer_for(q, 2) for q in MANY]
 
 
+@on_virtual_time
 async def test_the_check_can_be_turned_off() -> None:
     """``merge_agreement=None``: auto merges on the clock alone, unchecked."""
     async with scripted_server(_shifting) as server:
@@ -336,6 +348,7 @@ async def test_the_check_can_be_turned_off() -> None:
     assert any(a.mode == "merged" for a in answers)
 
 
+@on_virtual_time
 async def test_a_forced_merge_warns_when_the_known_agreement_is_low(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -129,6 +129,12 @@ class Ticket:
     """When it was let go (the limiter's clock)."""
     on_reset: bool = False
     """It went into room only a reported reset promised (see ``limits/_resets.py``)."""
+    open_before: int = 0
+    """Requests sent before it and not done when it went: the endpoint may take any of
+    them after it (concurrent requests need not arrive in the order sent), so the room
+    its response reports may not count them, even if they are answered by then."""
+    open_tokens_before: float = 0.0
+    """Their tokens."""
 
 
 current_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar(
@@ -286,6 +292,7 @@ class LocalLimiter:
         self._sent = 0  # sends so far; a send's seq is the count before it
         self._sent_tokens = 0.0
         self._open: dict[int, float] = {}  # seq -> tokens, of requests not done yet
+        self._open_tokens = 0.0  # their sum
         self._tokens_before: dict[int, float] = {}  # seq -> tokens sent before it
         self._req_credit = _Credit()
         self._tok_credit = _Credit()
@@ -368,9 +375,11 @@ class LocalLimiter:
         on_reset = self._on_reset(tokens, now)
         if on_reset and self.reset_trust.sending(seq):
             probe = True  # checks the reset's promise: streamed, its headers come sooner
+        open_before, open_tokens_before = len(self._open), self._open_tokens
         self._open[seq] = tokens
+        self._open_tokens += tokens
         if len(self._open) > 4096:  # a user of this limiter that never says attempt_done
-            del self._open[next(iter(self._open))]
+            self._open_tokens -= self._open.pop(next(iter(self._open)))
         self._tokens_before[seq] = self._sent_tokens
         if len(self._tokens_before) > 4096:  # only recent requests report room
             del self._tokens_before[next(iter(self._tokens_before))]
@@ -380,7 +389,8 @@ class LocalLimiter:
             self._requests.take(1, now)
         if self._tokens is not None:
             self._tokens.take(tokens, now)
-        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=now, on_reset=on_reset))
+        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=now, on_reset=on_reset,
+                                  open_before=open_before, open_tokens_before=open_tokens_before))  # fmt: skip
         await self._wait_pause()  # a cool-down may have begun meanwhile
         return self._clock() - start
 
@@ -400,7 +410,7 @@ class LocalLimiter:
         ticket = current_ticket.get()
         if ticket is None:
             return
-        self._open.pop(ticket.seq, None)
+        self._open_tokens -= self._open.pop(ticket.seq, 0.0)
         if ticket.probe and self._probe == "out":
             self._probe = "done"
             self._notify()
@@ -480,10 +490,15 @@ class LocalLimiter:
             if reset_tok is not None:
                 reset_tok += reset_margin(reset_tok, elapsed)
             # Not counted in what the endpoint reported, perhaps: what was sent after this
-            # request, and before it and still on its way (``_open`` is in the order sent).
+            # request, and what was sent before it and on its way when it went (the
+            # endpoint may have taken those after it, even if they are answered by now:
+            # on a clock with no jitter a burst's replies all come back at once, and the
+            # room one reported was spent already). ``_open`` is in the order sent.
             earlier: list[tuple[int, float]] = []
             if remaining_req is not None or remaining_tok is not None:
                 earlier = list(takewhile(lambda item: item[0] < ticket.seq, self._open.items()))
+            earlier_n = max(len(earlier), ticket.open_before)
+            earlier_tok = max(sum(t for _, t in earlier), ticket.open_tokens_before)
             # The resets due before it went: was the room they promised there?
             upto = self._tokens_before.get(ticket.seq, self._sent_tokens) + ticket.tokens
             self.reset_trust.heard(ticket.seq, {
@@ -493,14 +508,14 @@ class LocalLimiter:
                       upto, ticket.at, ticket.tokens) if remaining_tok is not None else None,
             })  # fmt: skip
             if remaining_req is not None:
-                others = (self._sent - ticket.seq - 1) + len(earlier)
+                others = (self._sent - ticket.seq - 1) + earlier_n
                 self._req_credit.update(
                     ticket.seq, remaining_req * headroom,
                     now + reset_req if reset_req is not None else math.inf, others, self._sent,
                 )  # fmt: skip
             if remaining_tok is not None:
                 after = self._sent_tokens - self._tokens_before.get(ticket.seq, 0.0) - ticket.tokens
-                others_tok = max(0.0, after) + sum(t for _, t in earlier)
+                others_tok = max(0.0, after) + earlier_tok
                 self._tok_credit.update(
                     ticket.seq, remaining_tok * headroom,
                     now + reset_tok if reset_tok is not None else math.inf, others_tok,
