@@ -16,6 +16,7 @@ from fanout.engine.intake import Job
 from fanout.sim import answer_for
 
 from ._scripted import scripted_server
+from ._virtual import on_virtual_time
 from .test_merge_check import _policy, _shifting
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ def _wave(answers: fanout.Answers) -> int:
     return first.questions if first.trigger.startswith("first wave") else 0
 
 
+@on_virtual_time
 async def test_once_agreement_is_established_the_checked_group_carries_a_canary(
     sim: SimFactory,
 ) -> None:
@@ -114,6 +116,7 @@ async def test_once_agreement_is_established_the_checked_group_carries_a_canary(
     assert sent == answers.report.requests == wave + len(groups) + alone
 
 
+@on_virtual_time
 async def test_before_agreement_is_established_a_check_asks_a_question_of_the_group_alone(
     sim: SimFactory,
 ) -> None:
@@ -133,6 +136,7 @@ async def test_before_agreement_is_established_a_check_asks_a_question_of_the_gr
     assert max(alone[:5]) < min(by_canary), checks
 
 
+@on_virtual_time
 async def test_a_canary_answered_wrongly_sends_its_group_alone() -> None:
     """An endpoint whose merged answers were established as right (9 of 9) and now
     shifts them by one: the first checked group's canary comes back with its
@@ -179,6 +183,7 @@ def _right(body: dict[str, Any]) -> str:
     return json.dumps(dict(zip(keys, answers, strict=True)))
 
 
+@on_virtual_time
 async def test_a_canary_whose_right_answer_a_group_member_shares_agrees() -> None:
     """The canary ("4", asked alone in the first wave) rides a group whose last
     question's right answer is "4" too: a repeated answer answers neither question in
@@ -195,4 +200,7 @@ async def test_a_canary_whose_right_answer_a_group_member_shares_agrees() -> Non
     assert answers.report.merge_checks[0].startswith("1 of 1 merged answers (json) agreed")
     assert fo.endpoint.merge_agreement("json") == (10, 10, 0)
     assert [a.mode for a in answers] == ["split"] * 2 + ["merged"] * 4 + ["split"]
-    assert len(server.requests) == 2 + 1 + 1  # the wave, the group, its repeated question
+    # The wave, the merged groups (one on the wall clock; on virtual time, where the
+    # scripted replies take no time, two: 3 and 2), and the repeated question alone.
+    groups = [r for r in server.requests if "Answer each of the following" in str(r["messages"])]
+    assert groups and len(server.requests) == 2 + len(groups) + 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from fanout.endpoint.model import EndpointModel
 from fanout.engine.planning import estimate_groups
 from fanout.planning import Budget, EndpointEstimate, PlanInputs
 
+from ._virtual import loop_time, on_virtual_time
 from .conftest import SimFactory
 
 PROMPT = 17
@@ -47,9 +47,9 @@ async def _warm_estimate(
                              policy="split")  # fmt: skip
         warm_fo = fanout.Fanout(client, model="sim-1", memory=memory)
         questions = [f"Question {i} of the grid {{{{tokens={answer}}}}}" for i in range(n)]
-        start = time.perf_counter()
+        start = loop_time()
         answers = await warm_fo.ask_many(questions, policy="split")
-        wall = time.perf_counter() - start
+        wall = loop_time() - start
     report = answers.report
     assert report.failed == 0
     estimate = report.estimated_wall_s
@@ -58,6 +58,7 @@ async def _warm_estimate(
 
 
 class TestWarmEstimates:
+    @on_virtual_time
     async def test_fifty_long_answers_on_four_slots_are_estimated_within_30_percent(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -69,6 +70,7 @@ class TestWarmEstimates:
         assert slots is not None
         assert 0.7 <= estimate / wall <= 1.3, (estimate, wall, slots)
 
+    @on_virtual_time
     async def test_eight_long_answers_on_one_slot_are_estimated_within_30_percent(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import TYPE_CHECKING
 
 import anyio
@@ -13,6 +12,8 @@ import pytest
 
 import fanout
 from fanout.sim import answer_for
+
+from ._virtual import loop_time, on_virtual_time
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -29,6 +30,7 @@ def _expected(questions: list[str], tokens: int) -> list[str]:
 
 
 class TestSpeedAndConcurrency:
+    @on_virtual_time
     async def test_five_questions_take_under_a_third_of_sequential_time(
         self, sim: SimFactory
     ) -> None:
@@ -36,18 +38,19 @@ class TestSpeedAndConcurrency:
         qs = _questions(5)
         async with sim(time_scale=10) as (server, client):
             sequential = fanout.Fanout(client, model="m", limits=fanout.Limits(max_concurrency=1))
-            start = time.perf_counter()
+            start = loop_time()
             await sequential.ask_many(qs)
-            seq_s = time.perf_counter() - start
+            seq_s = loop_time() - start
             server.reset_stats()
-            start = time.perf_counter()
+            start = loop_time()
             answers = await fanout.ask_many(qs, client=client, model="m")
-            fan_s = time.perf_counter() - start
+            fan_s = loop_time() - start
             assert fan_s < 0.35 * seq_s, (fan_s, seq_s)
             assert answers.texts == _expected(qs, 200)
             assert server.stats.peak_in_flight == 5
             assert answers.report.peak_concurrency == 5
 
+    @on_virtual_time
     async def test_peak_concurrency_is_min_of_n_and_the_cap(self, sim: SimFactory) -> None:
         """20 questions with max_concurrency=4: the server never sees more than 4 at once."""
         qs = _questions(20, tokens=20)
@@ -59,6 +62,7 @@ class TestSpeedAndConcurrency:
             assert answers.report.peak_concurrency == 4
             assert answers.texts == _expected(qs, 20)
 
+    @on_virtual_time
     async def test_concurrent_calls_on_one_fanout_share_its_cap(self, sim: SimFactory) -> None:
         """Three ask_many calls at once on one Fanout(max_concurrency=3) stay at 3 in flight."""
         async with sim(time_scale=50) as (server, client):
@@ -72,6 +76,7 @@ class TestSpeedAndConcurrency:
 
 
 class TestRateLimits:
+    @on_virtual_time
     async def test_configured_rpm_gives_no_429s(self, sim: SimFactory) -> None:
         """Sim polices 600 rpm per model second; the same rpm in Limits: 0 429s (window learned)."""
         scale = 10
@@ -89,6 +94,7 @@ class TestRateLimits:
             # 200 requests at 100/s with a 10-request burst: close to 1.9 s.
             assert answers.report.wall_s > 1.5
 
+    @on_virtual_time
     async def test_limits_are_learned_from_headers(self, sim: SimFactory) -> None:
         """No limits given: the engine learns the rpm from headers; 429s stay under 3 %."""
         scale = 10
@@ -103,6 +109,7 @@ class TestRateLimits:
             assert fo.limiter.state().rpm_learned
             assert server.stats.rate_limited <= 0.03 * len(server.stats.requests)
 
+    @on_virtual_time
     async def test_a_429_pauses_every_request_for_retry_after(self, sim: SimFactory) -> None:
         """After a 429 the whole Fanout waits out retry-after, then all answers arrive."""
         # The second request gets 429 with retry-after 1 s, whatever the limits say.
@@ -119,6 +126,7 @@ class TestRateLimits:
             assert len(ok) == 5
             assert ok[1].arrival - server.stats.requests[1].arrival >= 0.95
 
+    @on_virtual_time
     async def test_insufficient_quota_fails_every_pending_question_without_sending(
         self, sim: SimFactory
     ) -> None:
@@ -146,6 +154,7 @@ class TestRateLimits:
 
 
 class TestFaultsAndRetries:
+    @on_virtual_time
     async def test_every_answer_arrives_in_order_despite_5xx_and_resets(
         self, sim: SimFactory
     ) -> None:
@@ -163,6 +172,7 @@ class TestFaultsAndRetries:
             assert answers.report.retries <= 1.3 * injected
             assert answers.report.retries >= injected  # each fault cost one retry
 
+    @on_virtual_time
     async def test_the_sdk_does_not_retry_on_top_of_fanout(self, sim: SimFactory) -> None:
         """Retry(max_attempts=3) against a server that always fails: exactly 3 requests."""
         async with sim(time_scale=100, fault_rates={"500": 1.0}) as (server, client):
@@ -177,6 +187,7 @@ class TestFaultsAndRetries:
             assert isinstance(answers[0].error.__cause__, openai.InternalServerError)
             assert client.max_retries == 2  # the user's client is untouched
 
+    @on_virtual_time
     async def test_client_errors_are_not_retried_and_name_their_question(
         self, sim: SimFactory
     ) -> None:
@@ -199,6 +210,7 @@ class TestFaultsAndRetries:
             assert "question 1" in str(error)
             assert isinstance(error.__cause__, openai.BadRequestError)
 
+    @on_virtual_time
     async def test_hung_requests_time_out_and_are_retried(self, sim: SimFactory) -> None:
         """A request that hangs is abandoned at the client's timeout and asked again."""
         async with sim(
@@ -214,6 +226,7 @@ class TestFaultsAndRetries:
 
 
 class TestCancellationAndTimeout:
+    @on_virtual_time
     async def test_cancelling_the_caller_leaves_nothing_running(self, sim: SimFactory) -> None:
         """Cancel ask_many mid-flight: every request on the server is dropped promptly."""
         async with sim(time_scale=1, answer_tokens=5000) as (server, client):
@@ -227,6 +240,7 @@ class TestCancellationAndTimeout:
             assert server.stats.in_flight == 0
             assert server._engine.running == 0
 
+    @on_virtual_time
     async def test_timeout_keeps_finished_answers(self, sim: SimFactory) -> None:
         """timeout=: short answers are kept, long ones fail with QuestionTimeoutError."""
         qs = ["short {{tokens=5}}", "long {{tokens=5000}}", "short too {{tokens=5}}"]
@@ -246,6 +260,7 @@ class TestCancellationAndTimeout:
 
 
 class TestInput:
+    @on_virtual_time
     async def test_bad_input_is_refused_before_anything_is_sent(self, sim: SimFactory) -> None:
         """Empty or non-string questions name their index; nothing reaches the server."""
         async with sim(time_scale=100) as (server, client):
@@ -270,6 +285,7 @@ class TestInput:
                 await fanout.ask_many(["a"], client=client)
             assert server.stats.requests == []
 
+    @on_virtual_time
     async def test_an_empty_list_returns_empty_answers(self, sim: SimFactory) -> None:
         """ask_many([]) sends nothing and returns zero answers."""
         async with sim() as (server, client):
@@ -278,6 +294,7 @@ class TestInput:
             assert answers.report.requests == 0
             assert server.stats.requests == []
 
+    @on_virtual_time
     async def test_identical_questions_are_sent_once(self, sim: SimFactory) -> None:
         """Duplicates share one request; each keeps its own index."""
         qs = ["same", "other", "same", "same"]
@@ -290,6 +307,7 @@ class TestInput:
             assert answers[3].shared_with == 0
             assert answers.report.deduplicated == 2
 
+    @on_virtual_time
     async def test_per_question_overrides_and_system_prompt_are_sent(self, sim: SimFactory) -> None:
         """Question.params override create() kwargs; system= becomes a system message."""
         async with sim(time_scale=100, answer_tokens=50) as (server, client):
@@ -305,6 +323,7 @@ class TestInput:
             assert min(sys_tokens) > 10  # system + user messages both counted
 
     @pytest.mark.parametrize(("policy", "bound"), [("split", 2 * 10 + 1), ("auto", 256 + 2 * 10)])
+    @on_virtual_time
     async def test_large_iterables_are_pulled_lazily(
         self, sim: SimFactory, policy: str, bound: int
     ) -> None:
@@ -334,6 +353,7 @@ class TestInput:
             assert first_seen[0] <= bound  # the in-flight window (and chunk), not the input
             assert server.stats.peak_in_flight <= 10
 
+    @on_virtual_time
     async def test_async_iterables_work_and_keep_order(self, sim: SimFactory) -> None:
         """Questions from an async generator come back in their order."""
 
@@ -350,6 +370,7 @@ class TestInput:
 
 
 class TestAsCompletedAndReport:
+    @on_virtual_time
     async def test_as_completed_yields_in_finish_order_with_indices(self, sim: SimFactory) -> None:
         """Shorter answers come first; every index appears exactly once."""
         qs = [f"q{i} {{{{tokens={t}}}}}" for i, t in enumerate([400, 10, 200, 50])]
@@ -360,6 +381,7 @@ class TestAsCompletedAndReport:
             for a in got:
                 assert a.text == answer_for(qs[a.index], [400, 10, 200, 50][a.index])
 
+    @on_virtual_time
     async def test_report_counts_requests_tokens_and_wall_time(self, sim: SimFactory) -> None:
         """The report's tokens equal what the server billed; requests equal what it saw."""
         async with sim(time_scale=100, answer_tokens=7, fault_schedule={2: "500"}) as (
@@ -379,6 +401,7 @@ class TestAsCompletedAndReport:
             assert r.answered == 6
             assert all(a.request_ids for a in answers)
 
+    @on_virtual_time
     async def test_the_planner_counts_a_system_prompt_the_endpoint_has_cached(
         self, sim: SimFactory
     ) -> None:
@@ -400,6 +423,7 @@ class TestAsCompletedAndReport:
                 assert other.inputs.cached_prompt_tokens == 0
 
     @pytest.mark.parametrize("policy", ["split", "merge"])
+    @on_virtual_time
     async def test_cached_prompt_tokens_are_reported_per_answer_and_in_total(
         self, sim: SimFactory, policy: str
     ) -> None:
@@ -447,6 +471,7 @@ class TestAbort:
 
         return gen()
 
+    @on_virtual_time
     async def test_a_raising_input_iterator_keeps_the_finished_answers(
         self, sim: SimFactory
     ) -> None:
@@ -480,6 +505,7 @@ class TestAbort:
         assert not err.answers.report.input_exhausted
         assert "input" in str(err)
 
+    @on_virtual_time
     async def test_a_raising_on_answer_keeps_the_finished_answers(self, sim: SimFactory) -> None:
         """on_answer raising on the 4th answer: CallAbortedError with the answers finished
         so far (that one included) and the callback's exception as its cause."""
@@ -505,6 +531,7 @@ class TestAbort:
         assert all(a.ok for a in err.answers)
         assert "on_answer" in str(err)
 
+    @on_virtual_time
     async def test_as_completed_raises_call_aborted_after_yielding_what_finished(
         self, sim: SimFactory
     ) -> None:
@@ -530,6 +557,7 @@ class TestAbort:
 
 class TestTimeoutReport:
     @pytest.mark.parametrize("policy", ["split", "merge"])
+    @on_virtual_time
     async def test_questions_cut_off_after_they_were_sent_report_their_attempts(
         self, sim: SimFactory, policy: str
     ) -> None:
@@ -545,6 +573,7 @@ class TestTimeoutReport:
             assert answer.attempts == 1
             assert answer.error.attempts == 1
 
+    @on_virtual_time
     async def test_an_iterator_cut_off_by_timeout_says_how_much_was_read(
         self, sim: SimFactory
     ) -> None:
@@ -576,6 +605,7 @@ class TestTimeoutReport:
 
 
 class TestChoicesAndSerialization:
+    @on_virtual_time
     async def test_n_returns_every_choice(self, sim: SimFactory) -> None:
         """n=3: the answer carries the three choices the usage paid for; text is the first."""
         async with sim(time_scale=100, answer_tokens=4) as (_, client):
@@ -587,6 +617,7 @@ class TestChoicesAndSerialization:
         assert answer.usage.completion_tokens == 12
         assert single[0].choices == [single[0].text]
 
+    @on_virtual_time
     async def test_a_failed_answer_serializes_its_error_as_type_and_message(
         self, sim: SimFactory
     ) -> None:
@@ -604,6 +635,7 @@ class TestChoicesAndSerialization:
 
 
 class TestUnreachableEndpoint:
+    @on_virtual_time
     async def test_an_unreachable_endpoint_is_named_once_with_its_url(self) -> None:
         """Connection refused: the error names the base URL, says the index once, and
         PartialFailureError's cause is the first failure."""

@@ -21,6 +21,7 @@ from fanout.jobs._batch_lines import read_line
 
 from ._reply_server import JSON, Reply, Request, serve_replies
 from ._scripted import scripted_server
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 from .test_merging_hardening import _layout, _listed
 
@@ -54,6 +55,7 @@ def _fanout(server: Any, **config: Any) -> tuple[AsyncOpenAI, fanout.Fanout]:
     return client, fanout.Fanout(client, model="m", memory=False, **config)
 
 
+@on_virtual_time
 async def test_a_filtered_answer_keeps_its_text_says_content_filter_and_is_counted() -> None:
     """Asked alone: the text the filter let through is the answer, with its
     ``finish_reason``; the report counts it apart from the whole answers."""
@@ -69,6 +71,7 @@ async def test_a_filtered_answer_keeps_its_text_says_content_filter_and_is_count
     assert "1 answer cut short by the content filter" in str(report)
 
 
+@on_virtual_time
 async def test_answers_cut_at_max_tokens_are_counted_beside_the_filtered_ones(
     sim: SimFactory,
 ) -> None:
@@ -82,6 +85,7 @@ async def test_answers_cut_at_max_tokens_are_counted_beside_the_filtered_ones(
 
 
 @pytest.mark.parametrize("fmt", ["json", "text"])
+@on_virtual_time
 async def test_a_merged_reply_the_filter_cut_answers_none_of_its_questions(fmt: str) -> None:
     """The merged reply holds every section, whole, but the filter cut it somewhere:
     what it withheld is unknown, so none of its answers is taken. Each question is
@@ -99,6 +103,7 @@ async def test_a_merged_reply_the_filter_cut_answers_none_of_its_questions(fmt: 
     assert answers.report.filtered == 1
 
 
+@on_virtual_time
 async def test_a_filtered_answer_is_never_cached_and_a_later_call_asks_again(
     tmp_path: Path,
 ) -> None:
@@ -117,6 +122,7 @@ async def test_a_filtered_answer_is_never_cached_and_a_later_call_asks_again(
     assert second.report.cache_hits == 2 and second.report.filtered == 1
 
 
+@on_virtual_time
 async def test_a_filtered_entry_already_in_the_cache_is_a_miss(tmp_path: Path) -> None:
     """An entry that says ``content_filter`` (kept by an earlier version) is not taken:
     the question is asked again."""
@@ -136,6 +142,7 @@ async def test_a_filtered_entry_already_in_the_cache_is_a_miss(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("mode", ["split", "merge"])
+@on_virtual_time
 async def test_a_jobs_record_of_a_filtered_answer_says_content_filter(
     tmp_path: Path, mode: str
 ) -> None:
@@ -186,6 +193,7 @@ def test_a_batch_line_of_a_merged_reply_the_filter_cut_answers_none_of_its_quest
     "1. What is 2+2?\n2. How do I pick a lock?\n3. Name a colour.",
     "1. How do I pick a lock?\n2. What is 2+2?\n3. Name a colour.",  # the live part
 ])  # fmt: skip
+@on_virtual_time
 async def test_a_wrapped_prompt_with_a_filtered_part_finishes_for_content_filter(
     prompt: str,
 ) -> None:
@@ -233,6 +241,7 @@ def _response(request: Request) -> Reply:
 
 
 @pytest.mark.parametrize("stream", [False, True])
+@on_virtual_time
 async def test_a_wrapped_responses_call_with_a_filtered_part_is_incomplete_for_it(
     stream: bool,
 ) -> None:

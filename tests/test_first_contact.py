@@ -6,8 +6,6 @@ the questions not yet sent as responses come in (``_opening``, ``_dispatch``).""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 import fanout
@@ -16,10 +14,12 @@ from fanout.planning import DEFAULT_MAX_GROUP_SIZE, Budget, EndpointModel, PlanI
 from fanout.sim import answer_for
 from fanout.testing import cold_endpoint
 
+from ._virtual import loop_time, on_virtual_time
 from .conftest import SimFactory
 
 
 class TestShortAnswersUnderARequestLimit:
+    @on_virtual_time
     async def test_cold_one_shot_merges_once_the_answers_prove_short(self, sim: SimFactory) -> None:
         """200 three-token answers, 200 rpm policed over 3 s: auto sends a fraction of
         split's requests, in groups of at most 6, every answer its own and in order,
@@ -33,11 +33,11 @@ class TestShortAnswersUnderARequestLimit:
         for policy in ("split", "auto"):
             async with sim(**settings) as (_, client):
                 _ = client.chat
-                start = time.perf_counter()
+                start = loop_time()
                 answers = await fanout.ask_many(
                     questions, client=client, model="m", limits=limits, policy=policy
                 )
-                walls[policy] = time.perf_counter() - start
+                walls[policy] = loop_time() - start
             assert answers.texts == [answer_for(q, 3) for q in questions]
             assert [a.index for a in answers] == list(range(200))
             assert answers.report.rate_limited == 0
@@ -61,6 +61,7 @@ class TestShortAnswersUnderARequestLimit:
 
 
 class TestLongAnswers:
+    @on_virtual_time
     async def test_cold_long_answers_are_still_split_in_one_plan(self, sim: SimFactory) -> None:
         """5 x 200-token answers, no limits: split at once, one plan, five requests."""
         async with sim(time_scale=20, answer_tokens=200) as (server, client):
@@ -75,6 +76,7 @@ class TestLongAnswers:
 
 
 class TestFirstWave:
+    @on_virtual_time
     async def test_a_first_wave_goes_alone_and_nothing_is_sent_twice(self, sim: SimFactory) -> None:
         """20 long answers, 100 rpm, room not yet reported: a question or two go alone
         first (one streamed), the others are planned once its headers are in; each
@@ -98,6 +100,7 @@ class TestFirstWave:
         assert answers.texts == [answer_for(q, 200) for q in questions]
         assert answers.report.estimated_wall_s is not None
 
+    @on_virtual_time
     async def test_the_final_estimate_counts_a_wave_still_in_flight_with_what_it_knows_then(
         self, sim: SimFactory
     ) -> None:
@@ -124,6 +127,7 @@ class TestFirstWave:
 
 
 class TestFirstToken:
+    @on_virtual_time
     async def test_a_streamed_first_request_tells_the_decode_speed_from_the_round_trip(
         self, sim: SimFactory
     ) -> None:
@@ -194,6 +198,7 @@ class TestGroupCap:
 
 
 @pytest.mark.parametrize("known", ["expected_tokens", "max_tokens"])
+@on_virtual_time
 async def test_known_answer_lengths_plan_once(known: str, sim: SimFactory) -> None:
     """With the answer length given (or bounded small), there is nothing to learn first."""
     extra = {"policy": fanout.Policy(expected_tokens=3)} if known == "expected_tokens" else {
@@ -206,6 +211,7 @@ async def test_known_answer_lengths_plan_once(known: str, sim: SimFactory) -> No
     assert "Answer lengths unknown" not in answers.report.revisions[0].plan.reason
 
 
+@on_virtual_time
 async def test_a_first_wave_that_fails_does_not_hold_the_rest(sim: SimFactory) -> None:
     """The wave's requests fail for good (500, no retries): the rest is planned as
     soon as it is back, not after the wave's wait runs out (5 s at least), so the call
@@ -220,9 +226,9 @@ async def test_a_first_wave_that_fails_does_not_hold_the_rest(sim: SimFactory) -
             fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=100 * scale),
                                endpoint=cold_endpoint(scale), retry=fanout.Retry(max_attempts=1),
                                on_error="return")  # fmt: skip
-            start = time.perf_counter()
+            start = loop_time()
             answers = await fo.ask_many(questions)
-            walls[faulty] = time.perf_counter() - start
+            walls[faulty] = loop_time() - start
         revisions = answers.report.revisions
         assert revisions[0].trigger.startswith("first wave")
         assert wave in (0, revisions[0].questions)  # the same opening both times
@@ -237,6 +243,7 @@ async def test_a_first_wave_that_fails_does_not_hold_the_rest(sim: SimFactory) -
 
 
 class TestNoLimitsConfigured:
+    @on_virtual_time
     async def test_short_answers_merge_rather_than_wait_for_the_first_headers(
         self, sim: SimFactory
     ) -> None:
@@ -256,9 +263,9 @@ class TestNoLimitsConfigured:
                                       decode_s_per_token=0.015 / scale)  # fmt: skip
                 fo = fanout.Fanout(client, model="m", endpoint=known)
                 policy = fanout.Policy(mode=mode, expected_tokens=1, merge_agreement=None)
-                start = time.perf_counter()
+                start = loop_time()
                 answers = await fo.ask_many(questions, policy=policy)
-                walls[mode] = time.perf_counter() - start
+                walls[mode] = loop_time() - start
             assert answers.texts == [answer_for(q, 1) for q in questions]
         report = answers.report
         assert report.plan is not None

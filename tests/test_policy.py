@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 import fanout
 from fanout.planning import EndpointModel
 from fanout.sim import answer_for
 
+from ._virtual import loop_time, on_virtual_time
 from .conftest import SimFactory
 from .test_merging import HOSTILE
 
@@ -42,6 +41,7 @@ def _first_tokens(text: str, n: int) -> str:
 
 class TestMergeMode:
     @pytest.mark.parametrize("fmt", ["json", "text"])
+    @on_virtual_time
     async def test_hostile_questions_cannot_shift_answers(self, sim: SimFactory, fmt: str) -> None:
         """Questions holding 'Answer 2:', fake tags, lists or JSON: every answer stays put."""
         async with sim(time_scale=100, answer_tokens=9) as (server, client):
@@ -53,6 +53,7 @@ class TestMergeMode:
             assert {a.mode for a in answers} == {"merged"}
             assert answers.report.reasked == []
 
+    @on_virtual_time
     async def test_usage_of_a_merged_request_is_apportioned_exactly(self, sim: SimFactory) -> None:
         """The answers' usage adds up to exactly what the server billed."""
         qs = [f"q{i} {{{{tokens={5 * (i + 1)}}}}}" for i in range(4)]
@@ -65,6 +66,7 @@ class TestMergeMode:
             shares = [a.usage.completion_tokens for a in answers]
             assert shares == sorted(shares)
 
+    @on_virtual_time
     async def test_an_endpoint_without_response_format_falls_back_to_text(
         self, sim: SimFactory
     ) -> None:
@@ -85,6 +87,7 @@ class TestMergeMode:
             assert [r.status for r in server.stats.requests] == [200]
 
     @pytest.mark.parametrize("fmt", ["json", "text"])
+    @on_virtual_time
     async def test_answers_cut_by_max_tokens_are_reasked_alone(
         self, sim: SimFactory, fmt: str
     ) -> None:
@@ -108,6 +111,7 @@ class TestMergeMode:
                     assert a.mode == "merged"
                     assert a.text == full
 
+    @on_virtual_time
     async def test_a_failed_merged_request_is_asked_question_by_question(
         self, sim: SimFactory
     ) -> None:
@@ -124,6 +128,7 @@ class TestMergeMode:
             assert answers.report.reasked == [0, 1, 2]
             assert len(server.stats.requests) == 4
 
+    @on_virtual_time
     async def test_groups_of_k_send_ceil_n_over_k_requests(self, sim: SimFactory) -> None:
         """merge with max_group_size=2 on 5 questions: 3 merged requests, at once."""
         qs = [f"grouped {i}" for i in range(5)]
@@ -135,6 +140,7 @@ class TestMergeMode:
             assert server.stats.peak_in_flight == 3
             assert answers.texts == [answer_for(q, 5) for q in qs]
 
+    @on_virtual_time
     async def test_questions_with_their_own_parameters_are_never_merged(
         self, sim: SimFactory
     ) -> None:
@@ -149,6 +155,7 @@ class TestMergeMode:
             assert [a.mode for a in answers] == ["merged", "split", "merged"]
             assert sorted(r.questions for r in server.stats.requests) == [1, 2]
 
+    @on_virtual_time
     async def test_a_caller_response_format_prevents_merging(self, sim: SimFactory) -> None:
         """The caller's own response_format applies per answer: merging would break it."""
         async with sim(time_scale=100, answer_tokens=3) as (server, client):
@@ -160,6 +167,7 @@ class TestMergeMode:
 
 
 class TestAutoPolicy:
+    @on_virtual_time
     async def test_long_answers_with_ample_limits_split_and_beat_merge(
         self, sim: SimFactory
     ) -> None:
@@ -167,18 +175,19 @@ class TestAutoPolicy:
         qs = [f"Explain topic {i}. {{{{tokens=200}}}}" for i in range(5)]
         async with sim(time_scale=10) as (_, client):
             fo = fanout.Fanout(client, model="m")
-            start = time.perf_counter()
+            start = loop_time()
             merged = await fo.ask_many(qs, policy="merge")
-            merge_s = time.perf_counter() - start
-            start = time.perf_counter()
+            merge_s = loop_time() - start
+            start = loop_time()
             auto = await fo.ask_many(qs, policy="auto")
-            auto_s = time.perf_counter() - start
+            auto_s = loop_time() - start
             assert auto.report.plan is not None
             assert auto.report.plan.chosen.label == "split"
             assert {a.mode for a in auto} == {"split"}
             assert merged.texts == auto.texts
             assert merge_s / auto_s > 3.5, (merge_s, auto_s)
 
+    @on_virtual_time
     async def test_short_answers_behind_a_3_rpm_limit_merge(self, sim: SimFactory) -> None:
         """5 one-word answers, 3 requests per minute: one merged request."""
         scale = 10
@@ -195,6 +204,7 @@ class TestAutoPolicy:
             assert server.stats.rate_limited == 0
             assert answers.texts == [answer_for(q, 1) for q in qs]
 
+    @on_virtual_time
     async def test_a_serializing_server_with_a_long_shared_prompt_merges_for_cost(
         self, sim: SimFactory
     ) -> None:
@@ -221,6 +231,7 @@ class TestAutoPolicy:
             split = next(c for c in plan.candidates if c.label == "split")
             assert plan.chosen.est_prompt_tokens < split.est_prompt_tokens / 3
 
+    @on_virtual_time
     async def test_a_batching_server_with_the_same_questions_splits_for_latency(
         self, sim: SimFactory
     ) -> None:
@@ -237,6 +248,7 @@ class TestAutoPolicy:
             plan = fo.plan(qs)
             assert plan.chosen.label == "split", plan.reason
 
+    @on_virtual_time
     async def test_the_report_shows_the_plan_its_estimates_and_the_outcome(
         self, sim: SimFactory
     ) -> None:
@@ -264,6 +276,7 @@ class TestAutoPolicy:
 
 
 class TestDryRunAndOverrides:
+    @on_virtual_time
     async def test_plan_sends_nothing(self, sim: SimFactory) -> None:
         """Fanout.plan and fanout.plan only compute; the server sees no request."""
         async with sim() as (server, client):
@@ -277,6 +290,7 @@ class TestDryRunAndOverrides:
             assert free.chosen.label == "merge", free.reason
             assert server.stats.requests == []
 
+    @on_virtual_time
     async def test_a_per_call_policy_overrides_the_fanouts(self, sim: SimFactory) -> None:
         """Fanout(policy='merge') then ask_many(policy='split'): split wins for that call."""
         async with sim(time_scale=100, answer_tokens=3) as (server, client):

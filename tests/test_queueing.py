@@ -12,6 +12,7 @@ import fanout
 from fanout.engine.queueing import SAME_TIME_S, QueueClock
 from fanout.sim import answer_for
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 
@@ -19,6 +20,7 @@ def _questions(n: int, tokens: int) -> list[str]:
     return [f"queued question {i} {{{{tokens={tokens}}}}}" for i in range(n)]
 
 
+@on_virtual_time
 async def test_a_request_waiting_its_turn_in_the_queue_is_not_abandoned(sim: SimFactory) -> None:
     """Eight 40-token answers on one slot: each takes about a third of the deadline,
     the last waits about two deadlines behind the others; nothing is asked twice."""
@@ -40,6 +42,7 @@ async def test_a_request_waiting_its_turn_in_the_queue_is_not_abandoned(sim: Sim
     assert answers.report.wall_s > 1.2 * deadline  # the queue did outlast the deadline
 
 
+@on_virtual_time
 async def test_a_hung_request_behind_answered_ones_is_still_abandoned(sim: SimFactory) -> None:
     """The endpoint never answers the third of four requests on one slot: it is given up
     a deadline after the last request ahead of it was answered, and asked again."""
@@ -52,6 +55,7 @@ async def test_a_hung_request_behind_answered_ones_is_still_abandoned(sim: SimFa
     assert answers.texts == [answer_for(q, 5) for q in _questions(4, 5)]
 
 
+@on_virtual_time
 async def test_an_answer_restarts_the_clock_of_a_request_sent_a_moment_before_it() -> None:
     """Requests sent together reach the server in any order, so one sent a moment after an
     attempt may be queued ahead of it: its answer restarts that attempt's clock. A request

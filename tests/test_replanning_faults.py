@@ -15,9 +15,11 @@ from fanout.planning import Budget
 from fanout.sim import answer_for
 from fanout.testing import cold_endpoint
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 
+@on_virtual_time
 async def test_a_first_wave_that_tells_nothing_in_time_loses_nothing(sim: SimFactory) -> None:
     """The wave's requests hang (one or four: the opening chooses): the wait runs out and
     the rest is planned without them (the plan covers the rest, not the batch the wave
@@ -38,6 +40,7 @@ async def test_a_first_wave_that_tells_nothing_in_time_loses_nothing(sim: SimFac
     assert answers.texts == [answer_for(q, 200) for q in qs]
 
 
+@on_virtual_time
 async def test_a_first_wave_held_by_a_long_retry_after_loses_nothing(sim: SimFactory) -> None:
     """The wave's request gets a 429 whose retry-after outlasts the wave's wait (no
     headers of room come with it): the rest goes on its own plan, all answered."""
@@ -48,6 +51,7 @@ async def test_a_first_wave_held_by_a_long_retry_after_loses_nothing(sim: SimFac
     assert answers.texts == [answer_for(q, 3) for q in qs]
 
 
+@on_virtual_time
 async def test_an_endpoint_that_reports_no_room_is_not_replanned_per_response(
     sim: SimFactory,
 ) -> None:
@@ -89,6 +93,7 @@ class _FractionalRoom:
         return dataclasses.replace(self.inner.budget(), requests_now=0.5, room_known=False)
 
 
+@on_virtual_time
 async def test_a_limiter_that_never_promises_a_whole_request_still_gets_every_answer(
     sim: SimFactory,
 ) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import TYPE_CHECKING
 
 from fanout.sim import SimConfig
 from fanout.sim._engine import Engine
+
+from ._virtual import loop_time, on_virtual_time
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -26,15 +27,16 @@ async def _ask(client: AsyncOpenAI, text: str) -> str:
 
 
 async def _one_long_and_five_short(client: AsyncOpenAI) -> tuple[float, float]:
-    start = time.perf_counter()
+    start = loop_time()
     await _ask(client, "One long answer {{tokens=1000}}")
-    one = time.perf_counter() - start
-    start = time.perf_counter()
+    one = loop_time() - start
+    start = loop_time()
     await asyncio.gather(*[_ask(client, f"Short answer {i} {{{{tokens=200}}}}") for i in range(5)])
-    return one, time.perf_counter() - start
+    return one, loop_time() - start
 
 
 class TestBatching:
+    @on_virtual_time
     async def test_five_concurrent_200_token_answers_take_about_a_fifth_of_one_1000_token_answer(
         self, sim: SimFactory
     ) -> None:
@@ -44,6 +46,7 @@ class TestBatching:
             assert five < 0.35 * one, (one, five)
             assert server.stats.peak_running == 5
 
+    @on_virtual_time
     async def test_a_server_with_one_slot_does_not_batch(self, sim: SimFactory) -> None:
         """slots=1: 5 x 200 tokens take more than 0.8 x one 1000-token answer."""
         async with sim(time_scale=10, slots=1) as (server, client):
@@ -51,6 +54,7 @@ class TestBatching:
             assert five > 0.8 * one, (one, five)
             assert server.stats.peak_running == 1
 
+    @on_virtual_time
     async def test_kv_capacity_limits_how_many_sequences_run_at_once(self, sim: SimFactory) -> None:
         """Each request reserves prompt + answer tokens; only 3 fit in 700 tokens."""
         async with sim(time_scale=100, kv_capacity_tokens=700, answer_tokens=200) as (
@@ -62,16 +66,18 @@ class TestBatching:
             assert server.stats.peak_kv_tokens <= 700
             assert server.stats.completions == 8
 
+    @on_virtual_time
     async def test_time_scale_runs_the_model_faster(self, sim: SimFactory) -> None:
         """The same request at time_scale=20 takes a fraction of the time at 2."""
         timings = []
         for scale in (2, 20):
             async with sim(time_scale=scale) as (_, client):
-                start = time.perf_counter()
+                start = loop_time()
                 await _ask(client, "q {{tokens=100}}")
-                timings.append(time.perf_counter() - start)
+                timings.append(loop_time() - start)
         assert timings[1] < 0.3 * timings[0], timings
 
+    @on_virtual_time
     async def test_a_stream_keeps_model_time_when_the_loop_cannot_wake_every_step(
         self, sim: SimFactory
     ) -> None:
@@ -84,20 +90,21 @@ class TestBatching:
                 {"role": "user", "content": "q {{tokens=4000}}"}
             ]
             await client.chat.completions.create(model="sim-1", messages=messages)
-            start = time.perf_counter()
+            start = loop_time()
             await client.chat.completions.create(model="sim-1", messages=messages)
-            plain = time.perf_counter() - start
-            start = time.perf_counter()
+            plain = loop_time() - start
+            start = loop_time()
             stream = await client.chat.completions.create(
                 model="sim-1", messages=messages, stream=True
             )
             tokens = 0
             async for chunk in stream:
                 tokens += sum(len(c.delta.content or "") > 0 for c in chunk.choices)
-            streamed = time.perf_counter() - start
+            streamed = loop_time() - start
         assert tokens > 0
         assert streamed < 3 * plain, (plain, streamed)
 
+    @on_virtual_time
     async def test_prefill_delays_the_first_token_in_proportion_to_the_prompt(
         self, sim: SimFactory
     ) -> None:
@@ -112,12 +119,13 @@ class TestBatching:
             long_ttft = long.first_token - long.arrival
             assert long_ttft > short_ttft + 0.6 * (4.0 / 20), (short_ttft, long_ttft)
 
+    @on_virtual_time
     async def test_a_streamed_first_token_takes_the_whole_round_trip(self, sim: SimFactory) -> None:
         """Over a network every chunk takes the way back, the first as much as the last:
         a 1 s round trip (time scale 20: 50 ms) comes before the first token, and the
         other 19 tokens follow at the decode speed (15 ms each: 0.75 ms)."""
         async with sim(time_scale=20, rtt_s=1.0) as (_, client):
-            start = time.perf_counter()
+            start = loop_time()
             stream = await client.chat.completions.create(
                 model="sim-1", messages=[{"role": "user", "content": "q {{tokens=20}}"}],
                 stream=True,
@@ -125,12 +133,13 @@ class TestBatching:
             first = last = None
             async for chunk in stream:
                 if any(c.delta.content for c in chunk.choices):
-                    last = time.perf_counter() - start
+                    last = loop_time() - start
                     first = first if first is not None else last
         assert first is not None and last is not None
         assert first > 0.9 * 1.0 / 20, first
         assert last - first < 0.5 * 1.0 / 20, (first, last)  # not another half round trip
 
+    @on_virtual_time
     async def test_a_prefix_cache_prefills_only_what_is_new(self, sim: SimFactory) -> None:
         """prefix_cache=True: the same long prompt again is not prefilled again, and
         usage says how many prompt tokens were cached; off, nothing is cached."""
@@ -157,6 +166,7 @@ class TestBatching:
                     assert cached.cached_tokens == 0
                     assert ttfts[1] > 0.6 * ttfts[0], ttfts
 
+    @on_virtual_time
     async def test_requests_admitted_together_each_prefill_what_they_share(
         self, sim: SimFactory
     ) -> None:

@@ -19,6 +19,7 @@ import fanout
 from fanout.sim import answer_for
 
 from ._scripted import response, scripted_server
+from ._virtual import on_virtual_time
 from .test_merge_check import _policy, _shifting
 
 
@@ -73,6 +74,7 @@ async def _slow_server(delay_s: float, reply: Any = _shifting) -> AsyncIterator[
         await server.wait_closed()
 
 
+@on_virtual_time
 async def test_questions_asked_alone_after_merging_stopped_go_as_the_limits_allow() -> None:
     """A group that starts after the agreement fell under merge_agreement asks its
     questions alone, as the next plan would: as many at once as the limits allow, not
@@ -129,6 +131,7 @@ def _right_first_then_shifting() -> Any:
     return reply
 
 
+@on_virtual_time
 async def test_no_merged_answer_goes_unchecked_before_agreement_is_established() -> None:
     """A cold call whose first merge check agrees (4 of 4: nothing established) and
     whose later merged replies shift every answer by one: checks still in flight are
@@ -163,6 +166,7 @@ def _four_in_five(body: dict[str, Any]) -> str:
     return json.dumps(dict(zip(keys, answers, strict=True)))
 
 
+@on_virtual_time
 async def test_an_endpoint_that_merges_well_enough_is_not_slower_under_auto_than_split() -> None:
     """An endpoint and model whose merged answers agree four times in five (auto keeps
     merging at merge_agreement=0.75) never gets its agreement established here: every
@@ -187,6 +191,7 @@ async def test_an_endpoint_that_merges_well_enough_is_not_slower_under_auto_than
     assert walls["auto"] < 1.5 * walls["split"], walls
 
 
+@on_virtual_time
 async def test_groups_waiting_for_the_last_checks_go_checked_when_those_disagree() -> None:
     """A record of 13 of 14 (two more agreeing answers would establish agreement): two
     checked groups go, the others wait for them; a model that now shifts its answers

@@ -11,6 +11,7 @@ import pytest
 
 import fanout
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 THREE = "1. What is the capital of France?\n2. How many legs does a spider have?\n3. Why is the sky blue?"
@@ -35,6 +36,7 @@ async def _open(wrapped: Any) -> Any:
 
 
 class TestAStreamPulledFromOtherTasks:
+    @on_virtual_time
     async def test_each_step_under_wait_for_reads_the_whole_answer(self, sim: SimFactory) -> None:
         """Every __anext__ in its own task (asyncio.wait_for, as langchain-openai does):
         the stream is read to its end, and the slots are all free afterwards."""
@@ -55,6 +57,7 @@ class TestAStreamPulledFromOtherTasks:
             assert len(server.stats.requests) == 3
             assert _slots_taken(wrapped) == 0
 
+    @on_virtual_time
     async def test_each_step_as_its_own_task_reads_the_whole_answer(self, sim: SimFactory) -> None:
         """asyncio.create_task(it.__anext__()) for every step (Python 3.12's wait_for)."""
         async with sim(time_scale=100, answer_tokens=6) as (_, client):
@@ -72,6 +75,7 @@ class TestAStreamPulledFromOtherTasks:
 
 
 class TestAStreamGivesItsSlotsBack:
+    @on_virtual_time
     async def test_a_step_cancelled_midway_frees_the_slot_and_the_client_goes_on(
         self, sim: SimFactory
     ) -> None:
@@ -94,6 +98,7 @@ class TestAStreamGivesItsSlotsBack:
             )
             assert reply.choices[0].message.content
 
+    @on_virtual_time
     async def test_an_abandoned_stream_gives_its_slot_back(self, sim: SimFactory) -> None:
         """A stream read once in another task and then dropped (never closed) gives its
         slot back once it is collected."""

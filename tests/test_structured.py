@@ -16,6 +16,7 @@ from pydantic import BaseModel
 import fanout
 
 from ._scripted import scripted_server
+from ._virtual import on_virtual_time
 
 if TYPE_CHECKING:
     from .conftest import SimFactory
@@ -56,6 +57,7 @@ def _merged_body(body: dict[str, Any]) -> bool:
 
 
 # --- the composed schema, as sent --------------------------------------------------------
+@on_virtual_time
 async def test_a_merged_structured_request_is_sent_the_composed_schema() -> None:
     """One property per question, keyed "<tag> <question's first line>", each a $ref to
     the caller's schema kept once under $defs; all required, no other allowed; strict
@@ -92,6 +94,7 @@ async def test_a_merged_structured_request_is_sent_the_composed_schema() -> None
                                          ("positive", "negative", "neutral")]  # fmt: skip
 
 
+@on_virtual_time
 async def test_a_model_with_nested_models_composes_to_a_schema_whose_references_resolve() -> None:
     """The model's own $defs are lifted to the composed root: a reply that fills the
     composed schema validates against it, and each item parses into the model."""
@@ -124,6 +127,7 @@ async def test_a_model_with_nested_models_composes_to_a_schema_whose_references_
     assert answers[0].parsed == Extraction.model_validate(item)
 
 
+@on_virtual_time
 async def test_a_schema_that_is_not_strict_compatible_is_merged_without_strict() -> None:
     """Strict mode needs every object closed and all its properties required: a schema
     with an optional property is composed with strict false."""
@@ -146,6 +150,7 @@ async def test_a_schema_that_is_not_strict_compatible_is_merged_without_strict()
 
 
 # --- on the simulator -----------------------------------------------------------------------
+@on_virtual_time
 async def test_classification_with_a_pydantic_model_merges_and_parses(sim: SimFactory) -> None:
     """Six classifications with a model: fewer requests than questions, every parsed
     value an instance of the model, and each the one its question gets alone."""
@@ -161,6 +166,7 @@ async def test_classification_with_a_pydantic_model_merges_and_parses(sim: SimFa
     assert [a.text for a in merged] == [a.text for a in alone]
 
 
+@on_virtual_time
 async def test_classification_with_a_raw_json_schema_merges_and_parses(sim: SimFactory) -> None:
     """The same with a JSON schema: the parsed values are JSON values valid for it."""
     async with sim(time_scale=50) as (_server, client):
@@ -174,6 +180,7 @@ async def test_classification_with_a_raw_json_schema_merges_and_parses(sim: SimF
     assert [a.parsed for a in merged] == [a.parsed for a in alone]
 
 
+@on_virtual_time
 async def test_auto_merges_structured_questions_once_the_merge_check_agrees(
     sim: SimFactory,
 ) -> None:
@@ -210,6 +217,7 @@ def test_the_planner_may_merge_a_structured_format_but_not_json_object() -> None
 
 
 # --- items that do not fit ------------------------------------------------------------------
+@on_virtual_time
 async def test_an_item_that_fails_validation_or_its_anchor_is_asked_alone() -> None:
     """Merged: the second item's label is not in the enum, the third is under the first
     question's words: both are asked alone with the caller's own format and answered."""
@@ -236,6 +244,7 @@ async def test_an_item_that_fails_validation_or_its_anchor_is_asked_alone() -> N
     assert answers.report.reasked == [1, 2]
 
 
+@on_virtual_time
 async def test_an_answer_alone_that_never_fits_fails_with_structured_output_error() -> None:
     """Alone, a reply that does not fit the model is retried; one that never does is
     the question's StructuredOutputError, naming why, with the reply kept."""
@@ -267,6 +276,7 @@ def test_a_json_schema_format_without_a_schema_is_a_config_error() -> None:
                                         "json_schema": {"name": "x", "schema": {"type": 5}}})  # fmt: skip
 
 
+@on_virtual_time
 async def test_a_question_with_its_own_model_is_answered_alone_and_parsed(
     sim: SimFactory,
 ) -> None:
@@ -282,6 +292,7 @@ async def test_a_question_with_its_own_model_is_answered_alone_and_parsed(
     assert answers[1].parsed is None and answers[1].text
 
 
+@on_virtual_time
 async def test_a_tool_call_answers_a_question_with_tools_and_a_structured_format(
     sim: SimFactory,
 ) -> None:
