@@ -25,12 +25,12 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import clock
 from .model import EndpointModel
 
 if TYPE_CHECKING:
@@ -172,7 +172,7 @@ def _slope(factors: dict[int, float]) -> float:
 
 @dataclass(frozen=True)
 class _Stream:
-    """Timings of one streamed request (``time.monotonic`` seconds)."""
+    """Timings of one streamed request (seconds on ``clock.now``)."""
 
     sent: float
     """When its last attempt left (after this Fanout's own cap and rate limits)."""
@@ -200,16 +200,16 @@ async def _stream_timing(fo: Fanout, params: dict[str, Any]) -> _Stream:
     # Timed from when the request leaves, so waiting for this Fanout's own
     # concurrency cap, rate limits or a retry's back-off is never taken for
     # waiting at the endpoint.
-    sent = time.monotonic()
+    sent = clock.now()
 
     def on_send() -> None:
         nonlocal sent
-        sent = time.monotonic()
+        sent = clock.now()
 
     first = last = None
     tokens = prompt = 0
     async for chunk in fo._transport.stream_chunks(params, fo.retry, on_send=on_send):
-        now = time.monotonic()
+        now = clock.now()
         if chunk.usage is not None:
             tokens = chunk.usage.completion_tokens
             prompt = chunk.usage.prompt_tokens
@@ -253,75 +253,17 @@ async def profile_endpoint(
         raise ValueError(f"profile needs max_requests >= {MIN_REQUESTS}, got {max_requests}")
     if tokens < 2:
         raise ValueError(f"profile needs tokens >= 2 to time decoding, got {tokens}")
-    budget = max_requests
-    extra = {"extra_body": extra_body} if extra_body else {}
-
-    def params(content: str, max_tokens: int) -> dict[str, Any]:
-        return {"model": model, "messages": [{"role": "user", "content": content}],
-                "max_tokens": max_tokens, **extra}  # fmt: skip
-
-    # 1. Round trip of a one-token answer.
-    rtts = []
-    for i in range(3):
-        start = time.monotonic()
-        await fo._transport.client.chat.completions.create(**params(RTT_PROBE.format(i), 1))
-        rtts.append(time.monotonic() - start)
-    # 2. One stream, twice: first token and decode speed. Interference only ever
-    # slows a stream down, so the faster of the two counts.
-    alone = min(
-        [await _stream_timing(fo, params("Write a long story.", tokens)) for _ in range(2)],
-        key=lambda r: r.total,
+    probe = _Probe(fo, model, tokens, extra_body)
+    rtts = await probe.round_trips()
+    alone = await probe.alone()
+    prefill, kv, prefix_cache = await probe.long_prompt(alone)
+    levels_within = tuple(k for k in levels if k != 1 and k <= max_requests - MIN_REQUESTS)
+    scaling, decode_scaling, slots, used = await probe.concurrent(
+        alone, levels_within, max_requests - MIN_REQUESTS
     )
-    # 3. A long prompt, new to the endpoint (a fresh tag at its start), for prefill
-    # and attention cost; then the same prompt again: an endpoint that caches prompt
-    # prefixes answers it much sooner. About 1,200 characters: a few hundred tokens
-    # for most tokenizers, within the context of a small local server even when
-    # every byte is a token.
-    long_prompt = (f"[{uuid.uuid4().hex[:12]}] Summarize this text. "
-                   + "The quick brown fox jumps over the lazy dog. " * 26)  # fmt: skip
-    long = await _stream_timing(fo, params(long_prompt, tokens))
-    again = await _stream_timing(fo, params(long_prompt, tokens))
-    budget -= MIN_REQUESTS
-    if long.prompt_tokens > alone.prompt_tokens:
-        extra_tokens = long.prompt_tokens - alone.prompt_tokens
-    else:  # the endpoint reported no usage
-        extra_tokens = len(long_prompt) // 4
-    prefill_s = max(0.0, long.ttft - alone.ttft)
-    prefill = prefill_s / extra_tokens
-    # Only a prefill several decode steps long can be told from noise.
-    prefix_cache = (
-        again.ttft - alone.ttft < 0.5 * prefill_s if prefill_s > 4 * alone.per_token else None
-    )
-    kv = max(0.0, min(long.per_token, again.per_token) - alone.per_token) / extra_tokens
-    # 4. Concurrent streams, as far as the budget goes. Requests whose first token
-    # came before any request had finished ran at once; those sent by then whose
-    # first token came later waited for a slot. The ones that ran at once give the
-    # decode speed of that many together.
-    scaling: dict[int, float] = {1: 1.0}
-    together: dict[int, list[float]] = {}
-    slots: int | None = None
-    for k in levels:
-        if k == 1 or k > budget:
-            continue
-        results = await asyncio.gather(
-            *[_stream_timing(fo, params(f"Story number {i}.", tokens)) for i in range(k)]
-        )
-        budget -= k
-        scaling[k] = max(r.total for r in results) / alone.total if alone.total > 0 else 1.0
-        # On one clock: a request retried after the others finished ran neither
-        # with them nor behind them, and counts as neither.
-        first_done = min(r.last for r in results)
-        at_once = [r for r in results if r.first < first_done]
-        if any(r.sent < first_done <= r.first for r in results):  # some waited at the endpoint
-            slots = max(slots or 0, len(at_once))
-        if alone.per_token > 0:
-            factor = statistics.median(r.per_token for r in at_once) / alone.per_token
-            together.setdefault(len(at_once), []).append(factor)
-    decode_scaling = {1: 1.0, **{k: statistics.median(v) for k, v in together.items() if k > 1}}
-    base_url = str(getattr(fo.client, "base_url", ""))
     result = EndpointProfile(
         model=model,
-        base_url=base_url,
+        base_url=str(getattr(fo.client, "base_url", "")),
         rtt_s=statistics.median(rtts),
         ttft_s=alone.ttft,
         decode_s_per_token=alone.per_token,
@@ -331,8 +273,96 @@ async def profile_endpoint(
         decode_scaling=decode_scaling,
         slots=slots,
         prefix_cache=prefix_cache,
-        requests_used=max_requests - budget,
+        requests_used=MIN_REQUESTS + used,
     )
     if adopt:
         fo.endpoint = EndpointModel.from_profile(result)
     return result
+
+
+class _Probe:
+    """The requests a profile sends, one kind of measure each."""
+
+    def __init__(
+        self, fo: Fanout, model: str, tokens: int, extra_body: dict[str, Any] | None
+    ) -> None:
+        self.fo = fo
+        self.model = model
+        self.tokens = tokens
+        self.extra = {"extra_body": extra_body} if extra_body else {}
+
+    def params(self, content: str, max_tokens: int) -> dict[str, Any]:
+        return {"model": self.model, "messages": [{"role": "user", "content": content}],
+                "max_tokens": max_tokens, **self.extra}  # fmt: skip
+
+    async def round_trips(self) -> list[float]:
+        """1. Round trip of a one-token answer, three times."""
+        rtts = []
+        for i in range(3):
+            start = clock.now()
+            await self.fo._transport.client.chat.completions.create(
+                **self.params(RTT_PROBE.format(i), 1)
+            )
+            rtts.append(clock.now() - start)
+        return rtts
+
+    async def alone(self) -> _Stream:
+        """2. One stream, twice: first token and decode speed. Interference only ever
+        slows a stream down, so the faster of the two counts."""
+        runs = [await self.stream("Write a long story.") for _ in range(2)]
+        return min(runs, key=lambda r: r.total)
+
+    async def stream(self, content: str) -> _Stream:
+        return await _stream_timing(self.fo, self.params(content, self.tokens))
+
+    async def long_prompt(self, alone: _Stream) -> tuple[float, float, bool | None]:
+        """3. A long prompt, new to the endpoint (a fresh tag at its start), for prefill
+        and attention cost; then the same prompt again: an endpoint that caches prompt
+        prefixes answers it much sooner. About 1,200 characters: a few hundred tokens
+        for most tokenizers, within the context of a small local server even when
+        every byte is a token. Returns (prefill s/token, KV s/token, prefix cache)."""
+        long_prompt = (f"[{uuid.uuid4().hex[:12]}] Summarize this text. "
+                       + "The quick brown fox jumps over the lazy dog. " * 26)  # fmt: skip
+        long = await self.stream(long_prompt)
+        again = await self.stream(long_prompt)
+        if long.prompt_tokens > alone.prompt_tokens:
+            extra_tokens = long.prompt_tokens - alone.prompt_tokens
+        else:  # the endpoint reported no usage
+            extra_tokens = len(long_prompt) // 4
+        prefill_s = max(0.0, long.ttft - alone.ttft)
+        # Only a prefill several decode steps long can be told from noise.
+        prefix_cache = (
+            again.ttft - alone.ttft < 0.5 * prefill_s if prefill_s > 4 * alone.per_token else None
+        )
+        kv = max(0.0, min(long.per_token, again.per_token) - alone.per_token) / extra_tokens
+        return prefill_s / extra_tokens, kv, prefix_cache
+
+    async def concurrent(
+        self, alone: _Stream, levels: tuple[int, ...], budget: int
+    ) -> tuple[dict[int, float], dict[int, float], int | None, int]:
+        """4. Concurrent streams, as far as the budget goes. Requests whose first token
+        came before any request had finished ran at once; those sent by then whose
+        first token came later waited for a slot. The ones that ran at once give the
+        decode speed of that many together. Returns the scaling, the decode scaling,
+        the slots seen (None: no request waited) and the requests used."""
+        scaling: dict[int, float] = {1: 1.0}
+        together: dict[int, list[float]] = {}
+        slots: int | None = None
+        used = 0
+        for k in levels:
+            if k > budget - used:
+                continue
+            results = await asyncio.gather(*[self.stream(f"Story number {i}.") for i in range(k)])
+            used += k
+            scaling[k] = max(r.total for r in results) / alone.total if alone.total > 0 else 1.0
+            # On one clock: a request retried after the others finished ran neither
+            # with them nor behind them, and counts as neither.
+            first_done = min(r.last for r in results)
+            at_once = [r for r in results if r.first < first_done]
+            if any(r.sent < first_done <= r.first for r in results):  # some waited
+                slots = max(slots or 0, len(at_once))
+            if alone.per_token > 0:
+                factor = statistics.median(r.per_token for r in at_once) / alone.per_token
+                together.setdefault(len(at_once), []).append(factor)
+        decode = {1: 1.0, **{k: statistics.median(v) for k, v in together.items() if k > 1}}
+        return scaling, decode, slots, used
