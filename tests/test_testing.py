@@ -97,7 +97,8 @@ def test_anyio_users_get_the_fixture_too(pytester: pytest.Pytester) -> None:
     fanout_sim works as well."""
     pytester.makeini("[pytest]\nfilterwarnings = error\naddopts = --strict-markers\n")
     pytester.makepyfile(test_mine=ANYIO_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:asyncio")
+    # looptime's plugin (fanout's dev extra, not the user's) needs pytest-asyncio loaded.
+    result = pytester.runpytest_subprocess("-p", "no:asyncio", "-p", "no:looptime_plugin")
     result.assert_outcomes(passed=1)
 
 
