@@ -11,6 +11,8 @@ import fanout
 from fanout.jobs import run_jsonl
 from fanout.sim import answer_for
 
+from ._virtual import on_virtual_time
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 
 
 class TestContainers:
+    @on_virtual_time
     async def test_a_dict_or_a_set_of_questions_is_refused(self, sim: SimFactory) -> None:
         """A dict (whose keys would be asked) and a set (no order) are refused up front."""
         async with sim(time_scale=100) as (server, client):
@@ -36,6 +39,7 @@ class TestContainers:
 
 
 class TestCreateParameters:
+    @on_virtual_time
     async def test_stream_in_question_params_is_refused(self, sim: SimFactory) -> None:
         """Question(params={"stream": True}) is refused when it is made: streaming is
         fanout.wrap's job, and the answer would be lost."""
@@ -47,6 +51,7 @@ class TestCreateParameters:
                 await fanout.ask_many(["q"], client=client, model="m", stream=True)
             assert server.stats.requests == []
 
+    @on_virtual_time
     async def test_a_jsonl_line_asking_to_stream_is_a_bad_line(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -66,6 +71,7 @@ class TestCreateParameters:
         (record,) = [json.loads(line) for line in dst.read_text(encoding="utf-8").splitlines()]
         assert record["answer"] == answer_for("fine?", 3)
 
+    @on_virtual_time
     async def test_an_unknown_keyword_is_one_error_naming_it(self, sim: SimFactory) -> None:
         """A typo (on_eror=) is refused before sending, naming the keyword and the likely
         meant one; the SDK's own extras (extra_body, timeout, ...) are accepted."""
@@ -102,6 +108,7 @@ class TestCreateParameters:
             ({"on_answer": 5}, "on_answer"),
         ],
     )
+    @on_virtual_time
     async def test_values_checkable_locally_are_refused_before_sending(
         self, sim: SimFactory, kwargs: dict[str, Any], named: str
     ) -> None:
@@ -125,6 +132,7 @@ class TestConfigTypes:
         with pytest.raises(fanout.ConfigError, match="latency_slack"):
             fanout.Policy(latency_slack="1")  # type: ignore[arg-type]
 
+    @on_virtual_time
     async def test_a_string_timeout_is_a_config_error(self, sim: SimFactory) -> None:
         """timeout="5" is refused with ConfigError before anything is sent."""
         async with sim(time_scale=100) as (server, client):

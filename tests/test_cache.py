@@ -20,6 +20,7 @@ import fanout
 from fanout.cache import request_key
 
 from ._redis_server import redis_server
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 QUESTIONS = [f"What is the number {i}?" for i in range(12)]
@@ -44,6 +45,7 @@ def _rows(path: Path) -> list[tuple[str, bytes]]:
 
 
 class TestHits:
+    @on_virtual_time
     async def test_a_second_identical_call_sends_nothing_and_reports_its_hits(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -65,6 +67,7 @@ class TestHits:
         assert all(a.cached and a.attempts == 0 and a.usage.total_tokens == 0 for a in second)
         assert f"{len(QUESTIONS)} answered from the response cache" in str(report)
 
+    @on_virtual_time
     async def test_a_new_fanout_in_a_new_call_finds_what_the_last_one_kept(
         self, sim: SimFactory
     ) -> None:
@@ -79,6 +82,7 @@ class TestHits:
         assert again.texts == first.texts and again.report.cache_hits == 3
         assert (Path(os.environ["FANOUT_CACHE_DIR"]) / "responses.sqlite3").is_file()
 
+    @on_virtual_time
     async def test_only_the_questions_not_cached_are_sent(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -95,6 +99,7 @@ class TestHits:
             third = await fo.ask_many(QUESTIONS)
             assert len(server.stats.requests) == 12 and third.report.cache_hits == 12
 
+    @on_virtual_time
     async def test_as_completed_and_duplicates_use_the_cache(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -111,6 +116,7 @@ class TestHits:
         copy = next(a for a in got if a.index == 4)
         assert copy.shared_with == 0
 
+    @on_virtual_time
     async def test_answers_delivered_before_a_call_is_cancelled_are_kept(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -140,6 +146,7 @@ class TestHits:
 
 
 class TestMisses:
+    @on_virtual_time
     async def test_a_changed_parameter_model_or_system_prompt_misses(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -167,6 +174,7 @@ class TestMisses:
             same = await fo.ask_many(q, timeout=30, extra_headers={"X-Trace": "1"})
             assert same.report.cache_hits == 1 and len(server.stats.requests) == 6
 
+    @on_virtual_time
     async def test_non_deterministic_requests_are_not_cached_unless_forced(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -184,6 +192,7 @@ class TestMisses:
             hit = await fo.ask_many(QUESTIONS[:3], cache=forced)
             assert len(server.stats.requests) == 9 and hit.report.cache_hits == 3
 
+    @on_virtual_time
     async def test_a_call_can_turn_the_cache_off(self, sim: SimFactory, tmp_path: Path) -> None:
         """``cache=False`` on a call: neither read nor written."""
         path = tmp_path / "c.sqlite3"
@@ -195,6 +204,7 @@ class TestMisses:
             await fo.ask_many(["What is Y?"], cache=False)
         assert len(_rows(path)) == 1
 
+    @on_virtual_time
     async def test_failures_are_not_kept(self, sim: SimFactory, tmp_path: Path) -> None:
         """A question that failed is asked again by the next call."""
         path = tmp_path / "c.sqlite3"
@@ -211,6 +221,7 @@ class TestMisses:
             assert len(server.stats.requests) == 2
             assert (await fo.ask_many(["What is X?"])).report.cache_hits == 1
 
+    @on_virtual_time
     async def test_two_endpoints_do_not_share_entries(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -226,6 +237,7 @@ class TestMisses:
             assert other.report.cache_hits == 0
             assert len(one.stats.requests) == 1 and len(two.stats.requests) == 1
 
+    @on_virtual_time
     async def test_a_split_call_does_not_take_a_merged_answer(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -249,6 +261,7 @@ class TestMisses:
 
 
 class TestDamage:
+    @on_virtual_time
     async def test_a_corrupt_entry_is_a_miss_and_is_replaced(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -268,6 +281,7 @@ class TestDamage:
             third = await fo.ask_many(QUESTIONS[:2])
             assert third.report.cache_hits == 2 and len(server.stats.requests) == 4
 
+    @on_virtual_time
     async def test_a_file_that_is_not_a_database_warns_and_the_call_goes_on(
         self, sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
     ) -> None:
@@ -282,6 +296,7 @@ class TestDamage:
         warned = [r for r in caplog.records if "response cache" in r.getMessage()]
         assert len(warned) == 1 and str(path) in warned[0].getMessage()
 
+    @on_virtual_time
     async def test_an_entry_older_than_the_ttl_is_a_miss(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -335,6 +350,7 @@ class TestConfig:
 
 
 class TestWrap:
+    @on_virtual_time
     async def test_a_wrapped_client_answers_a_repeated_prompt_from_the_cache(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -374,6 +390,7 @@ _WORKER = textwrap.dedent(
 
 
 class TestProcesses:
+    @on_virtual_time
     async def test_two_processes_share_the_disk_cache(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -407,6 +424,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 class TestRedis:
+    @on_virtual_time
     async def test_with_redis_limits_the_cache_lives_in_that_redis(
         self, sim: SimFactory, redis_url: str, cache_dir: Path
     ) -> None:
@@ -436,6 +454,7 @@ class TestRedis:
         finally:
             r.close()
 
+    @on_virtual_time
     async def test_a_cache_can_name_its_own_redis(
         self, sim: SimFactory, redis_url: str, cache_dir: Path
     ) -> None:
@@ -458,6 +477,7 @@ class TestRedis:
 
 
 class TestCommandLine:
+    @on_virtual_time
     async def test_fanout_run_with_cache_answers_a_second_job_from_the_cache(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:

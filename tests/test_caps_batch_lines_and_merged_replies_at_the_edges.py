@@ -26,6 +26,7 @@ from fanout.engine.spending import Pricer, worst_case
 from fanout.jobs._batch_lines import read_file, read_line
 
 from ._scripted import scripted_server
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 OUT_ONLY = Pricer(pricing=Pricing(input=0, output=1_000_000))  # $1 per output token
@@ -108,6 +109,7 @@ def test_a_cjk_tool_description_is_reserved_like_the_same_text_in_a_message() ->
     assert as_tool >= estimate_text_tokens(cjk), (as_tool, as_text)
 
 
+@on_virtual_time
 async def test_extra_body_n_does_not_let_the_spend_pass_the_cap(sim: SimFactory) -> None:
     """End to end: max_tokens set, a cap that one request's worst case fits twice over;
     extra_body={'n': 5} makes each reply bill five answers. The spend must stay under
@@ -125,6 +127,7 @@ async def test_extra_body_n_does_not_let_the_spend_pass_the_cap(sim: SimFactory)
     assert spent is not None and spent <= cap, (spent, cap)
 
 
+@on_virtual_time
 async def test_concurrent_requests_with_tools_never_pass_the_cap(sim: SimFactory) -> None:
     """Twenty questions at once, each carrying ~2,000 tokens of tools, under a cap a
     few of them fit: the spend stays under it."""
@@ -283,6 +286,7 @@ def test_a_state_with_extra_keys_is_accepted(tmp_path: Path) -> None:
 # --- 4. content filter, cut parts --------------------------------------------------------
 
 
+@on_virtual_time
 async def test_a_streamed_reply_the_filter_cut_is_marked_and_counted() -> None:
     """The wrapper's stream of a filtered reply ends with finish_reason content_filter."""
     async with scripted_server(lambda body: "partial", finish=lambda body: "content_filter") as s:
@@ -296,6 +300,7 @@ async def test_a_streamed_reply_the_filter_cut_is_marked_and_counted() -> None:
     assert "content_filter" in finishes, finishes
 
 
+@on_virtual_time
 async def test_a_filtered_answer_is_asked_again_not_cached(tmp_path: Path) -> None:
     """Filtered on one call: a second identical call asks again (never cached)."""
     async with scripted_server(lambda body: "partial", finish=lambda body: "content_filter") as s:
@@ -371,6 +376,7 @@ def test_a_merged_reply_with_null_or_non_string_values_answers_none_of_those() -
     assert req.tags[0] not in reply.found
 
 
+@on_virtual_time
 async def test_a_merged_group_answers_every_question_or_names_it(sim: SimFactory) -> None:
     """Nothing lost: a forced merge of eight questions, each gets an answer or an
     error naming it, and the answers' usage adds up to the report's."""

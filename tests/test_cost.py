@@ -15,6 +15,7 @@ import fanout
 from fanout import Pricing, Usage
 from fanout.money import cost_of
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 MINI = {"input": Decimal("0.15"), "cached": Decimal("0.075"), "output": Decimal("0.6")}
@@ -66,6 +67,7 @@ def test_the_price_library_is_never_asked_over_the_network() -> None:
     assert out.stdout.split() == ["0.0000075", "0.0001"]
 
 
+@on_virtual_time
 async def test_each_answer_and_the_report_cost_their_usage(sim: SimFactory) -> None:
     """Split and merged: each answer's cost is its usage at the model's price (a merged
     request's shared out like its usage); the report's is their sum."""
@@ -83,6 +85,7 @@ async def test_each_answer_and_the_report_cost_their_usage(sim: SimFactory) -> N
             assert f"cost: ${r.cost:.6f}" in str(r)
 
 
+@on_virtual_time
 async def test_a_pricing_overrides_the_library_per_model_and_per_endpoint(
     sim: SimFactory,
 ) -> None:
@@ -100,6 +103,7 @@ async def test_a_pricing_overrides_the_library_per_model_and_per_endpoint(
         assert answers[0].usage.total_tokens > 0 and answers.report.cost == 0
 
 
+@on_virtual_time
 async def test_an_unknown_price_is_none_and_said_once(
     sim: SimFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -116,6 +120,7 @@ async def test_an_unknown_price_is_none_and_said_once(
     assert len(said) == 1 and "nobody-prices-me-7b" in said[0].getMessage()
 
 
+@on_virtual_time
 async def test_a_call_s_max_cost_stops_within_one_request_of_the_cap(sim: SimFactory) -> None:
     """``max_cost`` on a call: the spend never passes the cap and stops within one
     request's worst case of it; the questions not sent fail with BudgetExceededError
@@ -136,6 +141,7 @@ async def test_a_call_s_max_cost_stops_within_one_request_of_the_cap(sim: SimFac
     assert sent == len(answers) - len(unsent)
 
 
+@on_virtual_time
 async def test_a_fanout_s_max_cost_spans_its_calls(sim: SimFactory) -> None:
     """``Fanout(max_cost=...)``: its calls share the cap; once spent, a later call
     sends nothing and every question fails with BudgetExceededError."""
@@ -152,6 +158,7 @@ async def test_a_fanout_s_max_cost_spans_its_calls(sim: SimFactory) -> None:
     assert isinstance(second[0].error, fanout.BudgetExceededError)
 
 
+@on_virtual_time
 async def test_a_cap_on_a_model_without_a_price_is_refused_before_sending(
     sim: SimFactory,
 ) -> None:
@@ -180,6 +187,7 @@ def test_plan_estimates_the_cost_of_every_candidate_and_tier() -> None:
     assert {c.label for c in plan.candidates} <= {e.label for e in plan.estimates}
 
 
+@on_virtual_time
 async def test_a_wrapped_stream_s_live_part_counts_against_the_spend_cap(sim: SimFactory) -> None:
     """``wrap(client, max_cost=...)`` and ``stream=True``: the first part, streamed live
     outside the engine, reserves its worst case and is settled with its usage like every
@@ -214,6 +222,7 @@ async def test_a_wrapped_stream_s_live_part_counts_against_the_spend_cap(sim: Si
     assert isinstance(first.error, fanout.BudgetExceededError)
 
 
+@on_virtual_time
 async def test_an_estimate_before_spending_assumes_200_token_answers_at_most_max_tokens(
     sim: SimFactory,
 ) -> None:
@@ -263,6 +272,7 @@ def _big_schema(chars: int) -> dict[str, object]:
     ],
     ids=["tools", "json_schema"],
 )
+@on_virtual_time
 async def test_a_spend_cap_reserves_the_definitions_a_request_is_billed_for(
     sim: SimFactory, billed: dict[str, Any]
 ) -> None:

@@ -19,6 +19,8 @@ import fanout
 from fanout.detection._llm import _validate, detect_with_model
 from fanout.sim._http import HTTPServer, Request, Responder
 
+from ._virtual import on_virtual_time
+
 PROMPT = "Is raw cookie dough safe to eat? What are the risks? Also, what's the capital of Peru?"
 
 
@@ -60,6 +62,7 @@ GOOD = {
 }
 
 
+@on_virtual_time
 async def test_the_model_decomposes_an_unsure_prompt() -> None:
     """Rules are unsure (sentences); the model's verbatim decomposition is used."""
     assert fanout.detect(PROMPT).confidence < 0.8
@@ -72,6 +75,7 @@ async def test_the_model_decomposes_an_unsure_prompt() -> None:
         assert seen[0]["response_format"]["type"] == "json_schema"
 
 
+@on_virtual_time
 async def test_a_reply_that_invents_a_part_is_not_trusted() -> None:
     """Parts not found verbatim in the prompt: the rules' detection is kept."""
     bad = {**GOOD, "parts": ["Is raw cookie dough safe?", "What is the capital of Chile?"]}
@@ -88,6 +92,7 @@ def test_groups_must_cover_every_part_once() -> None:
     assert _validate(PROMPT, GOOD) is not None
 
 
+@on_virtual_time
 async def test_wrap_with_the_llm_detector_fans_out_what_the_model_found() -> None:
     """wrap(detector='llm'): one decomposition call, then one request per part."""
     async with scripted_model(GOOD) as (client, seen):

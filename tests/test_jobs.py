@@ -17,6 +17,7 @@ from fanout.jobs import run_jsonl
 from fanout.jobs._output import repair_tail
 from fanout.sim import answer_for
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 
@@ -41,6 +42,7 @@ def _records(path: Path) -> list[dict[str, object]]:
 
 
 class TestRunJsonl:
+    @on_virtual_time
     async def test_every_question_is_answered_into_the_output(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -58,6 +60,7 @@ class TestRunJsonl:
             assert r["attempts"] == 1
             assert isinstance(r["usage"], dict)
 
+    @on_virtual_time
     async def test_bad_lines_are_reported_with_their_numbers_and_skipped(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -73,6 +76,7 @@ class TestRunJsonl:
         ]  # fmt: skip
         assert sorted(str(r["id"]) for r in _records(dst)) == ids
 
+    @on_virtual_time
     async def test_per_question_parameters_are_used(self, sim: SimFactory, tmp_path: Path) -> None:
         """Extra keys on a line are create() parameters for that question alone."""
         src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
@@ -85,6 +89,7 @@ class TestRunJsonl:
         assert isinstance(usage, dict)
         assert usage["completion_tokens"] == 4
 
+    @on_virtual_time
     async def test_rerunning_skips_what_is_already_answered(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -101,6 +106,7 @@ class TestRunJsonl:
         assert summary.skipped_done == 20
         assert dst.read_bytes() == before
 
+    @on_virtual_time
     async def test_a_torn_last_line_is_cut_and_the_job_completes(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -123,6 +129,7 @@ class TestRunJsonl:
         assert path.read_text() == '{"id": 1}\n{"id": 2}\n'
 
 
+@on_virtual_time
 async def test_sigkill_at_random_moments_loses_nothing_and_duplicates_nothing(
     sim: SimFactory, tmp_path: Path
 ) -> None:
@@ -173,6 +180,7 @@ FAILING = {"fault_rates": {"500": 1.0}}
 
 
 class TestResume:
+    @on_virtual_time
     async def test_failed_ids_are_asked_again_on_resume(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -192,6 +200,7 @@ class TestResume:
         assert sorted(last) == ids
         assert all(r["error"] is None and r["answer"] for r in last.values())
 
+    @on_virtual_time
     async def test_failed_ids_can_be_left_alone(self, sim: SimFactory, tmp_path: Path) -> None:
         """retry_failed=False sends nothing for them, and counts them apart from done ids."""
         src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
@@ -205,6 +214,7 @@ class TestResume:
             assert server.stats.requests == []
         assert (summary.skipped_failed, summary.skipped_done, summary.answered) == (5, 0, 0)
 
+    @on_virtual_time
     async def test_a_changed_question_is_answered_again(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -228,6 +238,7 @@ class TestResume:
         [{"model": "other"}, {"system": "Be terse."}, {"temperature": 0.5}],
         ids=["model", "system", "parameter"],
     )
+    @on_virtual_time
     async def test_a_changed_model_system_or_parameter_is_answered_again(
         self, sim: SimFactory, tmp_path: Path, change: dict[str, Any]
     ) -> None:
@@ -242,6 +253,7 @@ class TestResume:
         assert (same.skipped_done, same.reasked_changed) == (3, 0)
         assert (changed.skipped_done, changed.reasked_changed, changed.answered) == (0, 3, 3)
 
+    @on_virtual_time
     async def test_records_without_a_fingerprint_are_trusted(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -255,6 +267,7 @@ class TestResume:
 
 
 class TestLock:
+    @on_virtual_time
     async def test_a_second_run_on_the_same_output_fails_at_once(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -277,6 +290,7 @@ class TestLock:
         got = [str(r["id"]) for r in _records(dst)]
         assert sorted(got) == ids
 
+    @on_virtual_time
     async def test_without_fcntl_the_job_runs_and_says_it_is_not_locked(
         self,
         sim: SimFactory,
@@ -297,6 +311,7 @@ class TestLock:
 
 
 class TestInput:
+    @on_virtual_time
     async def test_invalid_utf8_is_a_bad_line_and_the_job_goes_on(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -311,6 +326,7 @@ class TestInput:
         assert [(b.line, b.reason.split(":")[0]) for b in summary.bad_lines] == [(3, "not UTF-8")]
         assert sorted(str(r["id"]) for r in _records(dst)) == ids
 
+    @on_virtual_time
     async def test_a_utf8_bom_does_not_spoil_the_first_line(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -325,6 +341,7 @@ class TestInput:
 
 
 class TestOutput:
+    @on_virtual_time
     async def test_a_whole_last_record_without_a_newline_is_kept(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -339,6 +356,7 @@ class TestOutput:
         assert _last(dst)["q00000"]["answer"] == "kept"
         assert sorted(_last(dst)) == ids
 
+    @on_virtual_time
     async def test_error_records_name_the_id_and_the_input_line(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -354,6 +372,7 @@ class TestOutput:
         assert 'id "q00001" (line 2)' in error
         assert "question 0" not in error
 
+    @on_virtual_time
     async def test_ids_sharing_one_question_each_name_their_own_line(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:

@@ -10,6 +10,8 @@ from fanout import Limits
 from fanout.limits import LocalLimiter, parse_duration
 from fanout.limits._local import current_ticket
 
+from ._virtual import on_virtual_time
+
 
 class FakeClock:
     def __init__(self) -> None:
@@ -62,6 +64,7 @@ class TestParseDuration:
 
 class TestPacing:
     @pytest.mark.parametrize("window", [0.1, 0.5, 1.0, 3.0, 10.0, 60.0])
+    @on_virtual_time
     async def test_no_window_of_any_length_gets_more_than_its_share(self, window: float) -> None:
         """600 rpm configured, nothing reported: sends are spaced so that no window,
         short or long, holds more than its share of 600/min (a whole number of
@@ -70,12 +73,14 @@ class TestPacing:
         times = await _send_times(_limiter(Limits(rpm=600), clock), clock, 700)
         assert _most_in_any_window(times, window) <= round(600 / 60 * window)
 
+    @on_virtual_time
     async def test_the_rate_is_kept_within_a_few_percent(self) -> None:
         """The spacing is only 2 % wider than the rate (room for jitter)."""
         clock = FakeClock()
         times = await _send_times(_limiter(Limits(rpm=1200), clock), clock, 101)
         assert 100 / 20 <= times[-1] - times[0] <= 1.03 * 100 / 20
 
+    @on_virtual_time
     async def test_tokens_are_paced_by_what_each_request_reserves(self) -> None:
         """6,000 tpm: a 500-token request makes the next one wait about 5 s."""
         clock = FakeClock()
@@ -83,6 +88,7 @@ class TestPacing:
         assert times[1] - times[0] == pytest.approx(5.0 * 1.02)
         assert times[2] - times[1] == pytest.approx(5.0 * 1.02)
 
+    @on_virtual_time
     async def test_settle_gives_back_what_a_request_did_not_use(self) -> None:
         """A reservation larger than the usage frees the schedule; a refused one frees it all."""
         clock = FakeClock()
@@ -99,6 +105,7 @@ class TestPacing:
 
 
 class TestRoomTheServerReports:
+    @on_virtual_time
     async def test_remaining_lets_that_many_go_at_once(self) -> None:
         """After a response saying 5 more fit, 5 go without waiting; the next waits its slot."""
         clock = FakeClock()
@@ -110,6 +117,7 @@ class TestRoomTheServerReports:
         assert times[:5] == [start] * 5
         assert times[5] > start + 5
 
+    @on_virtual_time
     async def test_what_went_after_the_reported_request_is_counted(self) -> None:
         """Remaining 4 reported for the first of three sends: 2 more may go at once."""
         clock = FakeClock()
@@ -125,6 +133,7 @@ class TestRoomTheServerReports:
         assert times[:2] == [start, start]
         assert times[2] > start
 
+    @on_virtual_time
     async def test_when_the_reported_reset_comes_the_full_room_is_back(self) -> None:
         """Remaining 9 at first (room for 10), then 0 with a 3 s reset: the schedule
         would send one a second, but at the reset 10 go at once."""
@@ -140,6 +149,7 @@ class TestRoomTheServerReports:
         assert all(t == times[0] for t in times)
         assert start + 3.0 < times[0] <= start + 3.2  # the reset, and a margin for the way there
 
+    @on_virtual_time
     async def test_a_reset_counts_from_when_its_headers_came_not_from_the_send(self) -> None:
         """The endpoint counts a reset from when it took the request: somewhere between
         the send and the headers' return. Headers back 0.4 s after the send say the
@@ -159,6 +169,7 @@ class TestRoomTheServerReports:
         assert all(t == times[0] for t in times)
         assert sent + 3.4 <= times[0] <= sent + 3.5
 
+    @on_virtual_time
     async def test_a_429_forgets_the_room_reported_before(self) -> None:
         """After a cool-down (a 429), no send goes on earlier credit."""
         clock = FakeClock()
@@ -189,6 +200,7 @@ class TestUnknownLimits:
         assert limiter.state().rpm == 100
         assert not limiter.state().rpm_learned
 
+    @on_virtual_time
     async def test_the_first_request_goes_alone_until_its_headers_come(self) -> None:
         """No limits given: the second acquire waits for the first response's headers,
         then the reported room lets the rest go at once."""
@@ -210,6 +222,7 @@ class TestUnknownLimits:
                              "x-ratelimit-remaining-requests": "29"})  # fmt: skip
         assert order == ["headers", "second sent"]
 
+    @on_virtual_time
     async def test_a_first_request_that_fails_without_headers_lets_the_others_go(self) -> None:
         """A connection error on the first request: attempt_done opens the way."""
         limiter = LocalLimiter(Limits())
@@ -237,6 +250,7 @@ class TestCoolDown:
         limiter.cool_down(1)
         assert limiter.state().paused_for_s == pytest.approx(5)
 
+    @on_virtual_time
     async def test_a_cool_down_holds_acquisitions_back(self) -> None:
         """acquire() waits out a cool-down and reports the wait."""
         limiter = LocalLimiter(Limits(rpm=6000))

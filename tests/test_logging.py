@@ -18,9 +18,12 @@ import fanout
 from fanout.jobs import run_jsonl
 from fanout.sim import SimConfig, serve
 
+from ._virtual import on_virtual_time
+
 SECRET = "sk-test-SECRET-do-not-log-4f9a2c"
 
 
+@on_virtual_time
 async def test_the_api_key_is_never_logged_reported_or_raised(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -91,6 +94,7 @@ async def _key_from_a_vault() -> str:
     [(_key_from_a_vault, CALLABLE_KEY), (PLAIN_KEY, PLAIN_KEY)],
     ids=["callable", "plain"],
 )
+@on_virtual_time
 async def test_an_echoed_key_is_redacted_in_everything_fanout_renders(
     api_key: Any, secret: str, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:

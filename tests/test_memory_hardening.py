@@ -17,6 +17,7 @@ from fanout import Limits
 from fanout.endpoint.model import EndpointModel
 
 from ._redis_server import redis_server
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 SHORT = [f"Question {i}: what is {i} plus one? {{{{tokens=3}}}}" for i in range(6)]
@@ -56,6 +57,7 @@ DAMAGES = ["endpoint-string", "endpoint-null", "endpoint-list", "answer-tokens-1
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
+@on_virtual_time
 async def test_a_document_with_values_out_of_place_is_ignored_with_one_warning(
     sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
 ) -> None:
@@ -80,6 +82,7 @@ async def test_a_document_with_values_out_of_place_is_ignored_with_one_warning(
     assert len(again["endpoint"]["observations"]) == fo.endpoint.estimate().observations
 
 
+@on_virtual_time
 async def test_a_bad_document_in_redis_breaks_no_process(
     sim: SimFactory, redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

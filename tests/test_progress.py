@@ -21,6 +21,7 @@ from fanout.core.progress import (
 )
 from fanout.jobs import run_jsonl
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 
@@ -98,6 +99,7 @@ def test_an_expected_total_fills_in_for_a_stream(caplog: pytest.LogCaptureFixtur
     assert rich_bar._progress.tasks[0].total == 5
 
 
+@on_virtual_time
 async def test_run_jsonl_progress_counts_what_is_left_to_answer(
     sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -8,9 +8,11 @@ from rich.console import Console
 
 import fanout
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 
+@on_virtual_time
 async def test_print_report_is_a_short_summary_with_the_plan_and_its_reason(
     sim: SimFactory,
 ) -> None:
@@ -33,6 +35,7 @@ async def test_print_report_is_a_short_summary_with_the_plan_and_its_reason(
     assert len(text) < len(repr(report)) / 2  # the full data stays in the model
 
 
+@on_virtual_time
 async def test_a_wrapped_call_planned_twice_reports_the_whole_plan(sim: SimFactory) -> None:
     """A call re-planned as the limits' room and the answers came in: the plan line
     counts every request of the call and its reason is the call's, not the last
@@ -54,6 +57,7 @@ async def test_a_wrapped_call_planned_twice_reports_the_whole_plan(sim: SimFacto
     assert "split (3 requests)" in text
 
 
+@on_virtual_time
 async def test_plan_reasons_give_every_decision_of_a_call_that_re_planned(
     sim: SimFactory,
 ) -> None:
@@ -76,6 +80,7 @@ async def test_plan_reasons_give_every_decision_of_a_call_that_re_planned(
     assert report.revisions[0].plan.reason != report.plan.reason  # the first decision is kept
 
 
+@on_virtual_time
 async def test_rich_prints_the_report_as_a_table(sim: SimFactory) -> None:
     """rich.print(report) renders a titled table of the same lines."""
     async with sim(time_scale=50, answer_tokens=5) as (_, client):
@@ -88,6 +93,7 @@ async def test_rich_prints_the_report_as_a_table(sim: SimFactory) -> None:
     assert "split" in rendered
 
 
+@on_virtual_time
 async def test_a_plan_made_before_any_response_says_its_estimate_rests_on_priors(
     sim: SimFactory,
 ) -> None:

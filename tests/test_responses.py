@@ -18,6 +18,7 @@ from pydantic import BaseModel
 import fanout
 from fanout.sim import answer_for, count_tokens
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 THREE = "1. What is A?\n2. What is B?\n3. What is C?"
@@ -34,6 +35,7 @@ class Weather(BaseModel):
 
 
 class TestTheSimulatorsResponsesEndpoint:
+    @on_virtual_time
     async def test_a_response_holds_the_answer_and_its_usage(self, sim: SimFactory) -> None:
         async with sim(time_scale=100, answer_tokens=6) as (server, client):
             response = await client.responses.create(
@@ -46,6 +48,7 @@ class TestTheSimulatorsResponsesEndpoint:
             assert response.usage.input_tokens == server.stats.requests[0].prompt_tokens
             assert server.stats.requests[0].api == "responses"
 
+    @on_virtual_time
     async def test_max_output_tokens_makes_it_incomplete(self, sim: SimFactory) -> None:
         async with sim(time_scale=100, answer_tokens=20) as (_, client):
             response = await client.responses.create(model="m", input="Why?", max_output_tokens=4)
@@ -54,6 +57,7 @@ class TestTheSimulatorsResponsesEndpoint:
             assert response.incomplete_details.reason == "max_output_tokens"
             assert count_tokens(response.output_text) == 4
 
+    @on_virtual_time
     async def test_the_stream_is_the_responses_apis_events(self, sim: SimFactory) -> None:
         async with sim(time_scale=100, answer_tokens=8) as (_, client):
             whole = await client.responses.create(model="m", input="What is X?")
@@ -71,6 +75,7 @@ class TestTheSimulatorsResponsesEndpoint:
             done: Any = events[-1]
             assert done.response.output_text == whole.output_text
 
+    @on_virtual_time
     async def test_structured_output_and_tools(self, sim: SimFactory) -> None:
         """responses.parse(text_format=...) fills the model; a function tool is called
         with arguments that fit it, then its output gets a text answer."""
@@ -99,6 +104,7 @@ class TestTheSimulatorsResponsesEndpoint:
             )  # fmt: skip
             assert answered.output_text == answer_for("Oslo?", 5)
 
+    @on_virtual_time
     async def test_an_unknown_parameter_is_refused(self, sim: SimFactory) -> None:
         async with sim(time_scale=100) as (server, client):
             with pytest.raises(openai.BadRequestError, match="Unrecognized request argument"):
@@ -108,6 +114,7 @@ class TestTheSimulatorsResponsesEndpoint:
 
 class TestAskManyThroughTheResponsesAPI:
     @pytest.mark.parametrize("policy", ["split", "merge"])
+    @on_virtual_time
     async def test_the_answers_are_those_of_chat_completions(
         self, sim: SimFactory, policy: str
     ) -> None:
@@ -124,6 +131,7 @@ class TestAskManyThroughTheResponsesAPI:
             )
             assert len(server.stats.requests) == (3 if policy == "split" else 1)
 
+    @on_virtual_time
     async def test_max_tokens_is_max_output_tokens_and_length_is_reported(
         self, sim: SimFactory
     ) -> None:
@@ -133,6 +141,7 @@ class TestAskManyThroughTheResponsesAPI:
             assert answers[0].finish_reason == "length"
             assert count_tokens(answers[0].text or "") == 3
 
+    @on_virtual_time
     async def test_a_chat_only_parameter_is_refused_before_anything_is_sent(
         self, sim: SimFactory
     ) -> None:
@@ -143,6 +152,7 @@ class TestAskManyThroughTheResponsesAPI:
                 await fanout.ask_many(["x?"], client=client, model="m", api="completions")
             assert server.stats.requests == []
 
+    @on_virtual_time
     async def test_an_endpoint_without_structured_output_is_merged_with_tagged_text(
         self, sim: SimFactory
     ) -> None:
@@ -156,6 +166,7 @@ class TestAskManyThroughTheResponsesAPI:
 
 
 class TestTheWrappedClientsResponses:
+    @on_virtual_time
     async def test_a_multi_question_input_is_split(self, sim: SimFactory) -> None:
         async with sim(time_scale=100, answer_tokens=6) as (server, client):
             wrapped = fanout.wrap(client)
@@ -173,6 +184,7 @@ class TestTheWrappedClientsResponses:
                 r.completion_tokens for r in server.stats.requests
             )
 
+    @on_virtual_time
     async def test_the_stream_is_events_with_the_first_part_live(self, sim: SimFactory) -> None:
         """Read step by step under asyncio.wait_for (each step in another task)."""
         async with sim(time_scale=100, answer_tokens=6) as (server, client):
@@ -208,6 +220,7 @@ class TestTheWrappedClientsResponses:
         ],
         ids=["one-question", "structured", "previous-response", "tools"],
     )
+    @on_virtual_time
     async def test_what_cannot_be_split_passes_through(
         self, sim: SimFactory, extra: dict[str, Any]
     ) -> None:
@@ -217,6 +230,7 @@ class TestTheWrappedClientsResponses:
             assert not response.id.startswith("resp_fanout")
             assert fanout.report_of(response) is None
 
+    @on_virtual_time
     async def test_langchain_with_the_responses_api(self, sim: SimFactory) -> None:
         """ChatOpenAI(use_responses_api=True) calls root_async_client.responses: split."""
         async with sim(time_scale=100, answer_tokens=4) as (server, client):
@@ -229,6 +243,7 @@ class TestTheWrappedClientsResponses:
             assert len(server.stats.requests) == 3
 
 
+@on_virtual_time
 async def test_fanout_run_through_the_responses_api(sim: SimFactory, tmp_path: Path) -> None:
     """`fanout run --api responses`: every question answered, every request a response."""
     src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"

@@ -21,6 +21,7 @@ from fanout.engine.planning import MERGE_ANSWER_OVERHEAD
 from fanout.engine.spending import Pricer, worst_case
 from fanout.jobs import BatchOptions, JobSummary, run_job
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 pytestmark = pytest.mark.slow
@@ -63,6 +64,7 @@ def _worst(question: str, **params: Any) -> Decimal:
     return worst_case(PRICER, body, "m", None, tier="batch")
 
 
+@on_virtual_time
 async def test_a_batch_job_whose_first_request_does_not_fit_stops_at_the_cap(
     sim: SimFactory, tmp_path: Path
 ) -> None:
@@ -81,6 +83,7 @@ async def test_a_batch_job_whose_first_request_does_not_fit_stops_at_the_cap(
     assert all(r["error"].startswith("BudgetExceededError") for r in _records(dst))
 
 
+@on_virtual_time
 async def test_a_batch_job_stopped_at_the_cap_asks_the_unsent_again_with_no_retry_failed(
     sim: SimFactory, tmp_path: Path
 ) -> None:
@@ -108,6 +111,7 @@ async def test_a_batch_job_stopped_at_the_cap_asks_the_unsent_again_with_no_retr
     assert unanswered == [], (unanswered, again.skipped_failed)
 
 
+@on_virtual_time
 async def test_a_merged_batch_request_without_usable_answers_still_counts_against_the_cap(
     sim: SimFactory, tmp_path: Path
 ) -> None:
@@ -143,6 +147,7 @@ async def test_a_merged_batch_request_without_usable_answers_still_counts_agains
     assert summary.stopped_for_budget
 
 
+@on_virtual_time
 async def test_a_batch_job_resumed_from_a_state_without_worst_cases_keeps_the_cap(
     sim: SimFactory, tmp_path: Path
 ) -> None:
@@ -174,6 +179,7 @@ async def test_a_batch_job_resumed_from_a_state_without_worst_cases_keeps_the_ca
     assert billed <= cap, f"billed ${billed} > cap ${cap} ({summary.batch_answered} answered)"
 
 
+@on_virtual_time
 async def test_a_fanouts_own_spend_cap_holds_for_its_batch_jobs(
     sim: SimFactory, tmp_path: Path
 ) -> None:
@@ -190,6 +196,7 @@ async def test_a_fanouts_own_spend_cap_holds_for_its_batch_jobs(
     assert summary.answered == 0, f"{summary.answered} answered past the Fanout's cap"
 
 
+@on_virtual_time
 async def test_a_batch_jobs_spend_counts_on_its_fanouts_cap(
     sim: SimFactory, tmp_path: Path
 ) -> None:
@@ -207,6 +214,7 @@ async def test_a_batch_jobs_spend_counts_on_its_fanouts_cap(
     assert fo.spend_cap.spent == sum(Decimal(str(r["cost"])) for r in _records(dst)) > 0
 
 
+@on_virtual_time
 async def test_a_capped_batch_job_refuses_a_line_whose_model_has_no_price(
     sim: SimFactory, tmp_path: Path
 ) -> None:

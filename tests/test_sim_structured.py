@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 import fanout
 from fanout.sim import answer_for, count_tokens
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 
@@ -70,6 +71,7 @@ TOOLS: Any = [_tool(Time, "get_time"), _tool(Weather, "get_weather")]
 
 
 class TestResponseFormatJsonSchema:
+    @on_virtual_time
     async def test_a_pydantic_model_is_answered_with_a_valid_instance(
         self, sim: SimFactory
     ) -> None:
@@ -102,6 +104,7 @@ class TestResponseFormatJsonSchema:
             content = first.choices[0].message.content or ""
             assert first.usage.completion_tokens == count_tokens(content)
 
+    @on_virtual_time
     async def test_a_recursive_model_with_exclusive_bounds_and_a_step(
         self, sim: SimFactory
     ) -> None:
@@ -114,6 +117,7 @@ class TestResponseFormatJsonSchema:
             assert isinstance(node, Node)
             assert node.weight % 5 == 0
 
+    @on_virtual_time
     async def test_the_strings_share_the_answer_length(self, sim: SimFactory) -> None:
         """A structured answer is about as long as a plain one ({{tokens=N}} applies)."""
         async with sim(time_scale=100) as (_, client):
@@ -133,6 +137,7 @@ class TestResponseFormatJsonSchema:
             assert capped is not None
             assert count_tokens(capped.city) == 50
 
+    @on_virtual_time
     async def test_fanouts_merged_json_still_answers_each_question_in_its_place(
         self, sim: SimFactory
     ) -> None:
@@ -149,6 +154,7 @@ class TestResponseFormatJsonSchema:
             data = json.loads(reply.choices[0].message.content or "")
             assert data == {"a-1": answer_for("What is A?", 5), "a-2": answer_for("B?", 5)}
 
+    @on_virtual_time
     async def test_json_schema_streamed_adds_up_to_the_same_json(self, sim: SimFactory) -> None:
         """The SDK's stream helper gets the JSON token by token and parses it at the end."""
         async with sim(time_scale=100, answer_tokens=12) as (_, client):
@@ -166,6 +172,7 @@ class TestResponseFormatJsonSchema:
 
 
 class TestJsonObject:
+    @on_virtual_time
     async def test_the_schema_the_prompt_shows_is_followed(self, sim: SimFactory) -> None:
         schema = json.dumps(Weather.model_json_schema())
         async with sim(time_scale=100) as (_, client):
@@ -176,6 +183,7 @@ class TestJsonObject:
             )  # fmt: skip
             Weather.model_validate_json(reply.choices[0].message.content or "")
 
+    @on_virtual_time
     async def test_without_a_schema_the_answer_is_a_json_object(self, sim: SimFactory) -> None:
         async with sim(time_scale=100, answer_tokens=6) as (_, client):
             reply = await client.chat.completions.create(
@@ -188,6 +196,7 @@ class TestJsonObject:
 
 
 class TestTools:
+    @on_virtual_time
     async def test_the_named_tool_is_called_with_arguments_that_fit(self, sim: SimFactory) -> None:
         async with sim(time_scale=100) as (_, client):
             reply = await client.chat.completions.create(
@@ -207,6 +216,7 @@ class TestTools:
             assert reply.usage is not None
             assert reply.usage.completion_tokens == count_tokens(call.function.arguments)
 
+    @on_virtual_time
     async def test_auto_calls_the_tool_the_question_names_then_answers_its_result(
         self, sim: SimFactory
     ) -> None:
@@ -230,6 +240,7 @@ class TestTools:
             assert second.choices[0].finish_reason == "stop"
             assert second.choices[0].message.content == answer_for("Call get_weather for Oslo.", 5)
 
+    @on_virtual_time
     async def test_tool_choice_none_gets_text(self, sim: SimFactory) -> None:
         async with sim(time_scale=100, answer_tokens=5) as (_, client):
             reply = await client.chat.completions.create(
@@ -239,6 +250,7 @@ class TestTools:
             assert reply.choices[0].message.content == answer_for("What is X?", 5)
             assert not reply.choices[0].message.tool_calls
 
+    @on_virtual_time
     async def test_a_streamed_tool_call_adds_up_to_the_same_call(self, sim: SimFactory) -> None:
         async with sim(time_scale=100) as (_, client):
             params: Any = {"model": "m", "tools": TOOLS,
@@ -256,6 +268,7 @@ class TestTools:
             assert streamed.id == expected.id
             assert final.choices[0].finish_reason == "tool_calls"
 
+    @on_virtual_time
     async def test_the_older_functions_parameter_gets_a_function_call(
         self, sim: SimFactory
     ) -> None:
@@ -274,6 +287,7 @@ class TestTools:
 @pytest.mark.parametrize(
     "mode", [instructor.Mode.TOOLS, instructor.Mode.JSON, instructor.Mode.JSON_SCHEMA]
 )
+@on_virtual_time
 async def test_instructor_on_a_wrapped_client_gets_its_response_model(
     sim: SimFactory, mode: instructor.Mode
 ) -> None:
@@ -294,6 +308,7 @@ async def test_instructor_on_a_wrapped_client_gets_its_response_model(
         assert len(server.stats.requests) == 2
 
 
+@on_virtual_time
 async def test_instructor_streams_a_partial_model(sim: SimFactory) -> None:
     """create_partial (TOOLS mode, streamed tool arguments): the model fills in piece by
     piece and ends whole."""

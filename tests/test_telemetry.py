@@ -29,6 +29,8 @@ from fanout.sim import answer_for
 from fanout.telemetry import CAPTURE_CONTENT_ENV
 from fanout.telemetry import requests as _telemetry_requests
 
+from ._virtual import on_virtual_time
+
 if TYPE_CHECKING:
     from .conftest import SimFactory
 
@@ -137,6 +139,7 @@ GENAI_KEYS = {
 
 
 class TestSpans:
+    @on_virtual_time
     async def test_a_split_call_is_a_child_of_the_callers_span_with_a_client_span_per_request(
         self, sim: SimFactory, otel: Otel
     ) -> None:
@@ -186,6 +189,7 @@ class TestSpans:
         assert c["fanout.plan.revisions"] == 0
         assert [e.name for e in call.events] == ["fanout.plan"]
 
+    @on_virtual_time
     async def test_a_merged_call_with_a_reask_shows_both_requests_and_the_reask(
         self, sim: SimFactory, otel: Otel
     ) -> None:
@@ -217,6 +221,7 @@ class TestSpans:
             "fanout.reask.questions": len(reasked), "fanout.group_size": 5
         }  # fmt: skip
 
+    @on_virtual_time
     async def test_retries_and_429s_are_sibling_attempt_spans_with_error_type(
         self, sim: SimFactory, otel: Otel
     ) -> None:
@@ -250,6 +255,7 @@ class TestSpans:
         assert c["fanout.limit_wait_s"] == pytest.approx(report.limit_wait_s)
         assert call.status.status_code != StatusCode.ERROR
 
+    @on_virtual_time
     async def test_a_call_whose_questions_fail_is_an_error_span(
         self, sim: SimFactory, otel: Otel
     ) -> None:
@@ -278,6 +284,7 @@ class TestSpans:
         assert [e["fanout.plan"] for e in events] == [split.mode_label, merged.mode_label]
         assert events[1]["fanout.plan.group_size"] == 2
 
+    @on_virtual_time
     async def test_a_wrapped_streaming_call_ends_its_span_when_the_stream_ends(
         self, sim: SimFactory, otel: Otel
     ) -> None:
@@ -314,6 +321,7 @@ class TestSpans:
         assert wrap.end_time is not None and live.end_time is not None
         assert wrap.end_time >= live.end_time
 
+    @on_virtual_time
     async def test_a_wrapped_stream_closed_early_ends_its_span(
         self, sim: SimFactory, otel: Otel
     ) -> None:
@@ -333,6 +341,7 @@ class TestSpans:
             assert otel.one("fanout.wrap").status.status_code != StatusCode.ERROR
             assert any(_attrs(s).get("fanout.stream") for s in otel.named("chat m"))
 
+    @on_virtual_time
     async def test_a_wrapped_call_that_passes_through_is_marked_so(
         self, sim: SimFactory, otel: Otel
     ) -> None:
@@ -345,6 +354,7 @@ class TestSpans:
         assert _attrs(wrap)["fanout.passed_through"] is True
         assert _children(otel.finished(), wrap) == []
 
+    @on_virtual_time
     async def test_as_completed_is_one_call_span_that_ends_with_the_call(
         self, sim: SimFactory, otel: Otel
     ) -> None:
@@ -365,6 +375,7 @@ class TestSpans:
 
 
 class TestContent:
+    @on_virtual_time
     async def test_texts_and_the_key_are_absent_by_default(
         self, sim: SimFactory, otel: Otel, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -388,6 +399,7 @@ class TestContent:
                        for s in spans for k in _attrs(s))  # fmt: skip
 
     @pytest.mark.parametrize("switch", ["true", "SPAN_ONLY"])
+    @on_virtual_time
     async def test_texts_are_recorded_when_the_user_opts_in(
         self, sim: SimFactory, otel: Otel, monkeypatch: pytest.MonkeyPatch, switch: str
     ) -> None:
@@ -409,6 +421,7 @@ class TestContent:
         }]  # fmt: skip
         assert KEY not in _all_values(otel.finished())
 
+    @on_virtual_time
     async def test_a_streamed_answer_is_recorded_whole_when_opted_in(
         self, sim: SimFactory, otel: Otel, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -429,6 +442,7 @@ class TestContent:
 
 
 class TestMetrics:
+    @on_virtual_time
     async def test_duration_and_token_usage_follow_the_conventions(
         self, sim: SimFactory, otel: Otel
     ) -> None:
@@ -448,6 +462,7 @@ class TestMetrics:
         tokens = {a["gen_ai.token.type"]: v for a, v in points["gen_ai.client.token.usage"]}
         assert tokens == {"input": answers.report.prompt_tokens, "output": 14}
 
+    @on_virtual_time
     async def test_retries_429s_and_reasks_are_counted(self, sim: SimFactory, otel: Otel) -> None:
         """fanout.limit_wait.duration, .retries, .rate_limited and .reasks add up to the reports."""
         # fanout paces so as not to trip a limit: the 429 here is one the sim injects.
@@ -470,6 +485,7 @@ class TestMetrics:
             )  # fmt: skip
         assert sum(v for _, v in otel.points()["fanout.reasks"]) == len(second.report.reasked)
 
+    @on_virtual_time
     async def test_metric_attributes_are_low_cardinality(self, sim: SimFactory, otel: Otel) -> None:
         """No question, id or per-request value becomes a metric attribute: 20 questions, few series."""
         async with sim(time_scale=100, answer_tokens=2) as (_server, client):
@@ -485,6 +501,7 @@ class TestMetrics:
 
 
 class TestCost:
+    @on_virtual_time
     async def test_nothing_is_built_for_spans_that_are_not_recorded(
         self, sim: SimFactory, otel: Otel, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
@@ -11,6 +9,7 @@ from openai.types.chat import ChatCompletion
 import fanout
 from fanout.sim import answer_for
 
+from ._virtual import loop_time, on_virtual_time
 from .conftest import SimFactory
 
 FIVE = "\n".join(
@@ -31,6 +30,7 @@ async def ask_with_the_sdk(client: AsyncOpenAI, text: str) -> ChatCompletion:
 
 
 class TestWrap:
+    @on_virtual_time
     async def test_five_questions_come_back_as_one_completion_much_faster(
         self, sim: SimFactory
     ) -> None:
@@ -38,14 +38,14 @@ class TestWrap:
         (five 200-token answers decoded together instead of one after the other: about
         3-5x here; 2.76x once on a clean-clone run, so the bound is 2x)."""
         async with sim(time_scale=10) as (server, client):
-            start = time.perf_counter()
+            start = loop_time()
             plain = await ask_with_the_sdk(client, FIVE)
-            plain_s = time.perf_counter() - start
+            plain_s = loop_time() - start
             wrapped = fanout.wrap(client)
             server.reset_stats()
-            start = time.perf_counter()
+            start = loop_time()
             result = await ask_with_the_sdk(wrapped, FIVE)
-            wrapped_s = time.perf_counter() - start
+            wrapped_s = loop_time() - start
             assert isinstance(result, ChatCompletion)
             assert len(result.choices) == 1
             assert result.choices[0].message.content == _expected_layout(FIVE, 200)
@@ -66,6 +66,7 @@ class TestWrap:
             assert report.answered == 5
             assert plain.choices[0].message.content  # the unwrapped call answered all five in one
 
+    @on_virtual_time
     async def test_a_single_question_passes_straight_through(self, sim: SimFactory) -> None:
         """One question: exactly one request, and the server's own response."""
         async with sim(time_scale=100, answer_tokens=5) as (server, client):
@@ -77,6 +78,7 @@ class TestWrap:
                 "What is the capital of France?", 5
             )
 
+    @on_virtual_time
     async def test_streaming_yields_the_answers_in_order(self, sim: SimFactory) -> None:
         """stream=True: the first answer streams in pieces, then the rest in order, then usage."""
         text = (
@@ -106,6 +108,7 @@ class TestWrap:
                 r.completion_tokens for r in server.stats.requests
             )
 
+    @on_virtual_time
     async def test_the_fanout_keyword_is_consumed_not_sent(self, sim: SimFactory) -> None:
         """fanout= and extra_body={'fanout': ...} choose the policy and never reach the API."""
         text = "1. What is A?\n2. What is B?"
@@ -126,6 +129,7 @@ class TestWrap:
             assert not server.stats.unknown_params
             assert merged.choices[0].message.content
 
+    @on_virtual_time
     async def test_conversations_that_cannot_be_split_pass_through(self, sim: SimFactory) -> None:
         """Tools, a caller's response_format, or n > 1: one call, unchanged."""
         text = "1. What is A?\n2. What is B?"
@@ -141,6 +145,7 @@ class TestWrap:
             )
             assert len(server.stats.requests) == 2
 
+    @on_virtual_time
     async def test_history_is_sent_with_every_part(self, sim: SimFactory) -> None:
         """Earlier messages (system, previous turns) go with each part."""
         async with sim(time_scale=100, answer_tokens=4) as (server, client):
@@ -159,6 +164,7 @@ class TestWrap:
             assert len(prompts) == 2
             assert min(prompts) > 40  # the system prompt and the earlier turns came along
 
+    @on_virtual_time
     async def test_the_wrapper_forwards_and_never_mutates(self, sim: SimFactory) -> None:
         """.client is the user's client; other attributes are forwarded; retries untouched."""
         async with sim() as (_, client):
@@ -171,6 +177,7 @@ class TestWrap:
             assert client.max_retries == 2
             assert wrapped.chat.completions.with_raw_response is not None
 
+    @on_virtual_time
     async def test_a_failed_part_raises_with_every_answer(self, sim: SimFactory) -> None:
         """If a part fails for good, the error carries the other answers."""
         async with sim(time_scale=100, answer_tokens=3, fault_rates={"500": 1.0}) as (_, client):

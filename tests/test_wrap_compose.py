@@ -12,6 +12,7 @@ from langchain_openai import ChatOpenAI
 import fanout
 from fanout.sim import answer_for
 
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 TWO = "1. What is the capital of France?\n2. How many legs does a spider have?"
@@ -23,6 +24,7 @@ def _expected(text: str, tokens: int) -> str:
 
 
 class TestWrappedClientIsTheClientsOwnClass:
+    @on_virtual_time
     async def test_isinstance_holds_and_the_users_client_is_untouched(
         self, sim: SimFactory
     ) -> None:
@@ -37,6 +39,7 @@ class TestWrappedClientIsTheClientsOwnClass:
             assert wrapped.chat.completions is not sdk_completions
             assert fanout.wrap(wrapped).client is client  # wrapping twice wraps once
 
+    @on_virtual_time
     async def test_with_options_returns_a_wrapped_copy_sharing_the_limits(
         self, sim: SimFactory
     ) -> None:
@@ -57,6 +60,7 @@ class TestWrappedClientIsTheClientsOwnClass:
 
 
 class TestComposesWithLibraries:
+    @on_virtual_time
     async def test_instructor_accepts_the_wrapped_client_and_calls_go_through_fanout(
         self, sim: SimFactory
     ) -> None:
@@ -69,6 +73,7 @@ class TestComposesWithLibraries:
             assert len(server.stats.requests) == 2
             assert resp.choices[0].message.content == _expected(TWO, 4)
 
+    @on_virtual_time
     async def test_langchain_chat_openai_takes_the_wrapped_completions(
         self, sim: SimFactory
     ) -> None:
@@ -81,6 +86,7 @@ class TestComposesWithLibraries:
             assert len(server.stats.requests) == 2
             assert message.content == _expected(TWO, 4)
 
+    @on_virtual_time
     async def test_a_single_question_through_langchain_passes_straight_through(
         self, sim: SimFactory
     ) -> None:
