@@ -2,7 +2,10 @@
 
 ``looptime`` gives an event loop whose clock advances when nothing else can happen:
 sleeps and timeouts take no real time, I/O (loopback sockets included) takes no loop
-time. fanout and its simulator read time from the running loop (``fanout.core.clock``),
+time. Only for servers on the test's own loop (the simulator, a scripted server): while
+the loop waits for another process (redis-server, a threaded or subprocess server) with
+nothing of its own to run, looptime moves its clock to the next timer, which is often
+the client's socket timeout; tests of those stay on the wall clock. fanout and its simulator read time from the running loop (``fanout.core.clock``),
 so their pacing, retries and timeouts run on that clock, the same way on every run.
 Its pytest plugin is off (``-p no:looptime_plugin``: it patches every test's loop and
 left unclosed loops behind); a test opts in with ``@on_virtual_time``.

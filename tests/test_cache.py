@@ -390,7 +390,7 @@ _WORKER = textwrap.dedent(
 
 
 class TestProcesses:
-    @on_virtual_time
+    # wall clock: the job runs in another process (see tests/_virtual.py)
     async def test_two_processes_share_the_disk_cache(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:
@@ -424,7 +424,8 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 class TestRedis:
-    @on_virtual_time
+    # wall clock: redis-server is another process; on virtual time the loop
+    # jumps to the client's socket timeout while it waits for redis's reply
     async def test_with_redis_limits_the_cache_lives_in_that_redis(
         self, sim: SimFactory, redis_url: str, cache_dir: Path
     ) -> None:
@@ -454,7 +455,8 @@ class TestRedis:
         finally:
             r.close()
 
-    @on_virtual_time
+    # wall clock: redis-server is another process; on virtual time the loop
+    # jumps to the client's socket timeout while it waits for redis's reply
     async def test_a_cache_can_name_its_own_redis(
         self, sim: SimFactory, redis_url: str, cache_dir: Path
     ) -> None:
@@ -477,7 +479,7 @@ class TestRedis:
 
 
 class TestCommandLine:
-    @on_virtual_time
+    # wall clock: the job runs in another process (see tests/_virtual.py)
     async def test_fanout_run_with_cache_answers_a_second_job_from_the_cache(
         self, sim: SimFactory, tmp_path: Path
     ) -> None:

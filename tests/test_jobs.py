@@ -129,7 +129,7 @@ class TestRunJsonl:
         assert path.read_text() == '{"id": 1}\n{"id": 2}\n'
 
 
-@on_virtual_time
+# wall clock: the job runs in another process (see tests/_virtual.py)
 async def test_sigkill_at_random_moments_loses_nothing_and_duplicates_nothing(
     sim: SimFactory, tmp_path: Path
 ) -> None:

@@ -82,7 +82,8 @@ async def test_a_document_with_values_out_of_place_is_ignored_with_one_warning(
     assert len(again["endpoint"]["observations"]) == fo.endpoint.estimate().observations
 
 
-@on_virtual_time
+# wall clock: redis-server is another process; on virtual time the loop
+# jumps to the client's socket timeout while it waits for redis's reply
 async def test_a_bad_document_in_redis_breaks_no_process(
     sim: SimFactory, redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

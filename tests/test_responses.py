@@ -243,7 +243,7 @@ class TestTheWrappedClientsResponses:
             assert len(server.stats.requests) == 3
 
 
-@on_virtual_time
+# wall clock: the job runs in another process (see tests/_virtual.py)
 async def test_fanout_run_through_the_responses_api(sim: SimFactory, tmp_path: Path) -> None:
     """`fanout run --api responses`: every question answered, every request a response."""
     src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from fanout.endpoint.model import EndpointModel, EndpointSnapshot
 from fanout.limits._redis import RedisLimiter
 
 from ._redis_server import redis_server
-from ._virtual import loop_time, on_virtual_time
+from ._virtual import on_virtual_time
 from .conftest import SimFactory
 
 
@@ -43,7 +44,8 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from redis_server(tmp_path_factory.mktemp("redis"))
 
 
-@on_virtual_time
+# wall clock: redis-server is another process; on virtual time the loop
+# jumps to the client's socket timeout while it waits for redis's reply
 async def test_a_redis_limit_lets_many_waiters_send_at_its_rate(redis_url: str) -> None:
     """64 callers (a Fanout's default window) take 600 sends from a redis limit of
     30,000 rpm (500 a second: 1.2 s). A waiter that wakes more than a quarter interval
@@ -62,10 +64,10 @@ async def test_a_redis_limit_lets_many_waiters_send_at_its_rate(redis_url: str) 
             await asyncio.sleep(0.05)  # the request
             limiter.attempt_done()
 
-    start = loop_time()
+    start = time.monotonic()
     try:
         await asyncio.wait_for(asyncio.gather(*[caller() for _ in range(64)]), 60)
-        wall = loop_time() - start
+        wall = time.monotonic() - start
         await asyncio.sleep(0.2)  # the reports it spawned
     finally:
         await limiter.aclose()
