@@ -84,9 +84,11 @@ class Cache:
             raise ConfigError(f"Cache.redis must be a redis URL (redis://...), got {self.redis!r}")
         ttl = self.ttl_s
         if ttl is not None and (
-            isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl)
+            isinstance(ttl, bool)
+            or not isinstance(ttl, (int, float))
+            or not math.isfinite(ttl)
             or ttl <= 0
-        ):  # fmt: skip
+        ):
             raise ConfigError(f"Cache.ttl_s must be a positive number of seconds, got {ttl!r}")
         if not isinstance(self.always, bool):
             raise ConfigError(f"Cache.always must be True or False, got {self.always!r}")
@@ -97,8 +99,10 @@ class Cache:
         from ..core.redact import mask_url
 
         shown = mask_url(self.redis) if self.redis else None
-        return (f"Cache(path={self.path!r}, redis={shown!r}, ttl_s={self.ttl_s!r}, "
-                f"always={self.always!r}, namespace={self.namespace!r})")  # fmt: skip
+        return (
+            f"Cache(path={self.path!r}, redis={shown!r}, ttl_s={self.ttl_s!r}, "
+            f"always={self.always!r}, namespace={self.namespace!r})"
+        )
 
 
 CacheSetting: TypeAlias = "Cache | bool | str | os.PathLike[str] | None"

@@ -38,16 +38,20 @@ class DiskStore:
     def _open(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False,
-                                 isolation_level=None)  # fmt: skip
+            db = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
+            )
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
-                db.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
-                           "value BLOB NOT NULL, stored_at REAL NOT NULL) WITHOUT ROWID")  # fmt: skip
+                db.execute(
+                    f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
+                    "value BLOB NOT NULL, stored_at REAL NOT NULL) WITHOUT ROWID"
+                )
                 if self._ttl_s is not None:
-                    db.execute(f"DELETE FROM {_TABLE} WHERE stored_at < ?",
-                               (time.time() - self._ttl_s,))  # fmt: skip
+                    db.execute(
+                        f"DELETE FROM {_TABLE} WHERE stored_at < ?", (time.time() - self._ttl_s,)
+                    )
             except BaseException:
                 db.close()
                 raise
@@ -70,8 +74,10 @@ class DiskStore:
         now = time.time()
         with db:  # one transaction
             db.execute("BEGIN IMMEDIATE")
-            db.executemany(f"INSERT OR REPLACE INTO {_TABLE} (key, value, stored_at) "
-                           "VALUES (?, ?, ?)", [(k, v, now) for k, v in items.items()])  # fmt: skip
+            db.executemany(
+                f"INSERT OR REPLACE INTO {_TABLE} (key, value, stored_at) VALUES (?, ?, ?)",
+                [(k, v, now) for k, v in items.items()],
+            )
 
     async def get_many(self, keys: list[str]) -> dict[str, bytes]:
         """The stored values of those of ``keys`` that have one."""

@@ -70,8 +70,9 @@ def request_key(endpoint: str, api: str, params: Mapping[str, Any]) -> str | Non
     sent = {k: v for k, v in params.items() if k not in CLIENT_SIDE}
     try:
         body = {"v": KEY_VERSION, "endpoint": endpoint, "api": api, "params": _canonical(sent)}
-        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False)  # fmt: skip
+        text = json.dumps(
+            body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
     except (_Unkeyable, ValueError, RecursionError):
         return None
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -13,18 +13,36 @@ __all__ = ["add_batch_args", "batch_kwargs", "policy_kwargs", "tier_lines"]
 
 def add_batch_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("cost: the Batch API, flex, a deadline (docs/batch.md)")
-    g.add_argument("--batch", action=argparse.BooleanOptionalAction, default=None,
-                   help="send the questions through the Batch API (--no-batch: online); "
-                   "default: the cheapest way that meets --deadline with --objective cost, "
-                   "and the Batch API while batches of OUTPUT are unfinished")  # fmt: skip
-    g.add_argument("--deadline", type=float, metavar="SECONDS",
-                   help="answers needed within SECONDS (with --objective cost: picks online, "
-                   "flex or batch, whichever is cheapest in time)")  # fmt: skip
-    g.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS",
-                   help="seconds between looks at running batches (default 30)")  # fmt: skip
-    g.add_argument("--batch-expected", type=float, default=3600.0, metavar="SECONDS",
-                   help="how long a batch is planned to take (default 3600: OpenAI "
-                   "promises 24 h, usually answers within one)")  # fmt: skip
+    g.add_argument(
+        "--batch",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="send the questions through the Batch API (--no-batch: online); "
+        "default: the cheapest way that meets --deadline with --objective cost, "
+        "and the Batch API while batches of OUTPUT are unfinished",
+    )
+    g.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="answers needed within SECONDS (with --objective cost: picks online, "
+        "flex or batch, whichever is cheapest in time)",
+    )
+    g.add_argument(
+        "--batch-poll",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds between looks at running batches (default 30)",
+    )
+    g.add_argument(
+        "--batch-expected",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="how long a batch is planned to take (default 3600: OpenAI "
+        "promises 24 h, usually answers within one)",
+    )
 
 
 def batch_kwargs(args: argparse.Namespace) -> dict[str, Any]:

@@ -74,8 +74,10 @@ async def _scenario(
                 # endpoint's speed and whether it runs requests in parallel.
                 warm_client = AsyncOpenAI(base_url=server.base_url, api_key="sim-demo-warm-up")
                 warm = Fanout(warm_client, model="sim-1", memory=False, pricing=Pricing.free())
-                await warm.ask_many([f"Warm-up {i} {{{{tokens={t}}}}}" for i, t in enumerate((40, 5, 60, 20, 80))],
-                                    policy="split")  # fmt: skip
+                await warm.ask_many(
+                    [f"Warm-up {i} {{{{tokens={t}}}}}" for i, t in enumerate((40, 5, 60, 20, 80))],
+                    policy="split",
+                )
                 await warm_client.close()
                 endpoint = warm.endpoint
             fo = Fanout(

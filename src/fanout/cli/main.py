@@ -74,16 +74,29 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
         "--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1"
     )
     g.add_argument("--model", help="model name (default sim-1 on the simulator)")
-    g.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY; a 'fanout sim' "
-                   "takes any, e.g. --api-key sim)")  # fmt: skip
-    g.add_argument("--sim-time-scale", type=float, default=10.0,
-                   help="time scale of the built-in simulator (default 10)")  # fmt: skip
-    g.add_argument("--endpoint-profile", metavar="JSON",
-                   help="start the planner from what 'fanout profile --save' measured, "
-                   "not from generic priors")  # fmt: skip
-    g.add_argument("--no-memory", dest="memory", action="store_false",
-                   help="neither start from what earlier runs learned of --base-url and "
-                   "--model, nor save what this one learns (also: FANOUT_MEMORY=0)")  # fmt: skip
+    g.add_argument(
+        "--api-key",
+        help="API key (default: $OPENAI_API_KEY; a 'fanout sim' takes any, e.g. --api-key sim)",
+    )
+    g.add_argument(
+        "--sim-time-scale",
+        type=float,
+        default=10.0,
+        help="time scale of the built-in simulator (default 10)",
+    )
+    g.add_argument(
+        "--endpoint-profile",
+        metavar="JSON",
+        help="start the planner from what 'fanout profile --save' measured, "
+        "not from generic priors",
+    )
+    g.add_argument(
+        "--no-memory",
+        dest="memory",
+        action="store_false",
+        help="neither start from what earlier runs learned of --base-url and "
+        "--model, nor save what this one learns (also: FANOUT_MEMORY=0)",
+    )
     g = p.add_argument_group("limits and policy")
     g.add_argument("--rpm", type=float, help="requests per minute")
     g.add_argument("--tpm", type=float, help="tokens per minute")
@@ -116,53 +129,80 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    ask = sub.add_parser("ask", help="answer a prompt, fanning out the questions it holds",
-                         description="Detect the independent questions in PROMPT, plan, and answer "
-                         "them, laid out in the prompt's own numbering.")  # fmt: skip
+    ask = sub.add_parser(
+        "ask",
+        help="answer a prompt, fanning out the questions it holds",
+        description="Detect the independent questions in PROMPT, plan, and answer "
+        "them, laid out in the prompt's own numbering.",
+    )
     ask.add_argument("prompt", help="the prompt (use - to read it from standard input)")
     ask.add_argument("--explain", action="store_true", help="print the detection, the plan and why")
     _endpoint_args(ask)
 
-    run = sub.add_parser("run", help="answer a JSONL file of questions into a JSONL file, resumably",
-                         description="Input lines: {\"id\": ..., \"question\": ...} plus optional "
-                         "per-question parameters. Output lines: id, answer, error, usage, attempts. "
-                         "Re-running the same command skips the ids already answered for the same "
-                         "request, and asks again those that failed or whose request changed.",
-                         epilog=_RUN_EXIT_CODES,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    run = sub.add_parser(
+        "run",
+        help="answer a JSONL file of questions into a JSONL file, resumably",
+        description='Input lines: {"id": ..., "question": ...} plus optional '
+        "per-question parameters. Output lines: id, answer, error, usage, attempts. "
+        "Re-running the same command skips the ids already answered for the same "
+        "request, and asks again those that failed or whose request changed.",
+        epilog=_RUN_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_money_args(run, run=True)
     add_batch_args(run)
     run.add_argument("input", help="questions, one JSON object per line")
     run.add_argument("output", help="answers, appended as they arrive")
-    run.add_argument("--resume", action="store_true", default=True,
-                     help="skip ids already answered in OUTPUT (the default)")  # fmt: skip
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        default=True,
+        help="skip ids already answered in OUTPUT (the default)",
+    )
     run.add_argument("--overwrite", action="store_true", help="start OUTPUT afresh")
-    run.add_argument("--no-retry-failed", dest="retry_failed", action="store_false",
-                     help="leave ids whose last record in OUTPUT is a failure alone "
-                     "(default: ask them again)")  # fmt: skip
-    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
-                     help="on standard error: a bar on a terminal, else a log line every few "
-                     "seconds (default: on)")  # fmt: skip
+    run.add_argument(
+        "--no-retry-failed",
+        dest="retry_failed",
+        action="store_false",
+        help="leave ids whose last record in OUTPUT is a failure alone (default: ask them again)",
+    )
+    run.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="on standard error: a bar on a terminal, else a log line every few "
+        "seconds (default: on)",
+    )
     add_shard_arg(run)
     _endpoint_args(run)
     add_cache_args(run)
     for command in (ask, run):
-        command.add_argument("--api", choices=("chat", "responses"), default="chat",
-                             help="send through chat completions (default) or the Responses API")  # fmt: skip
+        command.add_argument(
+            "--api",
+            choices=("chat", "responses"),
+            default="chat",
+            help="send through chat completions (default) or the Responses API",
+        )
 
     add_combine_parser(sub)
-    plan = sub.add_parser("plan", help="dry run: the plan for a prompt or a JSONL file, and why",
-                          description="Nothing is sent: prints the detection (for a prompt), every "
-                          "candidate plan with its estimated time and tokens, and the choice.")  # fmt: skip
+    plan = sub.add_parser(
+        "plan",
+        help="dry run: the plan for a prompt or a JSONL file, and why",
+        description="Nothing is sent: prints the detection (for a prompt), every "
+        "candidate plan with its estimated time and tokens, and the choice.",
+    )
     add_money_args(plan, run=False)
     plan.add_argument("prompt", nargs="?", help="a prompt holding several questions")
     plan.add_argument("--file", help="a JSONL file of questions instead of a prompt")
     _endpoint_args(plan)
 
-    bench = sub.add_parser("bench", help="split vs merge vs auto on the simulator or an endpoint",
-                           description="Asks the same questions with each policy and prints a "
-                           "table; with --plot (needs the 'plot' extra) draws each request's "
-                           "queueing, prefill and decode as a timeline.")  # fmt: skip
+    bench = sub.add_parser(
+        "bench",
+        help="split vs merge vs auto on the simulator or an endpoint",
+        description="Asks the same questions with each policy and prints a "
+        "table; with --plot (needs the 'plot' extra) draws each request's "
+        "queueing, prefill and decode as a timeline.",
+    )
     bench.add_argument("--questions", type=int, default=5, help="how many questions (default 5)")
     bench.add_argument(
         "--tokens", type=int, default=200, help="answer length on the simulator (default 200)"
@@ -171,16 +211,22 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--plot", metavar="PNG", help="write a timeline of the requests to PNG")
     _endpoint_args(bench)
 
-    prof = sub.add_parser("profile", help="measure an endpoint: round trip, first token, decode, parallel scaling",
-                          description="Spends at most --max-requests requests measuring the endpoint; "
-                          "prints a summary, and saves a profile that Fanout(endpoint=...) and "
-                          "fanout.sim.SimConfig.from_profile can load.")  # fmt: skip
+    prof = sub.add_parser(
+        "profile",
+        help="measure an endpoint: round trip, first token, decode, parallel scaling",
+        description="Spends at most --max-requests requests measuring the endpoint; "
+        "prints a summary, and saves a profile that Fanout(endpoint=...) and "
+        "fanout.sim.SimConfig.from_profile can load.",
+    )
     prof.add_argument("--max-requests", type=int, default=40, help="request budget (default 40)")
     prof.add_argument(
         "--tokens", type=int, default=64, help="tokens per measured answer (default 64)"
     )
-    prof.add_argument("--ignore-eos", action="store_true",
-                      help="ask a local server (llama.cpp, vLLM) to write exactly --tokens tokens")  # fmt: skip
+    prof.add_argument(
+        "--ignore-eos",
+        action="store_true",
+        help="ask a local server (llama.cpp, vLLM) to write exactly --tokens tokens",
+    )
     prof.add_argument("--save", metavar="JSON", help="write the profile to this file")
     prof.add_argument(
         "--plot", metavar="PNG", help="plot the parallel scaling (needs the 'plot' extra)"
@@ -194,8 +240,12 @@ def _parser() -> argparse.ArgumentParser:
         "requests, on a batching server, under a tight RPM limit, and on a server "
         "that does not batch.",
     )
-    demo.add_argument("--time-scale", type=float, default=10.0,
-                      help="run the simulator this many times faster (default 10)")  # fmt: skip
+    demo.add_argument(
+        "--time-scale",
+        type=float,
+        default=10.0,
+        help="run the simulator this many times faster (default 10)",
+    )
 
     sim = sub.add_parser(
         "sim",
@@ -208,9 +258,12 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000; 0 picks one)"
     )
-    sim.add_argument("--profile", metavar="JSON",
-                     help="imitate the endpoint a 'fanout profile --save' file describes "
-                     "(the options below override it)")  # fmt: skip
+    sim.add_argument(
+        "--profile",
+        metavar="JSON",
+        help="imitate the endpoint a 'fanout profile --save' file describes "
+        "(the options below override it)",
+    )
     sim.add_argument("--time-scale", type=float, default=1.0, help="run N times faster")
     sim.add_argument(
         "--slots", type=int, help="max running sequences (default 256; 1 = no batching)"
@@ -223,26 +276,52 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--answer-tokens", type=int, help="answer length in tokens (default 200)")
     sim.add_argument("--rpm", type=int, default=None, help="requests per minute per API key")
     sim.add_argument("--tpm", type=int, default=None, help="tokens per minute per API key")
-    sim.add_argument("--limit-period", type=float, default=60.0,
-                     help="seconds the per-minute limits are policed over (default 60)")  # fmt: skip
-    sim.add_argument("--sliding", action="store_true",
-                     help="police each period as a sliding window (at most one period's "
-                     "budget in any period) instead of a token bucket")  # fmt: skip
-    sim.add_argument("--reset-header", choices=("empty", "oldest"), default="empty",
-                     help="what x-ratelimit-reset-* reports: the time until the window is "
-                     "empty (default, OpenAI's meaning) or until its oldest entry leaves "
-                     "(as some gateways do)")  # fmt: skip
+    sim.add_argument(
+        "--limit-period",
+        type=float,
+        default=60.0,
+        help="seconds the per-minute limits are policed over (default 60)",
+    )
+    sim.add_argument(
+        "--sliding",
+        action="store_true",
+        help="police each period as a sliding window (at most one period's "
+        "budget in any period) instead of a token bucket",
+    )
+    sim.add_argument(
+        "--reset-header",
+        choices=("empty", "oldest"),
+        default="empty",
+        help="what x-ratelimit-reset-* reports: the time until the window is "
+        "empty (default, OpenAI's meaning) or until its oldest entry leaves "
+        "(as some gateways do)",
+    )
     sim.add_argument(
         "--quota", type=int, default=None, help="total tokens before insufficient_quota"
     )
-    sim.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND=RATE",
-                     help="inject a fault with this probability; KIND is one of "
-                     "500 502 503 408 reset hang malformed stream_cut")  # fmt: skip
-    sim.add_argument("--fault-at", type=_fault_at, action="append", default=[], metavar="N=KIND",
-                     help="inject fault KIND on the N-th request (counting from 1)")  # fmt: skip
+    sim.add_argument(
+        "--fault",
+        type=_fault,
+        action="append",
+        default=[],
+        metavar="KIND=RATE",
+        help="inject a fault with this probability; KIND is one of "
+        "500 502 503 408 reset hang malformed stream_cut",
+    )
+    sim.add_argument(
+        "--fault-at",
+        type=_fault_at,
+        action="append",
+        default=[],
+        metavar="N=KIND",
+        help="inject fault KIND on the N-th request (counting from 1)",
+    )
     sim.add_argument("--seed", type=int, default=0, help="seed of the fault dice")
-    sim.add_argument("--api-key", metavar="KEY",
-                     help="accept only this API key (default: any); others get 401 invalid_api_key")  # fmt: skip
+    sim.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="accept only this API key (default: any); others get 401 invalid_api_key",
+    )
     for command in sub.choices.values():
         _common_args(command)
     return parser
@@ -259,8 +338,14 @@ def _common_args(p: argparse.ArgumentParser) -> None:
 
     They count into their own destination: a subcommand's default would otherwise
     overwrite what was given before its name (``fanout -v run``)."""
-    p.add_argument("-v", "--verbose", action="count", default=0, dest="verbose_after",
-                   help="log more (-vv: debug); also accepted before the command")  # fmt: skip
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        dest="verbose_after",
+        help="log more (-vv: debug); also accepted before the command",
+    )
 
 
 # --- endpoints -------------------------------------------------------------------------
@@ -301,8 +386,12 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     limits = Limits(
         rpm=args.rpm, tpm=args.tpm, max_concurrency=args.concurrency, backend=args.redis
     )
-    policy = Policy(mode=args.policy, objective=args.objective, max_group_size=args.max_group_size,
-                    **policy_kwargs(args))  # fmt: skip
+    policy = Policy(
+        mode=args.policy,
+        objective=args.objective,
+        max_group_size=args.max_group_size,
+        **policy_kwargs(args),
+    )
     extra: dict[str, Any] = {}
     if args.max_tokens is not None:  # 0 too: refused as the Python API refuses it
         extra["max_tokens"] = args.max_tokens
@@ -342,8 +431,10 @@ async def _ask(args: argparse.Namespace) -> int:
             texts = [prompt]
         answers = await fo.ask_many(texts, on_error="return")
     if args.explain:
-        print(f"detected: {len(detection.questions)} part(s), {len(detection.groups)} group(s), "
-              f"style {detection.style}, confidence {detection.confidence:.2f} ({'; '.join(detection.reasons)})")  # fmt: skip
+        print(
+            f"detected: {len(detection.questions)} part(s), {len(detection.groups)} group(s), "
+            f"style {detection.style}, confidence {detection.confidence:.2f} ({'; '.join(detection.reasons)})"
+        )
         if detection.preamble:
             print(f"shared preamble: {detection.preamble[:200]!r}")
         if answers.report.plan is not None:
@@ -368,30 +459,49 @@ async def _run(args: argparse.Namespace) -> int:
         fo = _fanout(args, client, model)
         start, summary = time.monotonic(), JobSummary()
         try:
-            await run_job(summary, fo, args.input, args.output, resume=not args.overwrite,
-                          retry_failed=args.retry_failed, progress=args.progress,
-                          shard=args.shard, **batch_kwargs(args), **capped)  # fmt: skip
+            await run_job(
+                summary,
+                fo,
+                args.input,
+                args.output,
+                resume=not args.overwrite,
+                retry_failed=args.retry_failed,
+                progress=args.progress,
+                shard=args.shard,
+                **batch_kwargs(args),
+                **capped,
+            )
         except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task
-            print(f"fanout run: interrupted: {summary.answered + summary.failed} record(s) "
-                  f"written to {args.output}; run the same command again to resume",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"fanout run: interrupted: {summary.answered + summary.failed} record(s) "
+                f"written to {args.output}; run the same command again to resume",
+                file=sys.stderr,
+            )
             raise
     # Bad lines were logged as they were read (FILE:LINE: skipped: reason).
     print(run_summary(summary, time.monotonic() - start))
     print(tier_lines(summary))
     if summary.stopped_for_key or summary.stopped_for_quota:
-        why = (f"the endpoint refused the API key ({summary.stopped_for_key}): check --api-key "
-               "or OPENAI_API_KEY, and its access to --model" if summary.stopped_for_key
-               else "the API key has no quota left (insufficient_quota)")  # fmt: skip
-        print(f"fanout run: stopped: {why}; nothing more was sent: run the same command again "
-              "once fixed, and it answers the rest", file=sys.stderr)  # fmt: skip
+        why = (
+            f"the endpoint refused the API key ({summary.stopped_for_key}): check --api-key "
+            "or OPENAI_API_KEY, and its access to --model"
+            if summary.stopped_for_key
+            else "the API key has no quota left (insufficient_quota)"
+        )
+        print(
+            f"fanout run: stopped: {why}; nothing more was sent: run the same command again "
+            "once fixed, and it answers the rest",
+            file=sys.stderr,
+        )
         return 4
     stopped = budget_stop(summary, args)
     if stopped is not None:
         return stopped
     if summary.first_error is not None:  # the records say it too; the terminal should
-        print(f"fanout run: {summary.failed} failed; the first: {summary.first_error}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"fanout run: {summary.failed} failed; the first: {summary.first_error}",
+            file=sys.stderr,
+        )
     if summary.failed or summary.skipped_failed:
         return 1
     return 3 if summary.bad_lines else 0
@@ -414,15 +524,22 @@ def _plan(args: argparse.Namespace) -> int:
     fo = _fanout(args, client, args.model or "dry-run")
     plan = fo.plan(questions)
     if detection is not None:
-        print(f"detected: {len(detection.questions)} part(s) in {len(detection.groups)} group(s), "
-              f"style {detection.style}, confidence {detection.confidence:.2f}")  # fmt: skip
+        print(
+            f"detected: {len(detection.questions)} part(s) in {len(detection.groups)} group(s), "
+            f"style {detection.style}, confidence {detection.confidence:.2f}"
+        )
     ep = plan.inputs.endpoint
     source = "a saved profile" if args.endpoint_profile else "priors"
-    known = (f"{ep.observations} observations remembered from earlier runs" if ep.observations
-             else f"{ep.observations} observations; {source} until the endpoint is measured")  # fmt: skip
-    print(f"endpoint estimate ({known}): "
-          f"rtt {ep.rtt_s:.2f}s, decode {ep.decode_s_per_token * 1000:.1f} ms/token, "
-          f"slowdown per request {ep.slowdown_per_request:.2f}\n")  # fmt: skip
+    known = (
+        f"{ep.observations} observations remembered from earlier runs"
+        if ep.observations
+        else f"{ep.observations} observations; {source} until the endpoint is measured"
+    )
+    print(
+        f"endpoint estimate ({known}): "
+        f"rtt {ep.rtt_s:.2f}s, decode {ep.decode_s_per_token * 1000:.1f} ms/token, "
+        f"slowdown per request {ep.slowdown_per_request:.2f}\n"
+    )
     print(_plan_table(plan))
     print(f"\n{estimates_table(plan)}")
     return 0
@@ -430,8 +547,11 @@ def _plan(args: argparse.Namespace) -> int:
 
 async def _bench(args: argparse.Namespace) -> int:
     if args.plot and args.base_url:
-        print("--plot draws the simulator's view of each request (queued, prefill, decode); "
-              "an external endpoint does not report it", file=sys.stderr)  # fmt: skip
+        print(
+            "--plot draws the simulator's view of each request (queued, prefill, decode); "
+            "an external endpoint does not report it",
+            file=sys.stderr,
+        )
         return 2
     plt = pyplot("bench") if args.plot else None  # before the benchmark, not after it
     rows = []
@@ -440,8 +560,10 @@ async def _bench(args: argparse.Namespace) -> int:
         async with _endpoint(args, slots=args.slots) as (client, model, server):
             fo = _fanout(args, client, model)
             if mode == "auto":
-                await fo.ask_many([f"warm-up {i} {{{{tokens={t}}}}}" for i, t in enumerate((40, 5, 80, 20))],
-                                  policy="split")  # fmt: skip
+                await fo.ask_many(
+                    [f"warm-up {i} {{{{tokens={t}}}}}" for i, t in enumerate((40, 5, 80, 20))],
+                    policy="split",
+                )
                 if server is not None:
                     server.reset_stats()
             qs = [
@@ -497,8 +619,12 @@ async def _profile(args: argparse.Namespace) -> int:
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.plot(ks, [result.scaling[k] for k in ks], marker="o", label="slowest request")
         dks = sorted(result.decode_scaling)
-        ax.plot(dks, [result.decode_scaling[k] for k in dks], marker="s",
-                label="time per token, k decoding together")  # fmt: skip
+        ax.plot(
+            dks,
+            [result.decode_scaling[k] for k in dks],
+            marker="s",
+            label="time per token, k decoding together",
+        )
         if result.parallel_slots is not None:
             ax.axvline(result.parallel_slots, color="grey", linewidth=0.8, label="slots")
         ax.plot(ks, ks, linestyle=":", label="one at a time")
@@ -523,12 +649,19 @@ async def _run_sim(args: argparse.Namespace) -> None:
         "answer_tokens": args.answer_tokens,
     }
     settings: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-    settings.update(time_scale=args.time_scale, rpm=args.rpm, tpm=args.tpm,
-                    limit_period_s=args.limit_period, quota_tokens=args.quota,
-                    limit_policing="sliding" if args.sliding else "bucket",
-                    reset_header=args.reset_header,
-                    fault_rates=dict(args.fault), fault_schedule=dict(args.fault_at),
-                    seed=args.seed, api_key=args.api_key)  # fmt: skip
+    settings.update(
+        time_scale=args.time_scale,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        limit_period_s=args.limit_period,
+        quota_tokens=args.quota,
+        limit_policing="sliding" if args.sliding else "bucket",
+        reset_header=args.reset_header,
+        fault_rates=dict(args.fault),
+        fault_schedule=dict(args.fault_at),
+        seed=args.seed,
+        api_key=args.api_key,
+    )
     if args.profile:
         config = SimConfig.from_profile(EndpointProfile.load(args.profile), **settings)
     else:
@@ -540,16 +673,20 @@ async def _run_sim(args: argparse.Namespace) -> None:
             server = await stack.enter_async_context(serve(config, port=args.port))
         except OSError as exc:
             raise SystemExit(_listen_error(args.port, exc)) from None
-        print(f"fanout sim listening on {server.base_url}  (stats: http://127.0.0.1:{server.port}/sim/stats)",
-              flush=True)  # fmt: skip
+        print(
+            f"fanout sim listening on {server.base_url}  (stats: http://127.0.0.1:{server.port}/sim/stats)",
+            flush=True,
+        )
         await asyncio.Event().wait()
 
 
 def _listen_error(port: int, exc: OSError) -> str:
     """One line for a port the simulator cannot listen on (taken, or privileged)."""
     if exc.errno == errno.EADDRINUSE:
-        return (f"fanout sim: port {port} on 127.0.0.1 is already in use; "
-                "choose another with --port (0 picks a free one)")  # fmt: skip
+        return (
+            f"fanout sim: port {port} on 127.0.0.1 is already in use; "
+            "choose another with --port (0 picks a free one)"
+        )
     return f"fanout sim: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}"
 
 

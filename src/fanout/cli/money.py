@@ -58,24 +58,36 @@ def _price(value: str) -> Pricing:
             f"expected INPUT,OUTPUT[,CACHED_INPUT] in USD per million tokens, or 0; got {value!r}"
         )
     numbers = [_usd(p) for p in parts]
-    return Pricing(input=numbers[0], output=numbers[1],
-                   cached_input=numbers[2] if len(numbers) == 3 else None)  # fmt: skip
+    return Pricing(
+        input=numbers[0], output=numbers[1], cached_input=numbers[2] if len(numbers) == 3 else None
+    )
 
 
 def add_money_args(parser: argparse.ArgumentParser, *, run: bool) -> None:
     g = parser.add_argument_group("cost (docs/cost.md)")
-    g.add_argument("--price", type=_price, metavar="IN,OUT[,CACHED]",
-                   help="the model's price in USD per million input, output (and cached input) "
-                        "tokens, instead of the price library's; 0 for a server of your own")  # fmt: skip
+    g.add_argument(
+        "--price",
+        type=_price,
+        metavar="IN,OUT[,CACHED]",
+        help="the model's price in USD per million input, output (and cached input) "
+        "tokens, instead of the price library's; 0 for a server of your own",
+    )
     if run:
-        g.add_argument("--max-cost", type=_usd, metavar="USD",
-                       help="stop the job before its spend (over all its runs) would pass USD; "
-                            f"exit code {BUDGET_EXIT}. Without --max-tokens each answer is "
-                            f"capped at {UNCAPPED_ANSWER_TOKENS} tokens (what a request "
-                            "reserves), so the cap holds")  # fmt: skip
-        g.add_argument("--dry-run", action="store_true",
-                       help="send nothing: print the estimated cost and time of each plan for "
-                            "the questions OUTPUT does not answer yet")  # fmt: skip
+        g.add_argument(
+            "--max-cost",
+            type=_usd,
+            metavar="USD",
+            help="stop the job before its spend (over all its runs) would pass USD; "
+            f"exit code {BUDGET_EXIT}. Without --max-tokens each answer is "
+            f"capped at {UNCAPPED_ANSWER_TOKENS} tokens (what a request "
+            "reserves), so the cap holds",
+        )
+        g.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="send nothing: print the estimated cost and time of each plan for "
+            "the questions OUTPUT does not answer yet",
+        )
 
 
 def cap_answers(args: argparse.Namespace) -> None:
@@ -100,14 +112,18 @@ def _money(value: Decimal | None) -> str:
 
 def estimates_table(plan: Plan) -> str:
     """Each way to send the questions: requests, tokens, estimated cost and time."""
-    rows = [f"{'plan':<22} {'requests':>8} {'prompt tok':>11} {'answer tok':>11} "
-            f"{'est. cost':>12} {'est. time':>10}"]  # fmt: skip
+    rows = [
+        f"{'plan':<22} {'requests':>8} {'prompt tok':>11} {'answer tok':>11} "
+        f"{'est. cost':>12} {'est. time':>10}"
+    ]
     notes: list[str] = []
     for e in plan.estimates:
         mark = "*" if e.label == plan.chosen.label and e.tier == "standard" else " "
         when = f"{e.est_wall_s:>9.2f}s" if e.est_wall_s is not None else f"{'see below':>10}"
-        rows.append(f"{mark}{e.label:<21} {e.requests:>8} {e.est_prompt_tokens:>11} "
-                    f"{e.est_completion_tokens:>11} {_money(e.est_cost):>12} {when}")  # fmt: skip
+        rows.append(
+            f"{mark}{e.label:<21} {e.requests:>8} {e.est_prompt_tokens:>11} "
+            f"{e.est_completion_tokens:>11} {_money(e.est_cost):>12} {when}"
+        )
         if e.time_note and e.time_note not in notes:
             notes.append(e.time_note)
     return "\n".join(rows + [f"  {note}" for note in notes])
@@ -144,8 +160,9 @@ def dry_run(
     ``make``: the command line's ``Fanout`` for the arguments, a client and a model."""
     from openai import AsyncOpenAI
 
-    client = AsyncOpenAI(api_key=args.api_key or "dry-run",
-                         base_url=args.base_url or "http://127.0.0.1:9/v1")  # fmt: skip
+    client = AsyncOpenAI(
+        api_key=args.api_key or "dry-run", base_url=args.base_url or "http://127.0.0.1:9/v1"
+    )
     fo = make(args, client, args.model or "sim-1")
     questions = _pending(args)
     print(f"{len(questions)} question(s) of {args.input} to answer")
@@ -165,9 +182,12 @@ def budget_stop(summary: JobSummary, args: argparse.Namespace) -> int | None:
     if not summary.stopped_for_budget:
         return None
     spent = summary.spent_before + (summary.cost or Decimal(0))
-    print(f"fanout run: stopped at the spend cap --max-cost {args.max_cost}: ${spent:.6f} "
-          "spent by this job; the next request would have passed it: run the same command "
-          "again with a higher --max-cost to answer the rest", file=sys.stderr)  # fmt: skip
+    print(
+        f"fanout run: stopped at the spend cap --max-cost {args.max_cost}: ${spent:.6f} "
+        "spent by this job; the next request would have passed it: run the same command "
+        "again with a higher --max-cost to answer the rest",
+        file=sys.stderr,
+    )
     return BUDGET_EXIT
 
 

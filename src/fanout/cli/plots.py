@@ -34,9 +34,11 @@ def plot_timeline(
     for ax, (mode, requests) in zip(axes[:, 0], spans.items(), strict=True):
         t0 = min((r["arrival"] for r in requests), default=0.0)
         for i, r in enumerate(requests):
-            phases = [("network / queue", r["arrival"], r["admitted"], "#bbbbbb"),
-                      ("prefill", r["admitted"], r["first"], "#f0a030"),
-                      ("decode", r["first"], r["finished"], "#3070c0")]  # fmt: skip
+            phases = [
+                ("network / queue", r["arrival"], r["admitted"], "#bbbbbb"),
+                ("prefill", r["admitted"], r["first"], "#f0a030"),
+                ("decode", r["first"], r["finished"], "#3070c0"),
+            ]
             for _name, a, b, color in phases:
                 if a is not None and b is not None and b >= a:
                     ax.barh(i, (b - a) * scale, left=(a - t0) * scale, color=color, height=0.6)
@@ -45,8 +47,16 @@ def plot_timeline(
         ax.set_xlabel("model seconds")
     from matplotlib.patches import Patch
 
-    fig.legend(handles=[Patch(color=c, label=n) for n, c in
-                        (("network / queue", "#bbbbbb"), ("prefill", "#f0a030"), ("decode", "#3070c0"))],
-               loc="upper right")  # fmt: skip
+    fig.legend(
+        handles=[
+            Patch(color=c, label=n)
+            for n, c in (
+                ("network / queue", "#bbbbbb"),
+                ("prefill", "#f0a030"),
+                ("decode", "#3070c0"),
+            )
+        ],
+        loc="upper right",
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)

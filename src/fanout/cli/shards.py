@@ -28,27 +28,38 @@ def _shard(value: str) -> Shard:
 
 def add_shard_arg(run: argparse.ArgumentParser) -> None:
     """``--shard K/N`` on ``fanout run``."""
-    run.add_argument("--shard", type=_shard, metavar="K/N",
-                     help="answer only shard K of N (K counting from 1): the ids that hash "
-                     "to it, a split stable across runs and hosts; give each shard its own "
-                     "OUTPUT, then 'fanout combine' them")  # fmt: skip
+    run.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="K/N",
+        help="answer only shard K of N (K counting from 1): the ids that hash "
+        "to it, a split stable across runs and hosts; give each shard its own "
+        "OUTPUT, then 'fanout combine' them",
+    )
 
 
 def add_combine_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``fanout combine`` subcommand."""
-    p = sub.add_parser("combine", help="combine the outputs of a job's shards into one, each id once",
-                       description="Write one record per id of OUTPUTS (the last whole record "
-                       "an output holds for it; an answer rather than a failure if two outputs "
-                       "hold the id) into COMBINED, written whole or not at all. With --input, "
-                       "in the input's order, ids not in the input left out, and the input ids "
-                       "no output holds named.",
-                       epilog=_COMBINE_EXIT_CODES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = sub.add_parser(
+        "combine",
+        help="combine the outputs of a job's shards into one, each id once",
+        description="Write one record per id of OUTPUTS (the last whole record "
+        "an output holds for it; an answer rather than a failure if two outputs "
+        "hold the id) into COMBINED, written whole or not at all. With --input, "
+        "in the input's order, ids not in the input left out, and the input ids "
+        "no output holds named.",
+        epilog=_COMBINE_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("outputs", nargs="+", metavar="OUTPUT", help="the shards' outputs")
-    p.add_argument("-o", "--output", required=True, metavar="COMBINED",
-                   help="the combined output (replaced)")  # fmt: skip
-    p.add_argument("--input", metavar="IN.jsonl",
-                   help="the job's input: the order to follow, and the ids to expect")  # fmt: skip
+    p.add_argument(
+        "-o", "--output", required=True, metavar="COMBINED", help="the combined output (replaced)"
+    )
+    p.add_argument(
+        "--input",
+        metavar="IN.jsonl",
+        help="the job's input: the order to follow, and the ids to expect",
+    )
 
 
 def combine(args: argparse.Namespace) -> int:
@@ -58,14 +69,19 @@ def combine(args: argparse.Namespace) -> int:
     if summary.missing:
         shown = ", ".join(summary.missing[:_SHOWN])
         more = f" and {len(summary.missing) - _SHOWN} more" if len(summary.missing) > _SHOWN else ""
-        print(f"fanout combine: {len(summary.missing)} id(s) of {args.input} have no record in "
-              f"any output: {shown}{more}; run their shards (again)", file=sys.stderr)  # fmt: skip
+        print(
+            f"fanout combine: {len(summary.missing)} id(s) of {args.input} have no record in "
+            f"any output: {shown}{more}; run their shards (again)",
+            file=sys.stderr,
+        )
     return 1 if summary.failed or summary.missing else 0
 
 
 def _summary_line(s: CombineSummary, outputs: int, dst: str) -> str:
-    line = (f"combined {outputs} output(s) into {dst}: {s.written} id(s), answered "
-            f"{s.answered}, failed {s.failed}")  # fmt: skip
+    line = (
+        f"combined {outputs} output(s) into {dst}: {s.written} id(s), answered "
+        f"{s.answered}, failed {s.failed}"
+    )
     notes = []
     if s.missing:
         notes.append(f"{len(s.missing)} missing")

@@ -10,8 +10,10 @@ __all__ = ["run_summary"]
 
 def run_summary(summary: JobSummary, wall_s: float) -> str:
     s = summary
-    line = (f"answered {s.answered}, failed {s.failed}, already done {s.skipped_done}, "
-            f"bad lines {len(s.bad_lines)}, in {wall_s:.1f}s")  # fmt: skip
+    line = (
+        f"answered {s.answered}, failed {s.failed}, already done {s.skipped_done}, "
+        f"bad lines {len(s.bad_lines)}, in {wall_s:.1f}s"
+    )
     if s.cached:
         line += f"; {s.cached} of the answers from the response cache"
     again = []

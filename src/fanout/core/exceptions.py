@@ -156,9 +156,15 @@ class BudgetExceededError(QuestionError):
     ``cap`` and ``spent`` are US dollars. Not retried."""
 
     def __init__(
-        self, message: str, *, index: int, question: str, attempts: int,
-        cap: Decimal | None = None, spent: Decimal | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        message: str,
+        *,
+        index: int,
+        question: str,
+        attempts: int,
+        cap: Decimal | None = None,
+        spent: Decimal | None = None,
+    ) -> None:
         super().__init__(message, index=index, question=question, attempts=attempts)
         self.cap = cap
         self.spent = spent

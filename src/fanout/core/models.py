@@ -262,13 +262,22 @@ class Report(BaseModel):
 
     def _summary(self) -> list[tuple[str, str]]:
         rows = [
-            ("", f"{self.questions} questions: {self.answered} answered, {self.failed} failed, "
-                 f"in {self.wall_s:.2f} s"),
-            ("", f"requests {self.requests} (retries {self.retries}, 429s {self.rate_limited}), "
-                 f"peak {self.peak_concurrency} in flight, {self.limit_wait_s:.2f} s waiting on limits"),
-            ("", f"tokens {self.total_tokens:,} (prompt {self.prompt_tokens:,}, of them cached "
-                 f"{self.cached_prompt_tokens:,}; completion {self.completion_tokens:,})"),
-        ]  # fmt: skip
+            (
+                "",
+                f"{self.questions} questions: {self.answered} answered, {self.failed} failed, "
+                f"in {self.wall_s:.2f} s",
+            ),
+            (
+                "",
+                f"requests {self.requests} (retries {self.retries}, 429s {self.rate_limited}), "
+                f"peak {self.peak_concurrency} in flight, {self.limit_wait_s:.2f} s waiting on limits",
+            ),
+            (
+                "",
+                f"tokens {self.total_tokens:,} (prompt {self.prompt_tokens:,}, of them cached "
+                f"{self.cached_prompt_tokens:,}; completion {self.completion_tokens:,})",
+            ),
+        ]
         cut = []
         if self.cut_short:
             cut.append(f"{_answers(self.cut_short)} cut short at max_tokens")
@@ -291,8 +300,13 @@ class Report(BaseModel):
                 if self.revisions and self.revisions[-1].on_priors
                 else ""
             )
-            rows.append(("plan", f"{chosen.label}, {chosen.requests} requests, "
-                                 f"estimated {chosen.est_wall_s:.2f} s{basis}"))  # fmt: skip
+            rows.append(
+                (
+                    "plan",
+                    f"{chosen.label}, {chosen.requests} requests, "
+                    f"estimated {chosen.est_wall_s:.2f} s{basis}",
+                )
+            )
             rows.append(("why", self.plan.reason))
         if len(self.revisions) > 1:
             steps = "; ".join(
@@ -327,10 +341,13 @@ class Report(BaseModel):
         first, last = self.revisions[0].plan, self.revisions[-1].plan
         why = first.reason if len(steps) == 1 else f"{first.reason} Then: {last.reason}"
         return [
-            ("plan", f"{', then '.join(steps)}, {requests} requests, estimated {estimated:.2f} s"
-                     f"{basis}, over {len(self.revisions)} revisions"),
+            (
+                "plan",
+                f"{', then '.join(steps)}, {requests} requests, estimated {estimated:.2f} s"
+                f"{basis}, over {len(self.revisions)} revisions",
+            ),
             ("why", why),
-        ]  # fmt: skip
+        ]
 
     def __str__(self) -> str:
         """A short summary for people: ``print(answers.report)``. The full data
@@ -338,8 +355,9 @@ class Report(BaseModel):
         lines: list[str] = []
         for key, value in self._summary():
             head = f"{key}: " if key else ""
-            lines.extend(textwrap.wrap(value, 100, initial_indent=head,
-                                       subsequent_indent=" " * len(head)))  # fmt: skip
+            lines.extend(
+                textwrap.wrap(value, 100, initial_indent=head, subsequent_indent=" " * len(head))
+            )
         return "\n".join(lines)
 
     def __rich__(self) -> Any:

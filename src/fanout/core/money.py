@@ -103,8 +103,13 @@ class Pricing(BaseModel):
         """Zero for every token: a server of your own."""
         return cls(input=Decimal(0), output=Decimal(0))
 
-    def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int,
-             tier: Tier = "standard") -> Decimal:  # fmt: skip
+    def cost(
+        self,
+        prompt_tokens: int,
+        cached_tokens: int,
+        completion_tokens: int,
+        tier: Tier = "standard",
+    ) -> Decimal:
         cached_price = self.input if self.cached_input is None else self.cached_input
         cached = min(cached_tokens, prompt_tokens)
         total = (
@@ -208,8 +213,11 @@ def _plain(price: Any) -> Any:
         return price
     if "input_mtok" not in per_token or "output_mtok" not in per_token:
         return price
-    return Pricing(input=per_token["input_mtok"], output=per_token["output_mtok"],
-                   cached_input=per_token.get("cache_read_mtok"))  # fmt: skip
+    return Pricing(
+        input=per_token["input_mtok"],
+        output=per_token["output_mtok"],
+        cached_input=per_token.get("cache_read_mtok"),
+    )
 
 
 def _resolve(model: str, pricing: PricingSetting) -> Pricing | None:
@@ -240,8 +248,9 @@ def cost_of(
     once per model) when its price is unknown. A usage of no tokens costs 0."""
     own = _resolve(model, pricing)
     if own is not None:
-        return own.cost(usage.prompt_tokens, usage.cached_prompt_tokens, usage.completion_tokens,
-                        tier)  # fmt: skip
+        return own.cost(
+            usage.prompt_tokens, usage.cached_prompt_tokens, usage.completion_tokens, tier
+        )
     if usage.prompt_tokens == 0 and usage.completion_tokens == 0:
         return Decimal(0)
     found = _library_price(model, base_url, tier)
@@ -250,13 +259,18 @@ def cost_of(
         return None
     price, factor = found
     if isinstance(price, Pricing):  # plain per-token prices: priced here, fast
-        return price.cost(usage.prompt_tokens, usage.cached_prompt_tokens,
-                          usage.completion_tokens) * factor  # fmt: skip
+        return (
+            price.cost(usage.prompt_tokens, usage.cached_prompt_tokens, usage.completion_tokens)
+            * factor
+        )
     from genai_prices import Usage as PriceUsage
 
     cached = min(usage.cached_prompt_tokens, usage.prompt_tokens)
-    counted = PriceUsage(input_tokens=usage.prompt_tokens, cache_read_tokens=cached,
-                         output_tokens=usage.completion_tokens)  # fmt: skip
+    counted = PriceUsage(
+        input_tokens=usage.prompt_tokens,
+        cache_read_tokens=cached,
+        output_tokens=usage.completion_tokens,
+    )
     total: Decimal = price.calc_price(counted)["total_price"]
     return total * factor
 

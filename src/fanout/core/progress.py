@@ -97,9 +97,13 @@ class _LogProgress:
         eta = self._meter.eta_s(done, total)
         log.info(
             "progress done=%d total=%s rate=%.1f/s eta=%s retries=%d rate_limited=%d",
-            done, total if total is not None else "?", self._meter.rate(done),
-            f"{eta:.0f}s" if eta is not None else "?", retries, rate_limited,
-        )  # fmt: skip
+            done,
+            total if total is not None else "?",
+            self._meter.rate(done),
+            f"{eta:.0f}s" if eta is not None else "?",
+            retries,
+            rate_limited,
+        )
 
     def close(self) -> None:
         self._emit()  # the last state, unless it was logged already
@@ -121,8 +125,14 @@ class BatchProgress:
         if now - last < (self._every if state != said else self._quiet):
             return
         self._said[batch_id] = (now, state)
-        log.info("batch %s: %s, %d of %d request(s) done, %d failed", batch_id, status, done,
-                 total, failed)  # fmt: skip
+        log.info(
+            "batch %s: %s, %d of %d request(s) done, %d failed",
+            batch_id,
+            status,
+            done,
+            total,
+            failed,
+        )
 
 
 class _LineProgress:

@@ -117,9 +117,12 @@ def choose_tier(plan: Plan, policy: Policy, *, tiers: tuple[str, ...] = TIERS) -
         o for o in options_for(plan, policy, ("standard",)) if o.candidate is plan.chosen
     )
     if policy.objective != "cost" or deadline is None:
-        return TierChoice(standard, [standard], deadline,
-                          f"{standard.label}: no deadline with the cost objective, so no "
-                          "other tier was weighed")  # fmt: skip
+        return TierChoice(
+            standard,
+            [standard],
+            deadline,
+            f"{standard.label}: no deadline with the cost objective, so no other tier was weighed",
+        )
     options = options_for(plan, policy, tiers)
     fits = [o for o in options if o.est_wall_s <= deadline]
     if fits:

@@ -275,28 +275,57 @@ def _is_questionlike(text: str) -> bool:
 
 def _single(text: str, confidence: float, reason: str) -> Detection:
     return Detection(
-        text=text, preamble="", questions=[DetectedQuestion("", text.strip())], groups=[[0]],
-        independent=False, confidence=confidence, style="single", reasons=[reason],
-    )  # fmt: skip
+        text=text,
+        preamble="",
+        questions=[DetectedQuestion("", text.strip())],
+        groups=[[0]],
+        independent=False,
+        confidence=confidence,
+        style="single",
+        reasons=[reason],
+    )
 
 
 def _whole(
-    text: str, preamble: str, parts: list[DetectedQuestion], postamble: str, style: str,
-    reasons: list[str], confidence: float = 0.9, header: str = "",
-) -> Detection:  # fmt: skip
+    text: str,
+    preamble: str,
+    parts: list[DetectedQuestion],
+    postamble: str,
+    style: str,
+    reasons: list[str],
+    confidence: float = 0.9,
+    header: str = "",
+) -> Detection:
     """Parts found under an instruction that spans them: one group, sent as it is."""
     return Detection(
-        text=text, preamble=preamble, questions=parts, groups=[list(range(len(parts)))],
-        independent=False, confidence=confidence, style=style, postamble=postamble,
-        reasons=reasons, header=header,
-    )  # fmt: skip
+        text=text,
+        preamble=preamble,
+        questions=parts,
+        groups=[list(range(len(parts)))],
+        independent=False,
+        confidence=confidence,
+        style=style,
+        postamble=postamble,
+        reasons=reasons,
+        header=header,
+    )
 
 
 def _split(
-    text: str, preamble: str, parts: list[DetectedQuestion], masked_parts: list[str], *,
-    style: str, confidence: float, reason: str, postamble: str = "", links: Links | None = None,
-    header: str = "", lang: str = "", leans: Sequence[str] = (),
-) -> Detection:  # fmt: skip
+    text: str,
+    preamble: str,
+    parts: list[DetectedQuestion],
+    masked_parts: list[str],
+    *,
+    style: str,
+    confidence: float,
+    reason: str,
+    postamble: str = "",
+    links: Links | None = None,
+    header: str = "",
+    lang: str = "",
+    leans: Sequence[str] = (),
+) -> Detection:
     """A detection of several parts: grouped by their references, kept whole under an
     instruction over all of them or when the evidence is below ``SPLIT_THRESHOLD``."""
     lang = links.lang if links else lang or ("en" if script_of(text) else language_of(text))
@@ -324,10 +353,17 @@ def _split(
     else:
         reasons.append("kept whole: every part leans on another")
     return Detection(
-        text=text, preamble=preamble, questions=parts, groups=groups,
-        independent=len(groups) > 1, confidence=confidence, style=style,
-        postamble=postamble, reasons=reasons, header=header,
-    )  # fmt: skip
+        text=text,
+        preamble=preamble,
+        questions=parts,
+        groups=groups,
+        independent=len(groups) > 1,
+        confidence=confidence,
+        style=style,
+        postamble=postamble,
+        reasons=reasons,
+        header=header,
+    )
 
 
 def _from_list(text: str, masked: str, run: list[Item]) -> tuple[str, list[tuple[int, int]], str]:
@@ -465,9 +501,14 @@ def detect(text: str) -> Detection:
         frame = framing(preamble, postamble, lang)
         if frame is not None:
             return _whole(
-                text, preamble, parts, postamble, style,
-                [f"a {style} list of {len(parts)} items", f"kept whole: {frame}"], header=header,
-            )  # fmt: skip
+                text,
+                preamble,
+                parts,
+                postamble,
+                style,
+                [f"a {style} list of {len(parts)} items", f"kept whole: {frame}"],
+                header=header,
+            )
         links = dependencies(
             masked_parts,
             [i.value for i in run] if style != "bullet" else None,
@@ -499,10 +540,17 @@ def detect(text: str) -> Detection:
         )
         where = " on one line" if inline and len({i.line for i in run}) == 1 else ""
         return _split(
-            text, preamble, parts, masked_parts, style=style, confidence=confidence,
-            reason=f"a {style} list of {len(parts)} questions{where}", postamble=postamble,
-            links=links, header=header,
-        )  # fmt: skip
+            text,
+            preamble,
+            parts,
+            masked_parts,
+            style=style,
+            confidence=confidence,
+            reason=f"a {style} list of {len(parts)} questions{where}",
+            postamble=postamble,
+            links=links,
+            header=header,
+        )
     if lists:
         return _single(text, 0.7, "lists that are not questions")
 
@@ -527,9 +575,17 @@ def detect(text: str) -> Detection:
     else:
         reason = f"{n} questions or requests in sentences"
     detection = _split(
-        text, prose.preamble, parts, [m for _, m in read], style=prose.style,
-        confidence=prose.confidence, reason=reason, postamble=prose.postamble,
-        header=prose.header, lang=lang, leans=prose.leans,
-    )  # fmt: skip
+        text,
+        prose.preamble,
+        parts,
+        [m for _, m in read],
+        style=prose.style,
+        confidence=prose.confidence,
+        reason=reason,
+        postamble=prose.postamble,
+        header=prose.header,
+        lang=lang,
+        leans=prose.leans,
+    )
     detection.reasons[1:1] = prose.reasons
     return detection

@@ -82,12 +82,21 @@ for _code, _words in _CUES.items():
         _CUE_OF[_w] = (*_CUE_OF.get(_w, ()), _code)
 # Letters (and elisions) only some of the languages use: each scores for all of them.
 _MARK_OF = {
-    **dict.fromkeys("äß", ("de",)), **dict.fromkeys("öü", ("de", "tr")), **dict.fromkeys("œîû", ("fr",)),
-    **dict.fromkeys("èàù", ("fr", "it")), **dict.fromkeys("êâô", ("fr", "pt")), "ç": ("fr", "pt", "tr"),
-    **dict.fromkeys("¿¡ñ", ("es",)), **dict.fromkeys("áíóú", ("es", "pt")), **dict.fromkeys("ãõ", ("pt",)),
-    **dict.fromkeys("ğış", ("tr",)), **dict.fromkeys("ìò", ("it",)), "q'": ("fr",), "l'": ("fr", "it"),
+    **dict.fromkeys("äß", ("de",)),
+    **dict.fromkeys("öü", ("de", "tr")),
+    **dict.fromkeys("œîû", ("fr",)),
+    **dict.fromkeys("èàù", ("fr", "it")),
+    **dict.fromkeys("êâô", ("fr", "pt")),
+    "ç": ("fr", "pt", "tr"),
+    **dict.fromkeys("¿¡ñ", ("es",)),
+    **dict.fromkeys("áíóú", ("es", "pt")),
+    **dict.fromkeys("ãõ", ("pt",)),
+    **dict.fromkeys("ğış", ("tr",)),
+    **dict.fromkeys("ìò", ("it",)),
+    "q'": ("fr",),
+    "l'": ("fr", "it"),
     "d'": ("fr", "it"),
-}  # fmt: skip
+}
 _MARKS = re.compile(r"[äöüßçèêàœùâîôû¿¡ñáíóúãõğışìò]|\b[lqd]'")
 
 

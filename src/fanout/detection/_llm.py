@@ -71,9 +71,15 @@ def _validate(text: str, data: object) -> Detection | None:
     questions = [DetectedQuestion(*_split_marker(p)) for p in parts]
     ordered = sorted((sorted(g) for g in groups), key=lambda g: g[0])
     return Detection(
-        text=text, preamble=preamble.strip(), questions=questions, groups=ordered,
-        independent=len(ordered) > 1, confidence=0.9, style="llm", reasons=["decomposed by the model"],
-    )  # fmt: skip
+        text=text,
+        preamble=preamble.strip(),
+        questions=questions,
+        groups=ordered,
+        independent=len(ordered) > 1,
+        confidence=0.9,
+        style="llm",
+        reasons=["decomposed by the model"],
+    )
 
 
 _MARKER = re.compile(r"^\s*(\(?\d{1,4}[.)、:]?\)?|[-*•]|Q\d{1,4}[:.])\s+")

@@ -215,12 +215,17 @@ _LOOSE_AT = re.compile(r"(?<=[^\W_]|,)[ \t]+(?=\(?\d{1,4}\)[ \t])")
 
 # The characters each kind of marker can begin with (to try only those that can match).
 _FIRST = {
-    "q-prefix": re.compile(r"[*QqFfPpDdВвSsTtسपस问問质質题題질문第]"), "ordinal": re.compile("第"),
-    "paren": re.compile("[(（]"), "cjk": re.compile(r"[\d一二三四五六七八九十]"), "numbered": re.compile(r"\d"),
-    "circled": re.compile("[①-⑳]"), "roman": re.compile("[ivxIVX]"), "letter": re.compile(r"[(a-zA-Z]"),
+    "q-prefix": re.compile(r"[*QqFfPpDdВвSsTtسपस问問质質题題질문第]"),
+    "ordinal": re.compile("第"),
+    "paren": re.compile("[(（]"),
+    "cjk": re.compile(r"[\d一二三四五六七八九十]"),
+    "numbered": re.compile(r"\d"),
+    "circled": re.compile("[①-⑳]"),
+    "roman": re.compile("[ivxIVX]"),
+    "letter": re.compile(r"[(a-zA-Z]"),
     "hangul": re.compile("[가나다라마바사아자차카타파하]"),
     "bullet": re.compile(rf"[-*•・·+–—●○■□▪◦‣►➤✓✔→]|{_EMOJI}"),
-}  # fmt: skip
+}
 # In the middle of a sentence only "1)" and "(1)" can start an item.
 _LOOSE_KINDS = ("numbered", "paren")
 
@@ -285,10 +290,18 @@ def find_items(masked: str) -> list[Item]:
         offset = offsets[lineno]
         items.append(
             Item(
-                kind, value, marker, lineno, offset + pos, offset + m.end(), case, inline,
-                0 if inline else _columns(line[:pos]), loose,
+                kind,
+                value,
+                marker,
+                lineno,
+                offset + pos,
+                offset + m.end(),
+                case,
+                inline,
+                0 if inline else _columns(line[:pos]),
+                loose,
             )
-        )  # fmt: skip
+        )
     return items
 
 

@@ -187,9 +187,14 @@ def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
 
 
 def _one_matter(
-    text: str, masked: str, lang: str, parts: list[list[Unit]], firsts_of: list[Unit],
-    asking: list[bool], context_before: bool,
-) -> str:  # fmt: skip
+    text: str,
+    masked: str,
+    lang: str,
+    parts: list[list[Unit]],
+    firsts_of: list[Unit],
+    asking: list[bool],
+    context_before: bool,
+) -> str:
     """Why questions joined only by "and" may be one matter ("" if each stands alone)."""
     base = LATIN.get(lang)
     if base is None or script_of(text) is not None:
@@ -377,9 +382,10 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
         cue = "items separated by semicolons"
     else:
         opened = [
-            n for n, (_, kind) in enumerate(leads)
+            n
+            for n, (_, kind) in enumerate(leads)
             if kind == "ordinal" or (n and kind in ("strong", "also"))
-        ]  # fmt: skip
+        ]
         m = _MANY_QUESTIONS.search(text) or _ANOTHER.search(text)
         ands = [n for n, (_, kind) in enumerate(leads) if n and kind == "and"]
         if opened:

@@ -158,9 +158,12 @@ def _has_antecedent(
         if t.low in lang.person_wh and not (same_clause and t.low in _WH_PERSON):
             return True  # "Who is her enemy?": the one asked for is not who "her" is
         if (
-            t.text[0].isupper() and not t.initial and t.text != "I" and t.low not in lang.pronouns
+            t.text[0].isupper()
+            and not t.initial
+            and t.text != "I"
+            and t.low not in lang.pronouns
             and not (lang.code == "de" and t.text in _FORMAL_DE)
-        ):  # fmt: skip
+        ):
             return True
         if (
             t.low in lang.determiners

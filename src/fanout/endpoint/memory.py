@@ -128,8 +128,10 @@ class _Document(BaseModel):
 
 def _errors(exc: ValidationError) -> str:
     """A pydantic error in one line: where, and what is wrong (the first three)."""
-    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'document'}: {e['msg']}"
-             for e in exc.errors(include_url=False)[:3]]  # fmt: skip
+    parts = [
+        f"{'.'.join(str(p) for p in e['loc']) or 'document'}: {e['msg']}"
+        for e in exc.errors(include_url=False)[:3]
+    ]
     more = exc.error_count() - len(parts)
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
@@ -257,8 +259,11 @@ class EndpointMemory:
                     transport.endpoint.restore(doc.endpoint)
                 seed = getattr(transport.limiter, "seed_limits", None)
                 if seed is not None:
-                    seed(rpm=doc.limits.rpm, tpm=doc.limits.tpm,
-                         burst_requests=doc.limits.burst_requests)  # fmt: skip
+                    seed(
+                        rpm=doc.limits.rpm,
+                        tpm=doc.limits.tpm,
+                        burst_requests=doc.limits.burst_requests,
+                    )
                 trust = getattr(transport.limiter, "reset_trust", None)
                 if trust is not None:
                     trust.seed(doc.limits.resets)
@@ -340,8 +345,12 @@ class EndpointMemory:
             if not self._warned_save:
                 self._warned_save = True
                 where = "redis" if save is not None else str(self.directory)
-                log.warning("endpoint memory not saved to %s (the next process starts cold; "
-                            "FANOUT_MEMORY=0 turns it off): %s", where, exc)  # fmt: skip
+                log.warning(
+                    "endpoint memory not saved to %s (the next process starts cold; "
+                    "FANOUT_MEMORY=0 turns it off): %s",
+                    where,
+                    exc,
+                )
             return
         self._last = body
 

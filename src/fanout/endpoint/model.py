@@ -25,8 +25,13 @@ _REFIT_EVERY = 16  # responses between the fits recent_estimate() makes, at leas
 _REFIT_SHARE = 4  # ... and at least a 1/_REFIT_SHARE of the window the last fit saw
 SNAPSHOT_VERSION = 1
 """The layout of :meth:`EndpointModel.snapshot`; a snapshot of another is not restored."""
-_SNAPSHOT_FIELDS = ("prompt_tokens", "completion_tokens", "others_prompt_tokens",
-                    "others_completion_tokens", "latency_s")  # fmt: skip
+_SNAPSHOT_FIELDS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "others_prompt_tokens",
+    "others_completion_tokens",
+    "latency_s",
+)
 """An observation of a snapshot, in order: the arguments of ``observe`` that replay it."""
 _MAX_VALUE = 1e7
 """The most tokens (or seconds) a remembered observation or answer length may hold: more
@@ -206,8 +211,13 @@ class EndpointModel:
                 self._prefix_cache = True
                 self._cached = None
             prompt_tokens = max(0, prompt_tokens - cached_prompt_tokens)
-        obs = (float(prompt_tokens), float(completion_tokens), float(others_prompt_tokens),
-               float(others_completion_tokens), latency_s)  # fmt: skip
+        obs = (
+            float(prompt_tokens),
+            float(completion_tokens),
+            float(others_prompt_tokens),
+            float(others_completion_tokens),
+            latency_s,
+        )
         if len(self._obs) == self._obs.maxlen:
             self._accumulate(self._obs[0], -1.0)
         self._obs.append(obs)
@@ -536,10 +546,14 @@ class EndpointModel:
         self._replaying = True
         try:
             for (p, c, op, oc, latency), at in zip(snap.observations, sent, strict=True):
-                self.observe(prompt_tokens=int(p), completion_tokens=int(c),
-                             latency_s=float(latency), others_prompt_tokens=int(op),
-                             others_completion_tokens=int(oc),
-                             sent_at=None if at is None else at + shift)  # fmt: skip
+                self.observe(
+                    prompt_tokens=int(p),
+                    completion_tokens=int(c),
+                    latency_s=float(latency),
+                    others_prompt_tokens=int(op),
+                    others_completion_tokens=int(oc),
+                    sent_at=None if at is None else at + shift,
+                )
         finally:
             self._replaying = False
         if "slots" in snap.model_fields_set and self._obs:

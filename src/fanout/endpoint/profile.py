@@ -106,8 +106,11 @@ class EndpointProfile:
         return _slope(self.scaling)
 
     def summary(self) -> str:
-        cache = {True: "yes: a repeated prompt is not prefilled again", False: "no",
-                 None: "unknown (prefill too fast to tell)"}[self.prefix_cache]  # fmt: skip
+        cache = {
+            True: "yes: a repeated prompt is not prefilled again",
+            False: "no",
+            None: "unknown (prefill too fast to tell)",
+        }[self.prefix_cache]
         lines = [
             f"endpoint {self.base_url} model {self.model} ({self.requests_used} requests)",
             f"  round trip (1-token answer): {self.rtt_s * 1000:.0f} ms",
@@ -123,8 +126,10 @@ class EndpointProfile:
             lines.append(f"    {k:>3} -> {f:5.2f}x   {rate:8.0f} tokens/s")
         if self.decode_scaling:
             points = ", ".join(f"{k}: {f:.2f}x" for k, f in sorted(self.decode_scaling.items()))
-            lines.append(f"  decode time per token with k streams running together: {points} "
-                         f"(+{self.batch_slowdown:.2f} per extra stream)")  # fmt: skip
+            lines.append(
+                f"  decode time per token with k streams running together: {points} "
+                f"(+{self.batch_slowdown:.2f} per extra stream)"
+            )
         if self.slots is None:
             biggest = max(self.scaling, default=1)
             lines.append(f"  requests at once: at least {biggest} (none waited for a slot)")
@@ -292,8 +297,12 @@ class _Probe:
         self.extra = {"extra_body": extra_body} if extra_body else {}
 
     def params(self, content: str, max_tokens: int) -> dict[str, Any]:
-        return {"model": self.model, "messages": [{"role": "user", "content": content}],
-                "max_tokens": max_tokens, **self.extra}  # fmt: skip
+        return {
+            "model": self.model,
+            "messages": [{"role": "user", "content": content}],
+            "max_tokens": max_tokens,
+            **self.extra,
+        }
 
     async def round_trips(self) -> list[float]:
         """1. Round trip of a one-token answer, three times."""
@@ -321,8 +330,10 @@ class _Probe:
         prefixes answers it much sooner. About 1,200 characters: a few hundred tokens
         for most tokenizers, within the context of a small local server even when
         every byte is a token. Returns (prefill s/token, KV s/token, prefix cache)."""
-        long_prompt = (f"[{uuid.uuid4().hex[:12]}] Summarize this text. "
-                       + "The quick brown fox jumps over the lazy dog. " * 26)  # fmt: skip
+        long_prompt = (
+            f"[{uuid.uuid4().hex[:12]}] Summarize this text. "
+            + "The quick brown fox jumps over the lazy dog. " * 26
+        )
         long = await self.stream(long_prompt)
         again = await self.stream(long_prompt)
         if long.prompt_tokens > alone.prompt_tokens:

@@ -66,9 +66,11 @@ def _timed(
     a burst reached the server first is unknown (the client stamps each one before its
     own work of sending it, and sends them concurrently); the first answered is the
     likeliest to have been taken first."""
-    timed = sorted((s, s + obs[4], i)
-                   for i, (obs, s) in enumerate(zip(observations, sent, strict=True))
-                   if s is not None)  # fmt: skip
+    timed = sorted(
+        (s, s + obs[4], i)
+        for i, (obs, s) in enumerate(zip(observations, sent, strict=True))
+        if s is not None
+    )
     if not timed:
         return timed
     jitter = _JITTER * max(0.0, min(f - s for s, f, _ in timed))
@@ -149,8 +151,13 @@ class _Queue:
             a = bisect.bisect_right(self.times, s)
             b = bisect.bisect_right(self.times, start)
             p, c, op, oc, latency = out[i]
-            out[i] = (p, c, max(0.0, op - (self.done_p[b] - self.done_p[a])),
-                      max(0.0, oc - (self.done_c[b] - self.done_c[a])), latency - (start - s))  # fmt: skip
+            out[i] = (
+                p,
+                c,
+                max(0.0, op - (self.done_p[b] - self.done_p[a])),
+                max(0.0, oc - (self.done_c[b] - self.done_c[a])),
+                latency - (start - s),
+            )
         return out, waited
 
 
@@ -223,8 +230,9 @@ def _whole_answers(
     at most? A queue behind slots makes a request wait for the answers ahead of it; a
     busy client that reads every answer late makes waits of many tiny services (the
     answers all arrive at once), which no slot count explains."""
-    waits = [(obs[4] - s[4], s[4]) for obs, s in zip(observations, served, strict=True)
-             if s[4] < obs[4]]  # fmt: skip
+    waits = [
+        (obs[4] - s[4], s[4]) for obs, s in zip(observations, served, strict=True) if s[4] < obs[4]
+    ]
     if not waits:
         return False
     wait = sum(w for w, _ in waits) / len(waits)
@@ -263,12 +271,16 @@ def _served_alike(
     alone = [i for i in timed if served[i][4] >= observations[i][4]]
     if not alone:
         return True
-    coef = _least_squares([(1.0, served[i][0], served[i][1]) for i in waited],
-                          [served[i][4] for i in waited])  # fmt: skip
+    coef = _least_squares(
+        [(1.0, served[i][0], served[i][1]) for i in waited], [served[i][4] for i in waited]
+    )
     if coef is None:
         return False
-    ratios = sorted(observations[i][4] / max(1e-9, coef[0] + coef[1] * observations[i][0]
-                                             + coef[2] * observations[i][1]) for i in alone)  # fmt: skip
+    ratios = sorted(
+        observations[i][4]
+        / max(1e-9, coef[0] + coef[1] * observations[i][0] + coef[2] * observations[i][1])
+        for i in alone
+    )
     return ratios[len(ratios) // 2] <= _STALL
 
 

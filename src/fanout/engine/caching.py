@@ -62,28 +62,42 @@ def cached_answer(entry: Entry, job: Job) -> Answer:
     """``job``'s answer from a cache entry: it cost nothing now (no usage, no attempts)."""
     q = job.question
     return Answer(
-        index=job.index, question=q.text, id=q.id, text=entry.text,
-        choices=list(entry.choices) or [entry.text], mode=entry.mode,
-        finish_reason=entry.finish_reason, usage=Usage(), attempts=0, latency_s=0.0,
-        request_ids=list(entry.request_ids), tool_calls=list(entry.tool_calls), cached=True,
-    )  # fmt: skip
+        index=job.index,
+        question=q.text,
+        id=q.id,
+        text=entry.text,
+        choices=list(entry.choices) or [entry.text],
+        mode=entry.mode,
+        finish_reason=entry.finish_reason,
+        usage=Usage(),
+        attempts=0,
+        latency_s=0.0,
+        request_ids=list(entry.request_ids),
+        tool_calls=list(entry.tool_calls),
+        cached=True,
+    )
 
 
 def _entry_of(answer: Answer) -> Entry:
     assert answer.text is not None
     return Entry(
-        text=answer.text, choices=list(answer.choices), finish_reason=answer.finish_reason,
-        tool_calls=list(answer.tool_calls), mode=answer.mode,
-        prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
+        text=answer.text,
+        choices=list(answer.choices),
+        finish_reason=answer.finish_reason,
+        tool_calls=list(answer.tool_calls),
+        mode=answer.mode,
+        prompt_tokens=answer.usage.prompt_tokens,
+        completion_tokens=answer.usage.completion_tokens,
         request_ids=list(answer.request_ids),
-    )  # fmt: skip
+    )
 
 
 class CallCache:
     """One call's use of the response cache (see the module docstring)."""
 
-    def __init__(self, cache: Cache, store: Store, endpoint: str, opts: CallOptions,
-                 stats: CallStats) -> None:  # fmt: skip
+    def __init__(
+        self, cache: Cache, store: Store, endpoint: str, opts: CallOptions, stats: CallStats
+    ) -> None:
         self.cache = cache
         self.store = store
         self._endpoint = endpoint
@@ -96,9 +110,13 @@ class CallCache:
 
     def _failed(self, doing: str, exc: BaseException) -> None:
         if not self._broken:
-            log.warning("response cache %s not used (%s failed), this call goes on "
-                        "without it: %s: %s", self.store.where, doing, type(exc).__name__,
-                        exc)  # fmt: skip
+            log.warning(
+                "response cache %s not used (%s failed), this call goes on without it: %s: %s",
+                self.store.where,
+                doing,
+                type(exc).__name__,
+                exc,
+            )
         self._broken = True
 
     def key_of(self, job: Job) -> str | None:
@@ -127,8 +145,11 @@ class CallCache:
             data = found.get(key)
             entry = decode(data, ttl_s=self.cache.ttl_s) if data is not None else None
             if data is not None and entry is None:
-                log.debug("response cache: entry %s of question %d unreadable or expired: a miss",
-                          key[:12], job.index)  # fmt: skip
+                log.debug(
+                    "response cache: entry %s of question %d unreadable or expired: a miss",
+                    key[:12],
+                    job.index,
+                )
             if entry is not None and entry.finish_reason == _NEVER_KEPT:
                 entry = None  # kept before filtered answers were left out: asked again
             if entry is not None and not (split_only and entry.mode != "split"):
@@ -175,8 +196,9 @@ def _store_for(cache: Cache, transport: Transport) -> Store:
         try:
             from ..cache._redis import RedisStore
         except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise ConfigError("a response cache in redis needs the redis package: "
-                              "pip install redis") from exc  # fmt: skip
+            raise ConfigError(
+                "a response cache in redis needs the redis package: pip install redis"
+            ) from exc
         return RedisStore(url, namespace=namespace, ttl_s=cache.ttl_s)
     path = default_cache_path() if cache.path is None else cache.path
     return DiskStore(Path(path).expanduser(), ttl_s=cache.ttl_s)

@@ -124,8 +124,9 @@ async def check_with_canary(
     for job in group:
         job.tallies.append(tally)
     q = canary.job
-    rider = Job(index=q.index, question=q.question, params=q.params, key=q.key,
-                structured=q.structured)  # fmt: skip
+    rider = Job(
+        index=q.index, question=q.question, params=q.params, key=q.key, structured=q.structured
+    )
     reply = await send_merged(transport, [*group, rider], opts, stats, tally)
     request, filtered = reply.request, reply.filtered
     # Repeats kept: a canary whose known answer another question of the group rightly

@@ -78,8 +78,9 @@ def open_plan(transport: Transport, batch: list[Job], opts: CallOptions) -> Open
     if opts.policy.mode != "auto" or (known and not room_in_doubt(budget, len(batch))):
         plan = plan_batch(transport, batch, opts, budget)
         return Opening(wave=0, plan=plan, uncertain=False)
-    return open_batch(batch, opts, budget, lambda j, o, b: plan_batch(transport, j, o, b),
-                      lengths_known=known)  # fmt: skip
+    return open_batch(
+        batch, opts, budget, lambda j, o, b: plan_batch(transport, j, o, b), lengths_known=known
+    )
 
 
 def plan_to_price(transport: Transport, batch: list[Job], opts: CallOptions, plan: Plan) -> Plan:
@@ -267,8 +268,12 @@ class _Run:
                 self.abort(exc, "on_answer")
                 raise
         if self.sink is not None:
-            self.sink.update(done=stats.done, total=self.intake.total, retries=stats.retries,
-                             rate_limited=stats.rate_limited)  # fmt: skip
+            self.sink.update(
+                done=stats.done,
+                total=self.intake.total,
+                retries=stats.retries,
+                rate_limited=stats.rate_limited,
+            )
 
     async def finish(self, job: Job, answer: Answer) -> None:
         if self.spots.learn(job, answer) and self.check.out:  # asked alone: a canary
@@ -290,8 +295,15 @@ class _Run:
     async def first_check(self, group: list[Job], sample: int) -> None:
         """The call's first merge check, beside the groups after it."""
         try:
-            self.check.result = await check_merged(self.transport, group, sample, self.opts,
-                                                   self.stats, self.finish, on_alone=self.sampled)  # fmt: skip
+            self.check.result = await check_merged(
+                self.transport,
+                group,
+                sample,
+                self.opts,
+                self.stats,
+                self.finish,
+                on_alone=self.sampled,
+            )
         except Exception as exc:  # a bug of fanout's: kept, the finished answers not lost
             self.abort(exc, "fanout")
         finally:
@@ -318,8 +330,9 @@ class _Run:
                 self.evidence.wave_back += 1
             self._done()
 
-    async def start(self, tg: TaskGroup, group: list[Job], stream: bool = False,
-                    wave: bool = False) -> None:  # fmt: skip
+    async def start(
+        self, tg: TaskGroup, group: list[Job], stream: bool = False, wave: bool = False
+    ) -> None:
         """Start a group once the window has room for it."""
         await self.window.acquire()
         self.evidence.running += 1
@@ -328,11 +341,17 @@ class _Run:
     # --- plans -----------------------------------------------------------------------
     def revise(self, plan: Plan, trigger: str, questions: int, *, first_batch: bool) -> int:
         stats, endpoint = self.stats, self.transport.endpoint
-        stats.revisions.append(PlanRevision(
-            at_s=clock.now() - self.started, trigger=trigger, questions=questions, plan=plan,
-            observations=endpoint.estimate().observations, answer_tokens=endpoint.answer_tokens,
-            sent_until_s=sent_until(plan, self.in_flight.values()),
-        ))  # fmt: skip
+        stats.revisions.append(
+            PlanRevision(
+                at_s=clock.now() - self.started,
+                trigger=trigger,
+                questions=questions,
+                plan=plan,
+                observations=endpoint.estimate().observations,
+                answer_tokens=endpoint.answer_tokens,
+                sent_until_s=sent_until(plan, self.in_flight.values()),
+            )
+        )
         if (first_batch and not trigger.startswith("first wave")) or stats.plan is None:
             stats.plan = plan
         telemetry.planned(plan)
@@ -356,8 +375,12 @@ class _Run:
         if opening.wave:
             wave, pending = batch[: opening.wave], batch[opening.wave :]
             self.evidence.wave_back = 0
-            self.revise(opening.plan, "first wave: answer lengths unknown", len(wave),
-                        first_batch=first_batch)  # fmt: skip
+            self.revise(
+                opening.plan,
+                "first wave: answer lengths unknown",
+                len(wave),
+                first_batch=first_batch,
+            )
             for n, job in enumerate(wave):
                 await self.start(tg, [job], stream=n == 0, wave=True)
             plan, trigger, adaptive = await self.after_wave(pending, len(wave))

@@ -41,22 +41,31 @@ def estimate_costs(
     # overhead here), the cost counts them.
     anchors = 0
     if inputs.merge_answer_overhead is None:
-        anchors = sum(min(tokens, ANCHOR_TOKENS)
-                      for tokens, ok in zip(inputs.question_tokens, inputs.mergeable, strict=False)
-                      if ok)  # fmt: skip
+        anchors = sum(
+            min(tokens, ANCHOR_TOKENS)
+            for tokens, ok in zip(inputs.question_tokens, inputs.mergeable, strict=False)
+            if ok
+        )
 
     def one(c: Candidate, at: Tier, label: str) -> CostEstimate:
         completion = c.est_completion_tokens + (anchors if c.group_size > 1 else 0)
-        usage = Usage(prompt_tokens=c.est_prompt_tokens, completion_tokens=completion,
-                      cached_prompt_tokens=min(c.est_prompt_tokens,
-                                               cached_per_request * c.requests))  # fmt: skip
+        usage = Usage(
+            prompt_tokens=c.est_prompt_tokens,
+            completion_tokens=completion,
+            cached_prompt_tokens=min(c.est_prompt_tokens, cached_per_request * c.requests),
+        )
         wall = None if at == "batch" else c.est_wall_s
         note = {"flex": FLEX_NOTE, "batch": BATCH_NOTE}.get(at, "")
-        return CostEstimate(label=label, tier=at, requests=c.requests,
-                            est_prompt_tokens=c.est_prompt_tokens,
-                            est_completion_tokens=completion,
-                            est_cost=pricer.cost(usage, model, at), est_wall_s=wall,
-                            time_note=note)  # fmt: skip
+        return CostEstimate(
+            label=label,
+            tier=at,
+            requests=c.requests,
+            est_prompt_tokens=c.est_prompt_tokens,
+            est_completion_tokens=completion,
+            est_cost=pricer.cost(usage, model, at),
+            est_wall_s=wall,
+            time_note=note,
+        )
 
     rows = [one(c, tier, c.label) for c in plan.candidates]
     split = next((c for c in plan.candidates if c.group_size == 1), None)

@@ -81,47 +81,68 @@ def question_error(
         shown = exc.refusal if len(exc.refusal) <= 300 else f"{exc.refusal[:300]}..."
         err: QuestionError = RefusalError(
             f"question {job.index}: the model refused ({tried}): {shown}",
-            index=job.index, question=q.text, attempts=attempts, refusal=exc.refusal,
-        )  # fmt: skip
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
+            refusal=exc.refusal,
+        )
     elif isinstance(exc, UnfitReplyError):
         err = StructuredOutputError(
             f"question {job.index}: the answer did not fit the response_format ({tried}): "
             f"{exc.reason}",
-            index=job.index, question=q.text, attempts=attempts, reply=exc.reply,
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
+            reply=exc.reply,
             reason=exc.reason,
-        )  # fmt: skip
+        )
     elif isinstance(exc, EmptyReplyError):
         err = EmptyAnswerError(
             f"question {job.index}: no answer {tried}: {exc}",
-            index=job.index, question=q.text, attempts=attempts, tool_calls=exc.tool_calls,
-        )  # fmt: skip
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
+            tool_calls=exc.tool_calls,
+        )
     elif isinstance(exc, UnreadableResponseError):
         err = MalformedResponseError(
             f"question {job.index} failed {tried}: {exc}",
-            index=job.index, question=q.text, attempts=attempts,
-        )  # fmt: skip
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
+        )
     elif isinstance(exc, QuotaGoneError):
         err = QuotaExceededError(
             f"question {job.index}: not sent: the API key has no quota left (an earlier "
             "request got insufficient_quota)",
-            index=job.index, question=q.text, attempts=attempts,
-        )  # fmt: skip
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
+        )
     elif is_quota_error(exc):
         err = QuotaExceededError(
             f"question {job.index}: the API key has no quota left (insufficient_quota); "
             "not retried",
-            index=job.index, question=q.text, attempts=attempts,
-        )  # fmt: skip
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
+        )
     elif isinstance(exc, OverBudgetError):
         err = BudgetExceededError(
-            f"question {job.index}: {exc}", index=job.index, question=q.text,
-            attempts=attempts, cap=exc.cap.cap, spent=exc.cap.spent,
-        )  # fmt: skip
+            f"question {job.index}: {exc}",
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
+            cap=exc.cap.cap,
+            spent=exc.cap.spent,
+        )
     elif isinstance(exc, KeyRefusedError):
         err = QuestionError(
             f"question {job.index}: {exc} (the endpoint refuses the API key or its access)",
-            index=job.index, question=q.text, attempts=attempts,
-        )  # fmt: skip
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
+        )
     else:
         what = f"{type(exc).__name__}: {exc}"
         if isinstance(exc, openai.APITimeoutError) and base_url:
@@ -130,8 +151,10 @@ def question_error(
             what = f"could not reach {base_url}: {what}"
         err = QuestionError(
             redact(f"question {job.index} failed after {attempts} attempt(s): {what}"),
-            index=job.index, question=q.text, attempts=attempts,
-        )  # fmt: skip
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
+        )
     scrub_exception(exc)  # the SDK's exception may hold an echoed key
     err.__cause__ = exc
     return err
@@ -146,17 +169,24 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     try:
         # Empty is no answer, nor one that does not fit the question's structured
         # format: judged within the attempt, so that it is retried.
-        completion = await transport.send(job.params, opts, stats, tally,
-                                          check=lambda c: _judge(c, job))  # fmt: skip
+        completion = await transport.send(
+            job.params, opts, stats, tally, check=lambda c: _judge(c, job)
+        )
     except Exception as exc:
         error = question_error(exc, job, tally.attempts, base_url=str(transport.client.base_url))
         log.debug("question %d failed after %d attempts: %r", job.index, tally.attempts, exc)
         return Answer(
-            index=job.index, question=q.text, id=q.id, usage=tally.usage,
-            attempts=tally.attempts, latency_s=clock.now() - start,
-            request_ids=tally.request_ids, error=error,
-            refusal=getattr(exc, "refusal", None), tool_calls=getattr(exc, "tool_calls", []),
-        )  # fmt: skip
+            index=job.index,
+            question=q.text,
+            id=q.id,
+            usage=tally.usage,
+            attempts=tally.attempts,
+            latency_s=clock.now() - start,
+            request_ids=tally.request_ids,
+            error=error,
+            refusal=getattr(exc, "refusal", None),
+            tool_calls=getattr(exc, "tool_calls", []),
+        )
     # The transport checked it: at least one choice, each with a message. With n > 1
     # the choices are put in the order of their index, whatever order they came in.
     ordered = sorted(completion.choices, key=lambda c: c.index if isinstance(c.index, int) else 0)
@@ -234,9 +264,13 @@ async def send_merged(
     request = build_merged(texts, fmt, structured=structured)
     while True:
         try:
-            params = merged_params(request, model=opts.model, system=opts.system,
-                                   create_kwargs=opts.create_kwargs,
-                                   context=group[0].question.context)  # fmt: skip
+            params = merged_params(
+                request,
+                model=opts.model,
+                system=opts.system,
+                create_kwargs=opts.create_kwargs,
+                context=group[0].question.context,
+            )
             with telemetry.merged_request(len(group)):
                 completion = await transport.send(params, opts, stats, tally)
             return read_merged(request, completion, structured, tally.usage)
@@ -300,8 +334,9 @@ async def deliver_merged(
     question is asked alone, with its share of the reply's usage."""
     request, found = reply.request, reply.found
     if reply.filtered:
-        log.debug("merged reply for %d questions cut by the content filter; asking "
-                  "each alone", len(group))  # fmt: skip
+        log.debug(
+            "merged reply for %d questions cut by the content filter; asking each alone", len(group)
+        )
     shares = reply.shares(len(group)) if reply.replied else [Usage()] * len(group)
     own_shares = reply.own_completion_tokens()  # riders' included
     latency = clock.now() - start
@@ -321,8 +356,9 @@ async def deliver_merged(
             max(0.0, (billed.completion_tokens - own_answers) / k),
         )
     reask: list[tuple[Job, Usage]] = []
-    for i, (job, tag) in enumerate(zip(group, request.tags[: len(request.tags) - riders],
-                                       strict=True)):  # fmt: skip
+    for i, (job, tag) in enumerate(
+        zip(group, request.tags[: len(request.tags) - riders], strict=True)
+    ):
         share = shares[i]
         own = alone.get(i) if alone else None
         if own is not None:
@@ -336,11 +372,23 @@ async def deliver_merged(
         framing = transport.endpoint.merge_answer_overhead or MERGE_ANSWER_OVERHEAD
         transport.endpoint.observe_answer(max(1, own_shares[i] - framing))
         q = job.question
-        await finish(job, Answer(
-            index=job.index, question=q.text, id=q.id, text=text, choices=[text], mode="merged",
-            finish_reason="stop", usage=share, attempts=tally.attempts, latency_s=latency,
-            request_ids=list(tally.request_ids), parsed=reply.values.get(tag),
-        ))  # fmt: skip
+        await finish(
+            job,
+            Answer(
+                index=job.index,
+                question=q.text,
+                id=q.id,
+                text=text,
+                choices=[text],
+                mode="merged",
+                finish_reason="stop",
+                usage=share,
+                attempts=tally.attempts,
+                latency_s=latency,
+                request_ids=list(tally.request_ids),
+                parsed=reply.values.get(tag),
+            ),
+        )
     if not reask:
         return
     stats.reasked.extend(job.index for job, _ in reask)
@@ -360,12 +408,19 @@ def _with_share(
 ) -> Answer:
     """A question's answer asked alone, with its share of the group's merged request
     added (usage, attempts, request ids: the merged one first if it was sent first)."""
-    ids = [*tally.request_ids, *answer.request_ids] if merged_first else [
-        *answer.request_ids, *tally.request_ids]  # fmt: skip
-    return answer.model_copy(update={
-        "usage": answer.usage + share, "attempts": answer.attempts + tally.attempts,
-        "request_ids": ids, "latency_s": clock.now() - start,
-    })  # fmt: skip
+    ids = (
+        [*tally.request_ids, *answer.request_ids]
+        if merged_first
+        else [*answer.request_ids, *tally.request_ids]
+    )
+    return answer.model_copy(
+        update={
+            "usage": answer.usage + share,
+            "attempts": answer.attempts + tally.attempts,
+            "request_ids": ids,
+            "latency_s": clock.now() - start,
+        }
+    )
 
 
 def _questions(n: int) -> str:

@@ -162,17 +162,24 @@ class Fanout:
     ) -> Plan:
         """What would ``ask_many`` do with these questions, and why? Sends nothing."""
         check_container(questions)
-        opts = self._options(model=model or self.model or "dry-run", system=system, policy=policy,
-                             create_kwargs=create_kwargs)  # fmt: skip
+        opts = self._options(
+            model=model or self.model or "dry-run",
+            system=system,
+            policy=policy,
+            create_kwargs=create_kwargs,
+        )
         self._memory.recall_now(self._transport, model or self.model)
         jobs = [_dry_job(i, item, opts) for i, item in enumerate(questions)]
         opening = open_plan(self._transport, jobs, opts)
         plan = commit_plan(opening)
         if opening.wave:  # the call would first send a wave: say so, plan them all
-            plan = dataclasses.replace(plan, reason=(
-                f"A call would start with a {opening.plan.reason} Until the wave tells: "
-                f"{plan.reason}"
-            ))  # fmt: skip
+            plan = dataclasses.replace(
+                plan,
+                reason=(
+                    f"A call would start with a {opening.plan.reason} Until the wave tells: "
+                    f"{plan.reason}"
+                ),
+            )
         priced = plan_to_price(self._transport, jobs, opts, plan)
         estimates = estimate_costs(priced, self.pricer, opts.model, opts.create_kwargs)
         return dataclasses.replace(plan, estimates=estimates)
@@ -213,11 +220,21 @@ class Fanout:
         ``cache``: this call's response cache instead of the ``Fanout``'s (``False``:
         none); see docs/cache.md.
         """
-        opts = self._options(model=model, system=system, retry=retry, policy=policy,
-                             on_error=on_error, timeout=timeout, progress=progress,
-                             on_answer=on_answer, dedupe=dedupe, api=api, max_cost=max_cost,
-                             cache=cache,
-                             create_kwargs=create_kwargs)  # fmt: skip
+        opts = self._options(
+            model=model,
+            system=system,
+            retry=retry,
+            policy=policy,
+            on_error=on_error,
+            timeout=timeout,
+            progress=progress,
+            on_answer=on_answer,
+            dedupe=dedupe,
+            api=api,
+            max_cost=max_cost,
+            cache=cache,
+            create_kwargs=create_kwargs,
+        )
         check_container(questions)
         known: list[Question] | None = None
         if isinstance(questions, (list, tuple)):
@@ -256,8 +273,9 @@ class Fanout:
         check_container(questions)
         named = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
                  "on_answer", "dedupe", "api", "max_cost", "cache")  # fmt: skip
-        opts = self._options(**{k: overrides.pop(k) for k in named if k in overrides},
-                             create_kwargs=overrides)  # fmt: skip
+        opts = self._options(
+            **{k: overrides.pop(k) for k in named if k in overrides}, create_kwargs=overrides
+        )
         send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
         stats = CallStats()
 
@@ -336,10 +354,18 @@ class Fanout:
         **overrides: Any,
     ) -> CallOptions:
         defaults = CallOptions(
-            model=self.model or "", system=self.system, retry=self.retry, policy=self.policy,
-            on_error=self.on_error, timeout=None, progress=False, on_answer=None, dedupe=True,
-            create_kwargs=self.create_kwargs, api=self.api,
-        )  # fmt: skip
+            model=self.model or "",
+            system=self.system,
+            retry=self.retry,
+            policy=self.policy,
+            on_error=self.on_error,
+            timeout=None,
+            progress=False,
+            on_answer=None,
+            dedupe=True,
+            create_kwargs=self.create_kwargs,
+            api=self.api,
+        )
         named = {"model": None, "system": None, "retry": None, "policy": None, "on_error": None,
                  "timeout": None, "progress": False, "on_answer": None, "dedupe": True,
                  "api": None}  # fmt: skip
@@ -406,13 +432,28 @@ async def ask_many(
     Each call is a new ``Fanout``: what the last one learned of the endpoint comes
     from its memory (``memory``: see :class:`Fanout`).
     """
-    fo = Fanout(client, model=model, system=system, limits=limits, retry=retry, policy=policy,
-                on_error=on_error, memory=memory, api=api, pricing=pricing,
-                max_cost=max_cost, cache=cache)  # fmt: skip
+    fo = Fanout(
+        client,
+        model=model,
+        system=system,
+        limits=limits,
+        retry=retry,
+        policy=policy,
+        on_error=on_error,
+        memory=memory,
+        api=api,
+        pricing=pricing,
+        max_cost=max_cost,
+        cache=cache,
+    )
     return await fo.ask_many(
-        questions, timeout=timeout, progress=progress, on_answer=on_answer, dedupe=dedupe,
+        questions,
+        timeout=timeout,
+        progress=progress,
+        on_answer=on_answer,
+        dedupe=dedupe,
         **create_kwargs,
-    )  # fmt: skip
+    )
 
 
 def plan(
@@ -432,6 +473,10 @@ def plan(
     if fanout is None:
         from openai import AsyncOpenAI
 
-        fanout = Fanout(AsyncOpenAI(api_key="dry-run", base_url="http://127.0.0.1:9/v1"),
-                        model=model, limits=limits, memory=False)  # fmt: skip
+        fanout = Fanout(
+            AsyncOpenAI(api_key="dry-run", base_url="http://127.0.0.1:9/v1"),
+            model=model,
+            limits=limits,
+            memory=False,
+        )
     return fanout.plan(questions, model=model, system=system, policy=policy, **create_kwargs)

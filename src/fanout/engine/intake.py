@@ -222,8 +222,13 @@ class Intake:
             try:
                 structured = structured_for(question, self._opts, params)
             except ConfigError as exc:
-                await self._deliver(Answer(index=index, question=preview(item), error=(
-                    InvalidQuestionError(f"question {index}: {exc}", index=index))))  # fmt: skip
+                await self._deliver(
+                    Answer(
+                        index=index,
+                        question=preview(item),
+                        error=(InvalidQuestionError(f"question {index}: {exc}", index=index)),
+                    )
+                )
                 continue
             key = (
                 json.dumps(params, sort_keys=True, default=str) if self._opts.dedupe else str(index)

@@ -229,10 +229,14 @@ def build_merged(
         )
         response_format = None
     return MergedRequest(
-        tags=tags, format=fmt, user_message=f"{head}\n\n{listing}",
-        response_format=response_format, questions=tuple(questions), keys=tuple(keys),
+        tags=tags,
+        format=fmt,
+        user_message=f"{head}\n\n{listing}",
+        response_format=response_format,
+        questions=tuple(questions),
+        keys=tuple(keys),
         structured=structured is not None,
-    )  # fmt: skip
+    )
 
 
 def cut_by_filter(finish_reason: str | None) -> bool:
@@ -366,8 +370,9 @@ def _object_pairs(text: str, i: int) -> tuple[list[tuple[str, object]], list[str
 
 
 def _names_a_tag(text: str, wanted: set[str]) -> bool:
-    return any(json.dumps(key, ensure_ascii=False) in text or json.dumps(key) in text
-               for key in wanted)  # fmt: skip
+    return any(
+        json.dumps(key, ensure_ascii=False) in text or json.dumps(key) in text for key in wanted
+    )
 
 
 def _parse_json(

@@ -130,8 +130,10 @@ def _wave_cost(
     after = {}
     for (h, r), p in plans.items():
         inputs = p.inputs
-        spent = sum(inputs.shared_prompt_tokens + inputs.question_tokens[i]
-                    + inputs.answer_tokens[i] for i in range(wave))  # fmt: skip
+        spent = sum(
+            inputs.shared_prompt_tokens + inputs.question_tokens[i] + inputs.answer_tokens[i]
+            for i in range(wave)
+        )
         after[h, r] = plan(rest, _with_length(opts, h), _after(rooms[r], wave, spent))
     cost = {}
     for (h, r), p in plans.items():
@@ -172,9 +174,10 @@ def open_batch(
     committed: dict[str, Plan] = {}
     for (h, r), p in plans.items():
         label = p.chosen.label + (
-            f", planned for ~{h}-token answers" if h is not None
+            f", planned for ~{h}-token answers"
+            if h is not None
             else f", planned for {'even pacing' if r == 0 else 'room for all'}"
-        )  # fmt: skip
+        )
         if any(q.groups == p.groups for q in committed.values()):
             continue
         committed[label] = p
@@ -193,11 +196,15 @@ def open_batch(
     commit = min(committed, key=lambda label: (regret[label], committed[label].chosen.requests))
     doubts = []
     if not lengths_known:
-        doubts.append("whether answers run " + ", ".join(map(str, HYPOTHESES[:-1]))
-                      + f" or {HYPOTHESES[-1]} tokens")  # fmt: skip
+        doubts.append(
+            "whether answers run "
+            + ", ".join(map(str, HYPOTHESES[:-1]))
+            + f" or {HYPOTHESES[-1]} tokens"
+        )
     if len(rooms) > 1:
-        doubts.append("whether the endpoint takes them all at once or one per "
-                      f"{60 / (budget.rpm or 1):.2g} s")  # fmt: skip
+        doubts.append(
+            f"whether the endpoint takes them all at once or one per {60 / (budget.rpm or 1):.2g} s"
+        )
     doubt = ", and ".join(doubts)
     unknown = "Answer lengths unknown" if not lengths_known else "The limits' room unknown"
     waves = [label for label in cost if label.startswith("first wave")]
@@ -206,17 +213,25 @@ def open_batch(
         wave = int(best_wave.rsplit(" ", 1)[1])
         alone = dataclasses.replace(opts.policy, mode="split")
         first_plan = plan(jobs[:wave], dataclasses.replace(opts, policy=alone), budget)
-        what = ("the room the endpoint has" if lengths_known else
-                "how long the answers are" if len(rooms) == 1 else
-                "the room the endpoint has and how long the answers are")  # fmt: skip
+        what = (
+            "the room the endpoint has"
+            if lengths_known
+            else "how long the answers are"
+            if len(rooms) == 1
+            else "the room the endpoint has and how long the answers are"
+        )
         reason = (
             f"first wave: {wave} question{'s' if wave != 1 else ''} sent alone, to learn "
             f"{what} before planning the other {len(jobs) - wave}: the best plan depends on "
             f"it (within {regret[best_wave]:.2f}x of the best estimate {doubt}; committing "
             f"now, {commit}, within {regret[commit]:.2f}x)."
         )
-        return Opening(wave=wave, plan=dataclasses.replace(first_plan, reason=reason),
-                       uncertain=True, fallback=committed[commit])  # fmt: skip
+        return Opening(
+            wave=wave,
+            plan=dataclasses.replace(first_plan, reason=reason),
+            uncertain=True,
+            fallback=committed[commit],
+        )
     chosen = committed[commit]
     reason = (
         f"{chosen.reason} {unknown}: {commit}, within {regret[commit]:.2f}x of the best "

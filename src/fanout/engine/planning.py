@@ -320,8 +320,9 @@ def _with_checks(groups: list[list[int]], checks: MergeChecks | None) -> list[li
 _CAP_NOTE_RATIO = 1.5  # the cap is worth a note when it makes the plan this much slower
 
 
-def _candidate(size: int, mergeable: list[int], alone: list[list[int]], inputs: PlanInputs
-               ) -> tuple[Candidate, list[list[int]]]:  # fmt: skip
+def _candidate(
+    size: int, mergeable: list[int], alone: list[list[int]], inputs: PlanInputs
+) -> tuple[Candidate, list[list[int]]]:
     groups = _partition(mergeable, size) + alone
     groups.sort(key=lambda g: g[0])
     wall, p, c, waited = estimate_groups(groups, inputs)
@@ -373,8 +374,9 @@ def make_plan(inputs: PlanInputs, policy: Policy) -> Plan:
     if policy.mode != "split" and cap < most and chosen.group_size == cap:
         # The cap binds: would larger groups be much faster? Then the report says so.
         above = [s for s in _group_sizes_to_try(most, most) if s > cap]
-        best = min((_candidate(s, mergeable, alone, inputs)[0] for s in above),
-                   key=lambda c: c.est_wall_s)  # fmt: skip
+        best = min(
+            (_candidate(s, mergeable, alone, inputs)[0] for s in above), key=lambda c: c.est_wall_s
+        )
         if chosen.est_wall_s > _CAP_NOTE_RATIO * best.est_wall_s:
             uncapped = best
     reason = _reason(chosen, [c for c, _ in candidates], inputs, policy)
@@ -531,8 +533,9 @@ def plan_jobs(
                 )
         else:
             check = True
-        checks = MergeChecks(first=check, counts=known or (0, 0, 0),
-                             threshold=policy.merge_agreement)  # fmt: skip
+        checks = MergeChecks(
+            first=check, counts=known or (0, 0, 0), threshold=policy.merge_agreement
+        )
     elif policy.mode == "merge" and not endpoint.warned_low_agreement:
         known = endpoint.merge_agreement(merge_format)
         threshold = (
@@ -577,16 +580,25 @@ def plan_jobs(
     if merge_note:
         plan = dataclasses.replace(plan, reason=plan.reason + merge_note)
     elif check and merges:
-        plan = dataclasses.replace(plan, merge_check=True, reason=plan.reason + (
-            " Merged answers are not yet known to agree with split ones here: the first "
-            "merged group is asked both ways and compared before the rest are merged "
-            "(Policy.merge_agreement)."
-        ))  # fmt: skip
+        plan = dataclasses.replace(
+            plan,
+            merge_check=True,
+            reason=plan.reason
+            + (
+                " Merged answers are not yet known to agree with split ones here: the first "
+                "merged group is asked both ways and compared before the rest are merged "
+                "(Policy.merge_agreement)."
+            ),
+        )
     elif merges and policy.mode == "auto" and policy.merge_agreement is not None:
-        plan = dataclasses.replace(plan, reason=plan.reason + (
-            " Merged groups also ask their last question alone and take their merged "
-            "answers only if that one agrees: every group until the checks establish "
-            "agreement at 95 % confidence, then one in 4 (Policy.merge_agreement)."
-        ))  # fmt: skip
+        plan = dataclasses.replace(
+            plan,
+            reason=plan.reason
+            + (
+                " Merged groups also ask their last question alone and take their merged "
+                "answers only if that one agrees: every group until the checks establish "
+                "agreement at 95 % confidence, then one in 4 (Policy.merge_agreement)."
+            ),
+        )
     log.debug("plan for %d questions: %s", len(jobs), plan.reason)
     return plan

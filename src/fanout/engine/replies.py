@@ -132,8 +132,14 @@ def tool_calls_of(message: ChatCompletionMessage) -> list[dict[str, Any]]:
             calls.append(dict(call))
     function_call = getattr(message, "function_call", None)
     if isinstance(function_call, BaseModel):
-        calls.append({"type": "function", "function": function_call.model_dump(
-            mode="json", exclude_unset=True, warnings=False)})  # fmt: skip
+        calls.append(
+            {
+                "type": "function",
+                "function": function_call.model_dump(
+                    mode="json", exclude_unset=True, warnings=False
+                ),
+            }
+        )
     return calls
 
 
@@ -167,8 +173,9 @@ def judge(completion: ChatCompletion, params: Mapping[str, Any]) -> None:
         raise EmptyReplyError(
             f"the reply held no text, only tool calls ({_names(calls)}) although the request "
             "offered no tools",
-            retry=False, tool_calls=calls,
-        )  # fmt: skip
+            retry=False,
+            tool_calls=calls,
+        )
     finish = choice.finish_reason
     if finish == "length":
         raise EmptyReplyError(

@@ -69,8 +69,10 @@ def _part(part: Any, role: str) -> Any:
         return part
     kind = part.get("type")
     if kind == "text":
-        return {"type": "output_text" if role == "assistant" else "input_text",
-                "text": part.get("text", "")}  # fmt: skip
+        return {
+            "type": "output_text" if role == "assistant" else "input_text",
+            "text": part.get("text", ""),
+        }
     if kind == "image_url":
         image = part.get("image_url")
         url = image.get("url") if isinstance(image, Mapping) else image
@@ -90,8 +92,13 @@ def _input(messages: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
             instructions.append(content)
             continue
         if role == "tool":
-            items.append({"type": "function_call_output", "call_id": message.get("tool_call_id"),
-                          "output": content if isinstance(content, str) else str(content)})  # fmt: skip
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.get("tool_call_id"),
+                    "output": content if isinstance(content, str) else str(content),
+                }
+            )
             continue
         if isinstance(content, list):
             content = [_part(part, role) for part in content]
@@ -99,8 +106,14 @@ def _input(messages: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
             items.append({"role": role, "content": content})
         for call in message.get("tool_calls") or ():
             fn = call.get("function") or {}
-            items.append({"type": "function_call", "call_id": call.get("id"),
-                          "name": fn.get("name"), "arguments": fn.get("arguments", "")})  # fmt: skip
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": call.get("id"),
+                    "name": fn.get("name"),
+                    "arguments": fn.get("arguments", ""),
+                }
+            )
     return ("\n\n".join(instructions) or None), items
 
 
@@ -155,9 +168,13 @@ def _usage(usage: Any) -> dict[str, Any] | None:
     cached = _get(_get(usage, "input_tokens_details"), "cached_tokens")
     reasoning = _get(_get(usage, "output_tokens_details"), "reasoning_tokens")
     total = prompt + completion if isinstance(prompt, int) and isinstance(completion, int) else None
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total,
-            "prompt_tokens_details": {"cached_tokens": cached},
-            "completion_tokens_details": {"reasoning_tokens": reasoning}}  # fmt: skip
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": total,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
+    }
 
 
 def _finish(response: Any, tool_calls: bool) -> str:
@@ -191,30 +208,44 @@ def completion_of(response: Any) -> ChatCompletion:
                 elif _get(part, "type") == "refusal":
                     refusals.append(str(_get(part, "refusal", "")))
         elif kind == "function_call":
-            calls.append({"id": _get(item, "call_id"), "type": "function",
-                          "function": {"name": _get(item, "name"),
-                                       "arguments": _get(item, "arguments", "")}})  # fmt: skip
-    message: dict[str, Any] = {"role": "assistant",
-                               "content": "".join(texts) if texts or not calls else None,
-                               "refusal": "".join(refusals) or None}  # fmt: skip
+            calls.append(
+                {
+                    "id": _get(item, "call_id"),
+                    "type": "function",
+                    "function": {
+                        "name": _get(item, "name"),
+                        "arguments": _get(item, "arguments", ""),
+                    },
+                }
+            )
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(texts) if texts or not calls else None,
+        "refusal": "".join(refusals) or None,
+    }
     if calls:
         message["tool_calls"] = calls
     created = _get(response, "created_at")
     return ChatCompletion.model_construct(
-        id=str(_get(response, "id", "")), object="chat.completion",
+        id=str(_get(response, "id", "")),
+        object="chat.completion",
         created=int(created) if isinstance(created, (int, float)) else int(time.time()),
         model=str(_get(response, "model", "")),
         choices=[_choice(message, _finish(response, bool(calls)))],
         usage=_usage(_get(response, "usage")),
-    )  # fmt: skip
+    )
 
 
 def _choice(message: dict[str, Any], finish: str) -> Any:
     from openai.types.chat import ChatCompletionMessage
     from openai.types.chat.chat_completion import Choice
 
-    return Choice.model_construct(index=0, finish_reason=finish, logprobs=None,
-                                  message=ChatCompletionMessage.model_validate(message))  # fmt: skip
+    return Choice.model_construct(
+        index=0,
+        finish_reason=finish,
+        logprobs=None,
+        message=ChatCompletionMessage.model_validate(message),
+    )
 
 
 async def chunks_of(events: AsyncIterator[Any]) -> AsyncIterator[ChatCompletionChunk]:
@@ -223,12 +254,18 @@ async def chunks_of(events: AsyncIterator[Any]) -> AsyncIterator[ChatCompletionC
     from openai.types.chat import ChatCompletionChunk
 
     def chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> Any:
-        return ChatCompletionChunk.model_validate({
-            "id": "", "object": "chat.completion.chunk", "created": 0, "model": "",
-            "choices": [] if usage is not None else [
-                {"index": 0, "delta": delta, "finish_reason": finish}],
-            "usage": usage,
-        })  # fmt: skip
+        return ChatCompletionChunk.model_validate(
+            {
+                "id": "",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "",
+                "choices": []
+                if usage is not None
+                else [{"index": 0, "delta": delta, "finish_reason": finish}],
+                "usage": usage,
+            }
+        )
 
     calls = False
     async for event in events:

@@ -57,8 +57,10 @@ def timed_out(index: int, question: Question, attempts: int = 0) -> Answer:
     made = f" ({attempts} attempt(s) made)" if attempts else ""
     err = QuestionTimeoutError(
         f"question {index} was not answered before the call's timeout{made}",
-        index=index, question=question.text, attempts=attempts,
-    )  # fmt: skip
+        index=index,
+        question=question.text,
+        attempts=attempts,
+    )
     return Answer(index=index, question=question.text, id=question.id, attempts=attempts, error=err)
 
 

@@ -208,9 +208,15 @@ async def reserve_stream(
 
 
 def settle_stream(
-    caps: tuple[SpendCap, ...], pricer: Pricer, params: Mapping[str, Any], model: str,
-    need: Decimal, usage: Usage, *, opened: bool,
-) -> None:  # fmt: skip
+    caps: tuple[SpendCap, ...],
+    pricer: Pricer,
+    params: Mapping[str, Any],
+    model: str,
+    need: Decimal,
+    usage: Usage,
+    *,
+    opened: bool,
+) -> None:
     """Settle a :func:`reserve_stream` reservation: the stream's usage, else (cut before
     its usage came) the whole reservation if it opened, nothing if it never did."""
     cost = pricer.of_params(usage, params, model) if usage.total_tokens else None

@@ -79,8 +79,10 @@ class Structured:
         error = next(iter(self._validator.iter_errors(value)), None)
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
-            raise ValueError(f"the answer does not fit the schema{f' at {where}' if where else ''}"
-                             f": {error.message}")  # fmt: skip
+            raise ValueError(
+                f"the answer does not fit the schema{f' at {where}' if where else ''}"
+                f": {error.message}"
+            )
         return value
 
     def composed(self, keys: list[str] | tuple[str, ...]) -> dict[str, Any]:
@@ -170,8 +172,12 @@ def structured_of(response_format: object) -> Structured | None:
         assert isinstance(response_format, type)
         sent = json.loads(json.dumps(type_to_response_format_param(response_format)))
         spec = sent["json_schema"]
-        return Structured(response_format=sent, schema=spec["schema"],
-                          strict=bool(spec.get("strict")), model=response_format)  # fmt: skip
+        return Structured(
+            response_format=sent,
+            schema=spec["schema"],
+            strict=bool(spec.get("strict")),
+            model=response_format,
+        )
     if not isinstance(response_format, Mapping) or response_format.get("type") != "json_schema":
         return None
     spec = response_format.get("json_schema")
@@ -191,9 +197,11 @@ def structured_of(response_format: object) -> Structured | None:
     except jsonschema.SchemaError as exc:
         raise ConfigError(f"response_format: the schema is no JSON schema: {exc.message}") from None
     return Structured(
-        response_format=dict(response_format), schema=plain, strict=bool(spec.get("strict")),
+        response_format=dict(response_format),
+        schema=plain,
+        strict=bool(spec.get("strict")),
         _validator=kind(plain),
-    )  # fmt: skip
+    )
 
 
 SCHEMA_FORMAT = "schema"

@@ -88,10 +88,22 @@ def ask_many_sync(
         twin = async_client_for(client)
         try:
             return await ask_many(
-                questions, client=twin, model=model, system=system, limits=limits, retry=retry,
-                policy=policy, on_error=on_error, timeout=timeout, progress=progress,
-                on_answer=on_answer, dedupe=dedupe, memory=memory, cache=cache, **create_kwargs,
-            )  # fmt: skip
+                questions,
+                client=twin,
+                model=model,
+                system=system,
+                limits=limits,
+                retry=retry,
+                policy=policy,
+                on_error=on_error,
+                timeout=timeout,
+                progress=progress,
+                on_answer=on_answer,
+                dedupe=dedupe,
+                memory=memory,
+                cache=cache,
+                **create_kwargs,
+            )
         finally:
             await twin.close()
 
@@ -182,8 +194,9 @@ def _listening(loop: asyncio.AbstractEventLoop) -> list[tuple[str, int]]:
             # A duplicate of the descriptor, so that closing it leaves the loop's alone.
             with socket.socket(fileno=os.dup(fd)) as sock:
                 if sock.type != socket.SOCK_STREAM or sock.family not in (
-                    socket.AF_INET, socket.AF_INET6,
-                ):  # fmt: skip
+                    socket.AF_INET,
+                    socket.AF_INET6,
+                ):
                     continue
                 try:
                     sock.getpeername()

@@ -177,21 +177,33 @@ class Transport:
             prompt = estimate_messages_tokens(params["messages"], opts.model)
             answer = params.get("max_tokens") or self.endpoint.answer_tokens or PRIOR_ANSWER_CAP
             expected = self.endpoint.recent_estimate().request_s(prompt, answer)
-            return await send_flex(lambda p: self._send(p, opts, stats, tally, check), params,
-                                   opts.retry, expected)  # fmt: skip
+            return await send_flex(
+                lambda p: self._send(p, opts, stats, tally, check), params, opts.retry, expected
+            )
         return await self._send(params, opts, stats, tally, check)
 
-    async def _send(self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally,
-                    check: Callable[[ChatCompletion], None] | None) -> ChatCompletion:  # fmt: skip
+    async def _send(
+        self,
+        params: dict[str, Any],
+        opts: CallOptions,
+        stats: CallStats,
+        tally: Tally,
+        check: Callable[[ChatCompletion], None] | None,
+    ) -> ChatCompletion:
         self.budget.ratio = opts.retry.budget
         retrying = build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget)
         async for attempt in retrying:
             with attempt:
                 completion = await spend_on(
-                    opts.caps, opts.pricer, params, opts.model, self.endpoint.answer_tokens,
-                    lambda: tally.usage, lambda: tally.attempts,
+                    opts.caps,
+                    opts.pricer,
+                    params,
+                    opts.model,
+                    self.endpoint.answer_tokens,
+                    lambda: tally.usage,
+                    lambda: tally.attempts,
                     lambda: self._attempt(params, opts, stats, tally),
-                )  # fmt: skip
+                )
                 if check is not None:
                     check(completion)
                 return completion
@@ -253,8 +265,14 @@ class Transport:
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             deadline = self.deadline(params, prompt, opts.retry, others=self.in_flight - 1)
             sent = clock.now()
-            log.debug("request sent", extra={"attempt": tally.attempts, "in_flight": self.in_flight,
-                                             "model": params.get("model")})  # fmt: skip
+            log.debug(
+                "request sent",
+                extra={
+                    "attempt": tally.attempts,
+                    "in_flight": self.in_flight,
+                    "model": params.get("model"),
+                },
+            )
             try:
                 completion: ChatCompletion | None = None
                 first_token: _FirstToken | None = None
@@ -271,8 +289,15 @@ class Transport:
             except openai.APIStatusError as exc:
                 self.budget.record(failed=True, retry=retry)
                 self.limiter.observe(exc.response.headers)
-                log.info("request failed", extra={"status": exc.status_code, "attempt": tally.attempts,
-                                                  "code": exc.code, "request_id": exc.request_id})  # fmt: skip
+                log.info(
+                    "request failed",
+                    extra={
+                        "status": exc.status_code,
+                        "attempt": tally.attempts,
+                        "code": exc.code,
+                        "request_id": exc.request_id,
+                    },
+                )
                 if exc.request_id:
                     tally.request_ids.append(exc.request_id)
                 if isinstance(exc, openai.RateLimitError):
@@ -343,8 +368,10 @@ class Transport:
                     chunks.append(chunk)
                     text = "".join(c.delta.content or "" for c in chunk.choices or ())
                     if not text:
-                        hidden = hidden or (first is None and any(_other_delta(c.delta)
-                                                                  for c in chunk.choices or ()))  # fmt: skip
+                        hidden = hidden or (
+                            first is None
+                            and any(_other_delta(c.delta) for c in chunk.choices or ())
+                        )
                         continue
                     now = clock.now()
                     if first is None and not hidden:
@@ -472,9 +499,13 @@ class Transport:
                     if on_send is not None:
                         on_send()
                     try:
-                        with telemetry.attempt_span(self.client, params,
-                                                    attempt.retry_state.attempt_number, waited,
-                                                    stream=True) as span:  # fmt: skip
+                        with telemetry.attempt_span(
+                            self.client,
+                            params,
+                            attempt.retry_state.attempt_number,
+                            waited,
+                            stream=True,
+                        ) as span:
                             stream = span.watch(await self._open_stream(params, api))
                     except openai.APIStatusError as exc:
                         self.limiter.observe(exc.response.headers)
@@ -493,8 +524,9 @@ class Transport:
                 async for chunk in stream:
                     chunk.usage = clean_usage(chunk.usage)
                     if chunk.usage is not None:
-                        charged = _charged(params, chunk.usage.prompt_tokens,
-                                           chunk.usage.completion_tokens)  # fmt: skip
+                        charged = _charged(
+                            params, chunk.usage.prompt_tokens, chunk.usage.completion_tokens
+                        )
                         self.limiter.settle(reserve, charged)
                     yield chunk
             finally:

@@ -145,9 +145,13 @@ def batch_dir(output: Path) -> Path:
 
 
 def _read_items(
-    fo: Fanout, src: Path, out: JobOutput, summary: JobSummary, retry_failed: bool,
+    fo: Fanout,
+    src: Path,
+    out: JobOutput,
+    summary: JobSummary,
+    retry_failed: bool,
     overrides: dict[str, Any],
-) -> list[_Item]:  # fmt: skip
+) -> list[_Item]:
     """The input's ids that still need an answer, counted into ``summary`` as
     :func:`~fanout.jobs.run_jsonl` counts them."""
     model, system, params = _call_request(fo, overrides)
@@ -246,8 +250,17 @@ async def run_job(
             left = None if state.deadline_at is None else state.deadline_at - time.time()
             token = flex_until.set(None if left is None else clock.now() + left)
         try:
-            await run_into(summary, fo, src, dst, resume=resume, retry_failed=retry_failed,
-                           progress=progress, shard=shard, **overrides)  # fmt: skip
+            await run_into(
+                summary,
+                fo,
+                src,
+                dst,
+                resume=resume,
+                retry_failed=retry_failed,
+                progress=progress,
+                shard=shard,
+                **overrides,
+            )
         finally:
             if tier == "flex":
                 flex_until.reset(token)
@@ -266,10 +279,21 @@ async def run_job(
 
 def _no_answer(question: Question, usage: Usage) -> Answer:
     """The record of a batch request that was billed and brought ``question`` no answer."""
-    error = QuestionError("its batch request brought no usable answer for it: asked again",
-                          index=0, question=question.text, attempts=1)  # fmt: skip
-    return Answer(index=0, question=question.text, id=question.id, error=error, usage=usage,
-                  mode="batch", attempts=1)  # fmt: skip
+    error = QuestionError(
+        "its batch request brought no usable answer for it: asked again",
+        index=0,
+        question=question.text,
+        attempts=1,
+    )
+    return Answer(
+        index=0,
+        question=question.text,
+        id=question.id,
+        error=error,
+        usage=usage,
+        mode="batch",
+        attempts=1,
+    )
 
 
 def _forget(directory: Path) -> None:
@@ -284,10 +308,17 @@ class _BatchJob:
     """One run of a batch job (see the module docstring)."""
 
     def __init__(
-        self, summary: JobSummary, fo: Fanout, src: Path, dst: Path, state: _State,
-        options: BatchOptions, retry_failed: bool, overrides: dict[str, Any],
+        self,
+        summary: JobSummary,
+        fo: Fanout,
+        src: Path,
+        dst: Path,
+        state: _State,
+        options: BatchOptions,
+        retry_failed: bool,
+        overrides: dict[str, Any],
         group_size: int | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.summary, self.fo, self.src, self.dst = summary, fo, src, dst
         self.state, self.options, self.retry_failed = state, options, retry_failed
         self.overrides = {k: v for k, v in overrides.items() if k != "max_cost"}
@@ -308,15 +339,26 @@ class _BatchJob:
         with JobOutput.open(self.dst, overwrite=False) as out:
             self.out = out
             self.summary.repaired_tail = out.repaired
-            items = _read_items(self.fo, self.src, out, self.summary, self.retry_failed,
-                                self.overrides)  # fmt: skip
+            items = _read_items(
+                self.fo, self.src, out, self.summary, self.retry_failed, self.overrides
+            )
             self.pending = {i.qid: i for i in items}
-            covered = {qid for c in self.state.active() for line in c["lines"].values()
-                       for qid, fp in line["ids"] if self._is_pending(qid, fp)}  # fmt: skip
+            covered = {
+                qid
+                for c in self.state.active()
+                for line in c["lines"].values()
+                for qid, fp in line["ids"]
+                if self._is_pending(qid, fp)
+            }
             fresh = [i for i in items if i.qid not in covered]
             if fresh:
-                warn_unchecked(self.fo, self.policy, self.group_size, str(self.model),
-                               [i.question for i in fresh])  # fmt: skip
+                warn_unchecked(
+                    self.fo,
+                    self.policy,
+                    self.group_size,
+                    str(self.model),
+                    [i.question for i in fresh],
+                )
                 self._plan_chunks(fresh, round_=1, group_size=self.group_size)
             while self.state.active():
                 await self._advance()
@@ -363,11 +405,17 @@ class _BatchJob:
                     meta: dict[str, Any] = {"ids": [[g[0].qid, g[0].fp]], "merged": None}
                 else:
                     request = build_merged([i.question.text for i in g], fmt)
-                    body = merged_params(request, model=model, system=self.system,
-                                         create_kwargs=self.params,
-                                         context=g[0].question.context)  # fmt: skip
-                    meta = {"ids": [[i.qid, i.fp] for i in g],
-                            "merged": {"format": fmt, "nonce": request.nonce}}  # fmt: skip
+                    body = merged_params(
+                        request,
+                        model=model,
+                        system=self.system,
+                        create_kwargs=self.params,
+                        context=g[0].question.context,
+                    )
+                    meta = {
+                        "ids": [[i.qid, i.fp] for i in g],
+                        "merged": {"format": fmt, "nonce": request.nonce},
+                    }
                 line = {"custom_id": custom_id, "method": "POST", "url": _ENDPOINT, "body": body}
                 lines.append((model, line, meta))
         lines = self._within_cap(lines, collected, round_, group_size)
@@ -376,8 +424,11 @@ class _BatchJob:
         size, model_of = 0, None
         for model, line, meta in lines:
             data = len(json.dumps(line, ensure_ascii=False).encode()) + 1
-            if chunk and (model != model_of or len(chunk) >= self.options.max_requests
-                          or size + data > self.options.max_bytes):  # fmt: skip
+            if chunk and (
+                model != model_of
+                or len(chunk) >= self.options.max_requests
+                or size + data > self.options.max_bytes
+            ):
                 self._record_chunk(chunk, round_)
                 chunk, size = [], 0
             chunk.append((line, meta))
@@ -387,9 +438,12 @@ class _BatchJob:
             self._record_chunk(chunk, round_)
 
     def _within_cap(
-        self, lines: list[tuple[str, dict[str, Any], dict[str, Any]]], collected: str,
-        round_: int, group_size: int,
-    ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:  # fmt: skip
+        self,
+        lines: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        collected: str,
+        round_: int,
+        group_size: int,
+    ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         """The lines to submit under the spend caps, in order (see ``_batch_cap``). The
         first that does not fit, and those after it, wait while batches are out, these
         lines' included (``held``: what those cost may leave room, as an online request
@@ -425,10 +479,17 @@ class _BatchJob:
         path = directory / f"{key}.jsonl"
         data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line, _ in chunk)
         path.write_text(data, "utf-8")
-        self.state.chunks.append({
-            "key": key, "round": round_, "file": path.name, "file_id": None, "batch_id": None,
-            "state": "written", "lines": {line["custom_id"]: meta for line, meta in chunk},
-        })  # fmt: skip
+        self.state.chunks.append(
+            {
+                "key": key,
+                "round": round_,
+                "file": path.name,
+                "file_id": None,
+                "batch_id": None,
+                "state": "written",
+                "lines": {line["custom_id"]: meta for line, meta in chunk},
+            }
+        )
         self.state.save()
 
     def _body(self, question: Question, model: str) -> dict[str, Any]:
@@ -449,8 +510,13 @@ class _BatchJob:
                 await self._collect(chunk, batch)
             elif self.progress is not None:
                 n = batch.request_counts
-                self.progress.waiting(batch.id, batch.status, n.completed if n else 0,
-                                      n.failed if n else 0, n.total if n else 0)  # fmt: skip
+                self.progress.waiting(
+                    batch.id,
+                    batch.status,
+                    n.completed if n else 0,
+                    n.failed if n else 0,
+                    n.total if n else 0,
+                )
 
     async def _upload(self, chunk: dict[str, Any]) -> None:
         name = f"fanout-{chunk['key']}.jsonl"
@@ -474,9 +540,11 @@ class _BatchJob:
                 break
         if found is None:
             found = await self.client.batches.create(
-                input_file_id=chunk["file_id"], endpoint=_ENDPOINT, completion_window="24h",
+                input_file_id=chunk["file_id"],
+                endpoint=_ENDPOINT,
+                completion_window="24h",
                 metadata={"fanout_chunk": chunk["key"], "fanout_output": self.dst.name[:400]},
-            )  # fmt: skip
+            )
         chunk["batch_id"] = found.id
         self.state.save()
 
@@ -498,8 +566,12 @@ class _BatchJob:
             lost: dict[str, Usage] = {}
             # A merged line partly written before a kill: the rest asked again, alone.
             if entry is not None and len(ids) == len(meta["ids"]):
-                answered, lost = read_line(entry, meta, [qid for qid, _ in ids],
-                                           [self.pending[qid].question for qid, _ in ids])  # fmt: skip
+                answered, lost = read_line(
+                    entry,
+                    meta,
+                    [qid for qid, _ in ids],
+                    [self.pending[qid].question for qid, _ in ids],
+                )
             for qid, _fp in ids:
                 item = self.pending[qid]
                 answer = answered.get(qid)
@@ -513,12 +585,18 @@ class _BatchJob:
                 self._write(item, answer, "batch", merged=meta["merged"] is not None)
         if batch.status == "failed" and batch.errors and batch.errors.data:
             first = batch.errors.data[0]
-            log.warning("batch %s failed validation: %s (line %s)", batch.id, first.message,
-                        first.line)  # fmt: skip
+            log.warning(
+                "batch %s failed validation: %s (line %s)", batch.id, first.message, first.line
+            )
         # Killed once between planning this chunk's retries and marking it done: those
         # retries are recorded already (an active chunk), and are not planned twice.
-        retried = {qid for c in self.state.active() if c["key"] != chunk["key"]
-                   for line in c["lines"].values() for qid, _ in line["ids"]}  # fmt: skip
+        retried = {
+            qid
+            for c in self.state.active()
+            if c["key"] != chunk["key"]
+            for line in c["lines"].values()
+            for qid, _ in line["ids"]
+        }
         again = [item for item in again if item.qid not in retried]
         if again:
             self._retry(again, chunk["round"] + 1, chunk["key"])
@@ -536,8 +614,9 @@ class _BatchJob:
             self._plan_chunks(items, round_=round_, group_size=1, collected=collected)
         # else: left pending, asked online once the batches are done
 
-    def _write(self, item: _Item, answer: Answer, tier: str, *, final: bool = True,
-               merged: bool = False) -> None:  # fmt: skip
+    def _write(
+        self, item: _Item, answer: Answer, tier: str, *, final: bool = True, merged: bool = False
+    ) -> None:
         """Record ``answer`` (``final``: the question's; else a record of what a request
         that brought it none cost, superseded by its answer; ``merged``: taken from a
         merged batch request, unchecked) and count it."""

@@ -31,8 +31,9 @@ __all__ = ["BatchCap"]
 class BatchCap:
     """What a batch job's caps leave, and what each of its requests reserves."""
 
-    def __init__(self, fo: Fanout, max_cost: object, dst: Path, model: str,
-                 summary: JobSummary) -> None:  # fmt: skip
+    def __init__(
+        self, fo: Fanout, max_cost: object, dst: Path, model: str, summary: JobSummary
+    ) -> None:
         self.job = check_max_cost(max_cost)
         """The job's cap (None: none); what earlier runs spent is ``summary.spent_before``."""
         self.shared = fo.spend_cap
@@ -88,8 +89,7 @@ class BatchCap:
         for chunk in chunks:
             lines: dict[str, dict[str, Any]] = chunk["lines"]
             missing = {cid for cid, meta in lines.items() if "worst" not in meta}
-            total += sum((Decimal(m["worst"]) for m in lines.values() if "worst" in m),
-                         Decimal(0))  # fmt: skip
+            total += sum((Decimal(m["worst"]) for m in lines.values() if "worst" in m), Decimal(0))
             if missing:
                 total += self._from_file(directory / chunk["file"], missing, lines)
         return total

@@ -51,8 +51,14 @@ def read_file(text: str, batch_id: str, kind: str, file_id: str) -> dict[str, di
             _bad(batch_id, kind, file_id, number, custom_id, "its response is not an object")
             continue
         if custom_id in lines:
-            _bad(batch_id, kind, file_id, number, custom_id,
-                 "its custom_id is on an earlier line too; the first is kept")  # fmt: skip
+            _bad(
+                batch_id,
+                kind,
+                file_id,
+                number,
+                custom_id,
+                "its custom_id is on an earlier line too; the first is kept",
+            )
             continue
         lines[custom_id] = entry
     return lines
@@ -66,12 +72,20 @@ def _loads(text: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _bad(batch_id: str, kind: str, file_id: str, number: int, custom_id: str | None,
-         reason: str) -> None:  # fmt: skip
+def _bad(
+    batch_id: str, kind: str, file_id: str, number: int, custom_id: str | None, reason: str
+) -> None:
     named = f" (custom_id {custom_id!r})" if custom_id is not None else ""
-    log.warning("batch %s: line %d of its %s file %s is unusable%s: %s; left out, the "
-                "questions of its request count as unanswered and are asked again",
-                batch_id, number, kind, file_id, named, reason)  # fmt: skip
+    log.warning(
+        "batch %s: line %d of its %s file %s is unusable%s: %s; left out, the "
+        "questions of its request count as unanswered and are asked again",
+        batch_id,
+        number,
+        kind,
+        file_id,
+        named,
+        reason,
+    )
 
 
 def read_line(
@@ -93,20 +107,33 @@ def read_line(
     except (ValidationError, IndexError):
         return {}, _billed_without_answers(response.get("body"), ids)
     usage = completion.usage
-    total = Usage(prompt_tokens=usage.prompt_tokens if usage else 0,
-                  completion_tokens=usage.completion_tokens if usage else 0)  # fmt: skip
+    total = Usage(
+        prompt_tokens=usage.prompt_tokens if usage else 0,
+        completion_tokens=usage.completion_tokens if usage else 0,
+    )
     rid = [str(response.get("request_id") or entry.get("id") or "")]
     content = choice.message.content
     if meta["merged"] is None:
         if not content:
             return {}, {ids[0]: total}
         q = questions[0]
-        return {ids[0]: Answer(index=0, question=q.text, id=q.id, text=content,
-                               choices=[c.message.content or "" for c in completion.choices],
-                               mode="batch", finish_reason=choice.finish_reason, usage=total,
-                               attempts=1, request_ids=rid)}, {}  # fmt: skip
-    request = build_merged([q.text for q in questions], meta["merged"]["format"],
-                           nonce=meta["merged"]["nonce"])  # fmt: skip
+        return {
+            ids[0]: Answer(
+                index=0,
+                question=q.text,
+                id=q.id,
+                text=content,
+                choices=[c.message.content or "" for c in completion.choices],
+                mode="batch",
+                finish_reason=choice.finish_reason,
+                usage=total,
+                attempts=1,
+                request_ids=rid,
+            )
+        }, {}
+    request = build_merged(
+        [q.text for q in questions], meta["merged"]["format"], nonce=meta["merged"]["nonce"]
+    )
     reply = read_merged(request, completion, None, total)
     # The completion goes to the answers found, by length; with none, evenly to all.
     shares = reply.shares(len(ids))
@@ -117,9 +144,18 @@ def read_line(
         if text is None:
             lost[ids[i]] = shares[i]
             continue
-        out[ids[i]] = Answer(index=0, question=q.text, id=q.id, text=text, choices=[text],
-                             mode="batch", finish_reason="stop", usage=shares[i], attempts=1,
-                             request_ids=rid)  # fmt: skip
+        out[ids[i]] = Answer(
+            index=0,
+            question=q.text,
+            id=q.id,
+            text=text,
+            choices=[text],
+            mode="batch",
+            finish_reason="stop",
+            usage=shares[i],
+            attempts=1,
+            request_ids=rid,
+        )
     return out, lost
 
 

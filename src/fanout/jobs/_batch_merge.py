@@ -73,12 +73,23 @@ def warn_unchecked(
         "batch alone)"
     )
     if known is None or known[0] < MERGE_CHECK_MIN:
-        log.warning("%s are not known to agree with split answers of the same questions here "
-                    "(%d compared, fewer than %d; online, auto compares them): a wrong or "
-                    "swapped answer is taken as it comes; %s",
-                    head, 0 if known is None else known[0], MERGE_CHECK_MIN, tail)  # fmt: skip
+        log.warning(
+            "%s are not known to agree with split answers of the same questions here "
+            "(%d compared, fewer than %d; online, auto compares them): a wrong or "
+            "swapped answer is taken as it comes; %s",
+            head,
+            0 if known is None else known[0],
+            MERGE_CHECK_MIN,
+            tail,
+        )
     elif agreement_too_low(known, threshold):
         fo.endpoint.warned_low_agreement = True  # the job's online questions do not say it again
-        log.warning("%s agreed with split answers of the same questions on only %d of %d checked "
-                    "here (%d with another question's answer): expect wrong answers; %s",
-                    head, known[1], known[0], known[2], tail)  # fmt: skip
+        log.warning(
+            "%s agreed with split answers of the same questions on only %d of %d checked "
+            "here (%d with another question's answer): expect wrong answers; %s",
+            head,
+            known[1],
+            known[0],
+            known[2],
+            tail,
+        )

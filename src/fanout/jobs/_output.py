@@ -115,8 +115,9 @@ def _done(record: Any) -> Done | None:
         return None
     fp = valid.fingerprint
     unsent = valid.error is not None and valid.error.startswith("BudgetExceededError:")
-    return Done(ok=valid.error is None, fingerprint=None if fp is None else bytes.fromhex(fp),
-                unsent=unsent)  # fmt: skip
+    return Done(
+        ok=valid.error is None, fingerprint=None if fp is None else bytes.fromhex(fp), unsent=unsent
+    )
 
 
 class JobOutput:
@@ -213,8 +214,11 @@ class JobOutput:
 
 def _lock(fd: int, path: Path) -> None:
     if fcntl is None:
-        log.warning("cannot lock %s on this platform (no fcntl): make sure no other job "
-                    "writes to it at the same time", path)  # fmt: skip
+        log.warning(
+            "cannot lock %s on this platform (no fcntl): make sure no other job "
+            "writes to it at the same time",
+            path,
+        )
         return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -224,8 +228,11 @@ def _lock(fd: int, path: Path) -> None:
             "to end, or write the answers to another file"
         ) from exc
     except OSError as exc:
-        log.warning("cannot lock %s (%s): make sure no other job writes to it at the "
-                    "same time", path, exc.strerror)  # fmt: skip
+        log.warning(
+            "cannot lock %s (%s): make sure no other job writes to it at the same time",
+            path,
+            exc.strerror,
+        )
 
 
 def _repair_tail(fd: int) -> bool:

@@ -146,8 +146,9 @@ class JobSummary:
     shard; lines without an id are reported by shard 1 alone."""
 
 
-def fingerprint(question: Question, model: object, system: str | None,
-                params: Mapping[str, Any]) -> str:  # fmt: skip
+def fingerprint(
+    question: Question, model: object, system: str | None, params: Mapping[str, Any]
+) -> str:
     """A digest of what is sent for ``question``: its text, the system prompt, the
     model and the ``create()`` parameters (the call's, then the question's own)."""
     request = {
@@ -156,8 +157,9 @@ def fingerprint(question: Question, model: object, system: str | None,
         "model": model,
         "params": {**params, **question.params},
     }
-    blob = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                      default=repr)  # fmt: skip
+    blob = json.dumps(
+        request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
@@ -232,8 +234,15 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
     except RecursionError:
         return None, None, BadLine(lineno, "not JSON: nested too deeply")
     if surrogate is not None:
-        return None, None, BadLine(lineno, f"not valid Unicode: a lone surrogate {surrogate} "
-                                   "(a string cut inside a character)")  # fmt: skip
+        return (
+            None,
+            None,
+            BadLine(
+                lineno,
+                f"not valid Unicode: a lone surrogate {surrogate} "
+                "(a string cut inside a character)",
+            ),
+        )
     if not isinstance(record, dict):
         return None, None, BadLine(lineno, "not a JSON object")
     if "id" not in record or record["id"] is None or isinstance(record["id"], (dict, list)):
@@ -336,8 +345,13 @@ def _foreign_records(dst: Path, done: Mapping[str, Done], shard: Shard) -> None:
     """Warn if the output holds ids of other shards: written with another split."""
     foreign = sum(1 for key in done if not shard.owns(key))
     if foreign:
-        log.warning("%s holds %d id(s) that are not shard %s's: was it written with another "
-                    "--shard? (fanout combine keeps one record per id)", dst, foreign, shard)  # fmt: skip
+        log.warning(
+            "%s holds %d id(s) that are not shard %s's: was it written with another "
+            "--shard? (fanout combine keeps one record per id)",
+            dst,
+            foreign,
+            shard,
+        )
 
 
 async def run_jsonl(
@@ -359,9 +373,17 @@ async def run_jsonl(
     output. Raises :class:`JobError` if the output is locked by
     another run, cannot be written, or is the input."""
     summary = JobSummary()
-    await run_into(summary, fo, input_path, output_path, resume=resume,
-                   retry_failed=retry_failed, progress=progress, shard=shard,
-                   **overrides)  # fmt: skip
+    await run_into(
+        summary,
+        fo,
+        input_path,
+        output_path,
+        resume=resume,
+        retry_failed=retry_failed,
+        progress=progress,
+        shard=shard,
+        **overrides,
+    )
     return summary
 
 
@@ -408,8 +430,13 @@ async def run_into(
             if prev.fingerprint is not None and prev.fingerprint != bytes.fromhex(fp):
                 summary.reasked_changed += 1
                 level = log.warning if summary.reasked_changed == 1 else log.info
-                level("%s:%d: id %s was answered for a different request (question, system "
-                      "prompt, model or parameters): asking it again", src, lineno, qid)  # fmt: skip
+                level(
+                    "%s:%d: id %s was answered for a different request (question, system "
+                    "prompt, model or parameters): asking it again",
+                    src,
+                    lineno,
+                    qid,
+                )
                 return False
             if prev.ok:
                 summary.skipped_done += 1

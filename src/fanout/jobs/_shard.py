@@ -56,8 +56,10 @@ class Shard:
         if self.count < 1:
             raise ConfigError(f"a job has at least 1 shard, got {self.count}")
         if not 1 <= self.index <= self.count:
-            raise ConfigError(f"shard {self.index}/{self.count}: shards count from 1, so K "
-                              f"must be 1 to {self.count}")  # fmt: skip
+            raise ConfigError(
+                f"shard {self.index}/{self.count}: shards count from 1, so K "
+                f"must be 1 to {self.count}"
+            )
 
     @classmethod
     def parse(cls, spec: str) -> Shard:
@@ -165,8 +167,9 @@ def _not_being_written(f: IO[bytes], path: Path) -> None:
     try:
         fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        raise JobError(f"{path} is being written by a run (it is locked): combine it once "
-                       "that run has ended") from None  # fmt: skip
+        raise JobError(
+            f"{path} is being written by a run (it is locked): combine it once that run has ended"
+        ) from None
     except OSError:
         pass  # a file system without locks: nothing to learn
 

@@ -51,8 +51,9 @@ def recorded_spend(path: Path, fo: Fanout, model: object) -> Decimal:
     with path.open("rb") as f:
         for lineno, raw in enumerate(f, 1):
             try:
-                record = json.loads(raw.removeprefix(BOM) if lineno == 1 else raw,
-                                    parse_float=Decimal)  # fmt: skip
+                record = json.loads(
+                    raw.removeprefix(BOM) if lineno == 1 else raw, parse_float=Decimal
+                )
             except (ValueError, RecursionError):
                 continue
             if not isinstance(record, dict) or "id" not in record:
@@ -82,6 +83,10 @@ def not_sent(question: Question, worst: Decimal, left: Decimal) -> Answer:
     in what the spend caps left (``left``) with no batch out."""
     error = BudgetExceededError(
         f"not sent: its batch request's worst case ${worst:.6f} would pass the spend cap "
-        f"(${max(left, Decimal(0)):.6f} left of it)", index=0, question=question.text,
-        attempts=0, spent=None)  # fmt: skip
+        f"(${max(left, Decimal(0)):.6f} left of it)",
+        index=0,
+        question=question.text,
+        attempts=0,
+        spent=None,
+    )
     return Answer(index=0, question=question.text, id=question.id, error=error)

@@ -255,8 +255,11 @@ class _Credit:
         """Seconds until ``amount`` fits the reported room (inf: not before a new report)."""
         if self.available(sent, now, resets=resets) >= amount:
             return 0.0
-        waits = [at - now for at, full, mark, _ in self.resets if resets
-                 and at > now and full - (sent - mark) >= amount]  # fmt: skip
+        waits = [
+            at - now
+            for at, full, mark, _ in self.resets
+            if resets and at > now and full - (sent - mark) >= amount
+        ]
         return min(waits, default=math.inf)
 
     def forget(self, last_seq: int, sent: float) -> None:
@@ -343,11 +346,16 @@ class LocalLimiter:
 
     def _on_reset(self, tokens: int, now: float) -> bool:
         """Only the room a reset promised lets a send go now (not schedule nor remaining)."""
-        kinds = ((self._requests, self._req_credit, 1.0, self._sent),
-                 (self._tokens, self._tok_credit, tokens, self._sent_tokens))  # fmt: skip
-        return any(schedule is not None and schedule.wait(now) > 0
-                   and credit.available(sent, now, resets=False) < amount
-                   for schedule, credit, amount, sent in kinds)  # fmt: skip
+        kinds = (
+            (self._requests, self._req_credit, 1.0, self._sent),
+            (self._tokens, self._tok_credit, tokens, self._sent_tokens),
+        )
+        return any(
+            schedule is not None
+            and schedule.wait(now) > 0
+            and credit.available(sent, now, resets=False) < amount
+            for schedule, credit, amount, sent in kinds
+        )
 
     async def acquire(self, tokens: int) -> float:
         start = self._clock()
@@ -389,8 +397,17 @@ class LocalLimiter:
             self._requests.take(1, now)
         if self._tokens is not None:
             self._tokens.take(tokens, now)
-        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=now, on_reset=on_reset,
-                                  open_before=open_before, open_tokens_before=open_tokens_before))  # fmt: skip
+        current_ticket.set(
+            Ticket(
+                seq=seq,
+                tokens=tokens,
+                probe=probe,
+                at=now,
+                on_reset=on_reset,
+                open_before=open_before,
+                open_tokens_before=open_tokens_before,
+            )
+        )
         await self._wait_pause()  # a cool-down may have begun meanwhile
         return self._clock() - start
 
@@ -501,26 +518,50 @@ class LocalLimiter:
             earlier_tok = max(sum(t for _, t in earlier), ticket.open_tokens_before)
             # The resets due before it went: was the room they promised there?
             upto = self._tokens_before.get(ticket.seq, self._sent_tokens) + ticket.tokens
-            self.reset_trust.heard(ticket.seq, {
-                judge(self._req_credit.resets, remaining_req * headroom, self._sent,
-                      ticket.seq + 1, ticket.at, 1) if remaining_req is not None else None,
-                judge(self._tok_credit.resets, remaining_tok * headroom, self._sent_tokens,
-                      upto, ticket.at, ticket.tokens) if remaining_tok is not None else None,
-            })  # fmt: skip
+            self.reset_trust.heard(
+                ticket.seq,
+                {
+                    judge(
+                        self._req_credit.resets,
+                        remaining_req * headroom,
+                        self._sent,
+                        ticket.seq + 1,
+                        ticket.at,
+                        1,
+                    )
+                    if remaining_req is not None
+                    else None,
+                    judge(
+                        self._tok_credit.resets,
+                        remaining_tok * headroom,
+                        self._sent_tokens,
+                        upto,
+                        ticket.at,
+                        ticket.tokens,
+                    )
+                    if remaining_tok is not None
+                    else None,
+                },
+            )
             if remaining_req is not None:
                 others = (self._sent - ticket.seq - 1) + earlier_n
                 self._req_credit.update(
-                    ticket.seq, remaining_req * headroom,
-                    now + reset_req if reset_req is not None else math.inf, others, self._sent,
-                )  # fmt: skip
+                    ticket.seq,
+                    remaining_req * headroom,
+                    now + reset_req if reset_req is not None else math.inf,
+                    others,
+                    self._sent,
+                )
             if remaining_tok is not None:
                 after = self._sent_tokens - self._tokens_before.get(ticket.seq, 0.0) - ticket.tokens
                 others_tok = max(0.0, after) + earlier_tok
                 self._tok_credit.update(
-                    ticket.seq, remaining_tok * headroom,
-                    now + reset_tok if reset_tok is not None else math.inf, others_tok,
+                    ticket.seq,
+                    remaining_tok * headroom,
+                    now + reset_tok if reset_tok is not None else math.inf,
+                    others_tok,
                     self._sent_tokens,
-                )  # fmt: skip
+                )
         if self._probe == "out" and ticket is not None and ticket.probe:
             self._probe = "done"
         self._notify()
@@ -533,9 +574,15 @@ class LocalLimiter:
         if kind not in self._warned:
             self._warned.add(kind)
             low, high = RPM_RANGE if kind == "rpm" else TPM_RANGE
-            log.warning("ignored the endpoint's x-ratelimit-limit-%s: %g is not a limit "
-                        "(outside %g..%g per minute); configure Limits(%s=...) if it is",
-                        "requests" if kind == "rpm" else "tokens", value, low, high, kind)  # fmt: skip
+            log.warning(
+                "ignored the endpoint's x-ratelimit-limit-%s: %g is not a limit "
+                "(outside %g..%g per minute); configure Limits(%s=...) if it is",
+                "requests" if kind == "rpm" else "tokens",
+                value,
+                low,
+                high,
+                kind,
+            )
         return None
 
     def reported_limits(self) -> dict[str, float]:

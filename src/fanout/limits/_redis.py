@@ -183,8 +183,9 @@ class RedisLimiter:
                 raise
         else:
             await self._wait_pause()  # (a claim waits out the pause)
-        current_ticket.set(Ticket(seq=seq, tokens=tokens, probe=probe, at=clock.now(),
-                                  on_reset=on_reset))  # fmt: skip
+        current_ticket.set(
+            Ticket(seq=seq, tokens=tokens, probe=probe, at=clock.now(), on_reset=on_reset)
+        )
         return clock.now() - start
 
     def _sent(self, seq: int, at: float) -> None:
@@ -194,9 +195,20 @@ class RedisLimiter:
 
     def _keys(self, kind: str) -> list[str]:
         p = self._prefix
-        return [f"{p}:{kind}", f"{p}:sent", f"{p}:credit", f"{p}:inflight", f"{p}:resets",
-                f"{p}:{kind}:held", f"{p}:owners", f"{p}:{kind}:rate",
-                f"{p}:{kind}:claimed", f"{p}:pause", f"{p}:{kind}:claiming", f"{p}:trust"]  # fmt: skip
+        return [
+            f"{p}:{kind}",
+            f"{p}:sent",
+            f"{p}:credit",
+            f"{p}:inflight",
+            f"{p}:resets",
+            f"{p}:{kind}:held",
+            f"{p}:owners",
+            f"{p}:{kind}:rate",
+            f"{p}:{kind}:claimed",
+            f"{p}:pause",
+            f"{p}:{kind}:claiming",
+            f"{p}:trust",
+        ]
 
     async def _reserve(
         self, kind: str, interval: float, cost: int, *, claim: bool = False
@@ -209,10 +221,20 @@ class RedisLimiter:
         span = cost * interval
         member = f"{self._owner}|{next(self._held)}|{span:.3f}"
         reply = await self._call(
-            "reserve", lua.RESERVE, self._keys(kind),
-            [interval, cost, 1 if requests else 0, self._owner, self._lease_s * 1000, member,
-             1 if claim else 0, self.reset_trust.pending if requests else ""],
-        )  # fmt: skip
+            "reserve",
+            lua.RESERVE,
+            self._keys(kind),
+            [
+                interval,
+                cost,
+                1 if requests else 0,
+                self._owner,
+                self._lease_s * 1000,
+                member,
+                1 if claim else 0,
+                self.reset_trust.pending if requests else "",
+            ],
+        )
         wait, seq, held, other = float(reply[0]), int(reply[1]), int(reply[2]), reply[3]
         self._check_agreement(kind, interval, other)
         if wait > 0:
@@ -240,9 +262,11 @@ class RedisLimiter:
             while True:
                 if grant == "":
                     wait, paused, grant, now = await self._call(
-                        "claim", lua.CLAIM, self._keys("requests")[8:11],
+                        "claim",
+                        lua.CLAIM,
+                        self._keys("requests")[8:11],
                         [self._req_interval, 1 if early else 0, member],
-                    )  # fmt: skip
+                    )
                     if float(wait) > 0:
                         if int(paused) == 1:
                             self._paused_until = clock.now() + float(wait) / 1000
@@ -259,8 +283,9 @@ class RedisLimiter:
             await self._release("requests", member, seq)  # never sent: not on its way
             raise
 
-    async def _wait_slot(self, kind: str, member: str, span: float, wait: float, *,
-                         held: bool) -> None:  # fmt: skip
+    async def _wait_slot(
+        self, kind: str, member: str, span: float, wait: float, *, held: bool
+    ) -> None:
         """Sleep until the slot; a held one is checked every third of the lease (which
         renews it, and brings the slot forward when reservations before it were given
         back or expired)."""
@@ -273,9 +298,11 @@ class RedisLimiter:
             await asyncio.sleep(check)
             p = self._prefix
             ms = await self._call(
-                "hold", lua.HOLD, [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:owners"],
+                "hold",
+                lua.HOLD,
+                [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:owners"],
                 [member, self._owner, self._lease_s * 1000, span],
-            )  # fmt: skip
+            )
             until = clock.now() + float(ms) / 1000
 
     async def _release(self, kind: str, member: str, seq: int) -> None:
@@ -286,10 +313,11 @@ class RedisLimiter:
         with anyio.move_on_after(_RELEASE_TIMEOUT_S, shield=True):
             try:
                 await self._call(
-                    "release", lua.RELEASE,
+                    "release",
+                    lua.RELEASE,
                     [f"{p}:{kind}", f"{p}:{kind}:held", f"{p}:inflight", f"{p}:{kind}:claiming"],
                     [member, seq],
-                )  # fmt: skip
+                )
             except RedisUnavailableError as exc:
                 log.debug("a cancelled reservation was not given back: %s", exc)
 
@@ -310,8 +338,11 @@ class RedisLimiter:
             "paces %s at %.6g a minute, another at %.6g; they share one schedule, so the "
             "slower one's reservations hold the others back: give them the same Limits "
             "(rpm, tpm, headroom), or each its own namespace",
-            self._namespace, unit, per_minute / interval, per_minute / theirs,
-        )  # fmt: skip
+            self._namespace,
+            unit,
+            per_minute / interval,
+            per_minute / theirs,
+        )
 
     def attempt_done(self) -> None:
         """The current request finished: it is no longer in flight."""
@@ -357,8 +388,14 @@ class RedisLimiter:
             # counts its slot from the latest it can have arrived, its answer.
             self._first_seen = True
             lag = min(1.0, clock.now() - ticket.at)
-            self._spawn(self._call("adjust", lua.ADJUST, [f"{self._prefix}:requests"],
-                                   [self._req_interval, lag * 1000 / self._req_interval]))  # fmt: skip
+            self._spawn(
+                self._call(
+                    "adjust",
+                    lua.ADJUST,
+                    [f"{self._prefix}:requests"],
+                    [self._req_interval, lag * 1000 / self._req_interval],
+                )
+            )
             if self._first_answered is not None:
                 self._first_answered.set()
         remaining = headers.get("x-ratelimit-remaining-requests")
@@ -377,8 +414,11 @@ class RedisLimiter:
             until = f"{(reset + reset_margin(reset, elapsed) - elapsed) * 1000:.3f}"
         checking = ticket.seq in self.reset_trust.checks
         self.reset_trust.checks.discard(ticket.seq)
-        self._spawn(self._report(ticket.seq, left, until, self._sent_at.pop(ticket.seq, None),
-                                 checking=checking))  # fmt: skip
+        self._spawn(
+            self._report(
+                ticket.seq, left, until, self._sent_at.pop(ticket.seq, None), checking=checking
+            )
+        )
 
     async def _report(
         self, seq: int, left: float, until: str, sent_at: float | None, *, checking: bool

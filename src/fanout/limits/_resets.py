@@ -123,8 +123,10 @@ class ResetTrust:
 
     def _distrust(self) -> None:
         if self.state != "distrusted":
-            log.info("the endpoint's x-ratelimit-reset-* promised room that was not there: "
-                     "not counting on it any more, pacing by the limits")  # fmt: skip
+            log.info(
+                "the endpoint's x-ratelimit-reset-* promised room that was not there: "
+                "not counting on it any more, pacing by the limits"
+            )
         self.state = "distrusted"
 
     def learned(self) -> str | None:

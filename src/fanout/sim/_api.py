@@ -22,8 +22,9 @@ __all__ = ["CHAT", "RESPONSES", "Api", "Parsed"]
 
 
 def _error(message: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "invalid_request_error", "param": param,
-                      "code": code}}  # fmt: skip
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+    }
 
 
 @dataclass
@@ -107,11 +108,21 @@ class _Chat(Api):
         ):
             return _error("invalid 'n' or 'max_tokens'")
         if payload.get("response_format") is not None and not response_format_ok:
-            return _error("response_format is not supported by this model", "response_format",
-                          "unsupported_parameter")  # fmt: skip
+            return _error(
+                "response_format is not supported by this model",
+                "response_format",
+                "unsupported_parameter",
+            )
         include = bool((payload.get("stream_options") or {}).get("include_usage"))
-        return Parsed(payload, messages, max_tokens, bool(payload.get("stream")), n, include,
-                      id=f"chatcmpl-{uuid.uuid4().hex[:24]}")  # fmt: skip
+        return Parsed(
+            payload,
+            messages,
+            max_tokens,
+            bool(payload.get("stream")),
+            n,
+            include,
+            id=f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        )
 
     def compose(self, parsed: Parsed, prompt: Any, question: str, answer_tokens: Any) -> Reply:
         return compose_chat(parsed.payload, prompt, question, answer_tokens, parsed.max_tokens)
@@ -120,23 +131,40 @@ class _Chat(Api):
         self, parsed: Parsed, delta: dict[str, Any], finish: str | None, usage: Any = None
     ) -> bytes:
         obj: dict[str, Any] = {
-            "id": parsed.id, "object": "chat.completion.chunk", "created": parsed.created,
+            "id": parsed.id,
+            "object": "chat.completion.chunk",
+            "created": parsed.created,
             "model": parsed.model,
-            "choices": [] if usage is not None else [
+            "choices": []
+            if usage is not None
+            else [
                 {"index": i, "delta": delta, "logprobs": None, "finish_reason": finish}
                 for i in range(parsed.n)
             ],
-        }  # fmt: skip
+        }
         if usage is not None or parsed.include_usage:
             obj["usage"] = usage
         return _sse(obj)
 
     def body(self, parsed: Parsed, reply: Reply, usage: dict[str, Any]) -> dict[str, Any]:
-        choices = [{"index": i, "message": reply.message(), "logprobs": None,
-                    "finish_reason": reply.finish_reason} for i in range(parsed.n)]  # fmt: skip
-        return {"id": parsed.id, "object": "chat.completion", "created": parsed.created,
-                "model": parsed.model, "choices": choices, "usage": usage,
-                "system_fingerprint": "fp_fanout_sim"}  # fmt: skip
+        choices = [
+            {
+                "index": i,
+                "message": reply.message(),
+                "logprobs": None,
+                "finish_reason": reply.finish_reason,
+            }
+            for i in range(parsed.n)
+        ]
+        return {
+            "id": parsed.id,
+            "object": "chat.completion",
+            "created": parsed.created,
+            "model": parsed.model,
+            "choices": choices,
+            "usage": usage,
+            "system_fingerprint": "fp_fanout_sim",
+        }
 
     def piece(self, parsed: Parsed, reply: Reply, text: str, *, first: bool) -> bytes:
         return self._chunk(parsed, reply.delta(text, first=first), None)
@@ -156,9 +184,10 @@ def _text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return " ".join(
-            str(part.get("text", "")) for part in content
+            str(part.get("text", ""))
+            for part in content
             if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text")
-        )  # fmt: skip
+        )
     return ""
 
 
@@ -211,23 +240,43 @@ class _Responses(Api):
             return _error("invalid 'max_output_tokens'", "max_output_tokens")
         fmt = (payload.get("text") or {}).get("format") or {}
         if fmt.get("type") in ("json_schema", "json_object") and not response_format_ok:
-            return _error("text.format json_schema is not supported by this model",
-                          "text.format", "unsupported_parameter")  # fmt: skip
-        return Parsed(payload, messages, max_tokens, bool(payload.get("stream")),
-                      id=f"resp_{uuid.uuid4().hex}")  # fmt: skip
+            return _error(
+                "text.format json_schema is not supported by this model",
+                "text.format",
+                "unsupported_parameter",
+            )
+        return Parsed(
+            payload,
+            messages,
+            max_tokens,
+            bool(payload.get("stream")),
+            id=f"resp_{uuid.uuid4().hex}",
+        )
 
     def compose(self, parsed: Parsed, prompt: Any, question: str, answer_tokens: Any) -> Reply:
         payload = parsed.payload
         fmt = (payload.get("text") or {}).get("format") or {}
         kind = fmt.get("type") if fmt.get("type") in ("json_schema", "json_object") else None
         schema = fmt.get("schema") if isinstance(fmt.get("schema"), dict) else None
-        tools = [Tool(t["name"], t.get("parameters") or {}) for t in payload.get("tools") or ()
-                 if isinstance(t, dict) and t.get("type") == "function"
-                 and isinstance(t.get("name"), str)]  # fmt: skip
+        tools = [
+            Tool(t["name"], t.get("parameters") or {})
+            for t in payload.get("tools") or ()
+            if isinstance(t, dict)
+            and t.get("type") == "function"
+            and isinstance(t.get("name"), str)
+        ]
         after_tool = bool(prompt) and prompt[-1][0] == "tool"
-        return compose(question, (text for _, text in prompt), kind, schema, tools,
-                       payload.get("tool_choice"), after_tool=after_tool,
-                       answer_tokens=answer_tokens, max_tokens=parsed.max_tokens)  # fmt: skip
+        return compose(
+            question,
+            (text for _, text in prompt),
+            kind,
+            schema,
+            tools,
+            payload.get("tool_choice"),
+            after_tool=after_tool,
+            answer_tokens=answer_tokens,
+            max_tokens=parsed.max_tokens,
+        )
 
     @staticmethod
     def _item_id(parsed: Parsed, reply: Reply) -> str:
@@ -237,12 +286,22 @@ class _Responses(Api):
         status = "completed" if done else "in_progress"
         text = reply.text if done else ""
         if reply.call is not None:
-            return {"type": "function_call", "id": self._item_id(parsed, reply),
-                    "call_id": reply.call.id, "name": reply.call.name, "arguments": text,
-                    "status": status}  # fmt: skip
+            return {
+                "type": "function_call",
+                "id": self._item_id(parsed, reply),
+                "call_id": reply.call.id,
+                "name": reply.call.name,
+                "arguments": text,
+                "status": status,
+            }
         content = [self._part(text)] if done else []
-        return {"type": "message", "id": self._item_id(parsed, reply), "status": status,
-                "role": "assistant", "content": content}  # fmt: skip
+        return {
+            "type": "message",
+            "id": self._item_id(parsed, reply),
+            "status": status,
+            "role": "assistant",
+            "content": content,
+        }
 
     @staticmethod
     def _part(text: str) -> dict[str, Any]:
@@ -256,21 +315,29 @@ class _Responses(Api):
         incomplete = done and reply is not None and reply.finish_reason == "length"
         status = "incomplete" if incomplete else "completed" if done else "in_progress"
         return {
-            "id": parsed.id, "object": "response", "created_at": parsed.created,
-            "status": status, "error": None,
+            "id": parsed.id,
+            "object": "response",
+            "created_at": parsed.created,
+            "status": status,
+            "error": None,
             "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
-            "instructions": payload.get("instructions"), "model": parsed.model,
+            "instructions": payload.get("instructions"),
+            "model": parsed.model,
             "max_output_tokens": parsed.max_tokens,
             "output": [self._item(parsed, reply, done=True)] if reply is not None else [],
             "parallel_tool_calls": payload.get("parallel_tool_calls", True),
             "previous_response_id": payload.get("previous_response_id"),
-            "temperature": payload.get("temperature", 1.0), "top_p": payload.get("top_p", 1.0),
+            "temperature": payload.get("temperature", 1.0),
+            "top_p": payload.get("top_p", 1.0),
             "text": payload.get("text") or {"format": {"type": "text"}},
-            "tool_choice": payload.get("tool_choice", "auto"), "tools": payload.get("tools") or [],
-            "truncation": payload.get("truncation", "disabled"), "store": payload.get("store", True),
-            "metadata": payload.get("metadata") or {}, "reasoning": payload.get("reasoning"),
+            "tool_choice": payload.get("tool_choice", "auto"),
+            "tools": payload.get("tools") or [],
+            "truncation": payload.get("truncation", "disabled"),
+            "store": payload.get("store", True),
+            "metadata": payload.get("metadata") or {},
+            "reasoning": payload.get("reasoning"),
             "usage": _usage(usage) if usage is not None else None,
-        }  # fmt: skip
+        }
 
     def body(self, parsed: Parsed, reply: Reply, usage: dict[str, Any]) -> dict[str, Any]:
         return self._response(parsed, reply, usage)
@@ -285,36 +352,73 @@ class _Responses(Api):
         out = [
             self._event(parsed, "response.created", response=head),
             self._event(parsed, "response.in_progress", response=head),
-            self._event(parsed, "response.output_item.added", output_index=0,
-                        item=self._item(parsed, reply, done=False)),
-        ]  # fmt: skip
+            self._event(
+                parsed,
+                "response.output_item.added",
+                output_index=0,
+                item=self._item(parsed, reply, done=False),
+            ),
+        ]
         if reply.call is None:
-            out.append(self._event(parsed, "response.content_part.added", **where,
-                                   content_index=0, part=self._part("")))  # fmt: skip
+            out.append(
+                self._event(
+                    parsed,
+                    "response.content_part.added",
+                    **where,
+                    content_index=0,
+                    part=self._part(""),
+                )
+            )
         return out
 
     def piece(self, parsed: Parsed, reply: Reply, text: str, *, first: bool) -> bytes:
         where = {"output_index": 0, "item_id": self._item_id(parsed, reply)}
         if reply.call is not None:
-            return self._event(parsed, "response.function_call_arguments.delta", **where,
-                               delta=text)  # fmt: skip
-        return self._event(parsed, "response.output_text.delta", **where, content_index=0,
-                           delta=text, logprobs=[])  # fmt: skip
+            return self._event(
+                parsed, "response.function_call_arguments.delta", **where, delta=text
+            )
+        return self._event(
+            parsed, "response.output_text.delta", **where, content_index=0, delta=text, logprobs=[]
+        )
 
     def closing(self, parsed: Parsed, reply: Reply, usage: dict[str, Any]) -> list[bytes]:
         where = {"output_index": 0, "item_id": self._item_id(parsed, reply)}
         if reply.call is not None:
-            out = [self._event(parsed, "response.function_call_arguments.done", **where,
-                               name=reply.call.name, arguments=reply.text)]  # fmt: skip
+            out = [
+                self._event(
+                    parsed,
+                    "response.function_call_arguments.done",
+                    **where,
+                    name=reply.call.name,
+                    arguments=reply.text,
+                )
+            ]
         else:
             out = [
-                self._event(parsed, "response.output_text.done", **where, content_index=0,
-                            text=reply.text, logprobs=[]),
-                self._event(parsed, "response.content_part.done", **where, content_index=0,
-                            part=self._part(reply.text)),
-            ]  # fmt: skip
-        out.append(self._event(parsed, "response.output_item.done", output_index=0,
-                               item=self._item(parsed, reply, done=True)))  # fmt: skip
+                self._event(
+                    parsed,
+                    "response.output_text.done",
+                    **where,
+                    content_index=0,
+                    text=reply.text,
+                    logprobs=[],
+                ),
+                self._event(
+                    parsed,
+                    "response.content_part.done",
+                    **where,
+                    content_index=0,
+                    part=self._part(reply.text),
+                ),
+            ]
+        out.append(
+            self._event(
+                parsed,
+                "response.output_item.done",
+                output_index=0,
+                item=self._item(parsed, reply, done=True),
+            )
+        )
         whole = self._response(parsed, reply, usage)
         end = "response.incomplete" if whole["status"] == "incomplete" else "response.completed"
         return [*out, self._event(parsed, end, response=whole)]

@@ -48,8 +48,9 @@ _ENDPOINTS = ("/v1/chat/completions",)
 
 
 def _error(message: str, code: str | None = None, param: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "invalid_request_error", "param": param,
-                      "code": code}}  # fmt: skip
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+    }
 
 
 def _damage(text: str, damage: str) -> str:
@@ -68,10 +69,17 @@ class _File:
     created_at: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "object": "file", "bytes": len(self.data),
-                "created_at": self.created_at, "filename": self.filename,
-                "purpose": self.purpose, "status": "processed", "expires_at": None,
-                "status_details": None}  # fmt: skip
+        return {
+            "id": self.id,
+            "object": "file",
+            "bytes": len(self.data),
+            "created_at": self.created_at,
+            "filename": self.filename,
+            "purpose": self.purpose,
+            "status": "processed",
+            "expires_at": None,
+            "status_details": None,
+        }
 
 
 @dataclass
@@ -146,14 +154,23 @@ class BatchStore:
                 return
             if method == "GET" and len(parts) == 1:
                 data = [self._object(b) for b in reversed(self.batches.values())]
-                await out.send_json(200, {}, {"object": "list", "data": data, "has_more": False,
-                                              "first_id": data[0]["id"] if data else None,
-                                              "last_id": data[-1]["id"] if data else None})  # fmt: skip
+                await out.send_json(
+                    200,
+                    {},
+                    {
+                        "object": "list",
+                        "data": data,
+                        "has_more": False,
+                        "first_id": data[0]["id"] if data else None,
+                        "last_id": data[-1]["id"] if data else None,
+                    },
+                )
                 return
             batch = self.batches.get(parts[1]) if len(parts) > 1 else None
             if batch is None:
-                await out.send_json(404, {}, _error(f"No batch found with id '{parts[1:]}'",
-                                                    "not_found"))  # fmt: skip
+                await out.send_json(
+                    404, {}, _error(f"No batch found with id '{parts[1:]}'", "not_found")
+                )
                 return
             if method == "GET" and len(parts) == 2:
                 await out.send_json(200, {}, self._object(batch))
@@ -187,9 +204,13 @@ class BatchStore:
             return
         await self._sleep(self.config.file_upload_s)  # a slow upload: a kill lands in it
         filename, data = fields["file"]
-        file = _File(id=f"file-{uuid.uuid4().hex[:24]}", filename=filename or "upload",
-                     purpose=fields["purpose"][1].decode(), data=data,
-                     created_at=int(time.time()))  # fmt: skip
+        file = _File(
+            id=f"file-{uuid.uuid4().hex[:24]}",
+            filename=filename or "upload",
+            purpose=fields["purpose"][1].decode(),
+            data=data,
+            created_at=int(time.time()),
+        )
         self.files[file.id] = file
         await out.send_json(200, {}, file.as_dict())
 
@@ -201,8 +222,13 @@ class BatchStore:
             if number <= len(texts):
                 texts[number - 1] = _damage(texts[number - 1], damage)
         data = "".join(text + "\n" for text in texts)
-        file = _File(id=f"file-{uuid.uuid4().hex[:24]}", filename=name,
-                     purpose="batch_output", data=data.encode(), created_at=int(time.time()))  # fmt: skip
+        file = _File(
+            id=f"file-{uuid.uuid4().hex[:24]}",
+            filename=name,
+            purpose="batch_output",
+            data=data.encode(),
+            created_at=int(time.time()),
+        )
         self.files[file.id] = file
         return file.id
 
@@ -217,26 +243,40 @@ class BatchStore:
             return
         file = self.files.get(str(payload.get("input_file_id")))
         if file is None or file.purpose != "batch":
-            await out.send_json(400, {}, _error("input_file_id must name a file uploaded with "
-                                                "purpose 'batch'", None, "input_file_id"))  # fmt: skip
+            await out.send_json(
+                400,
+                {},
+                _error(
+                    "input_file_id must name a file uploaded with purpose 'batch'",
+                    None,
+                    "input_file_id",
+                ),
+            )
             return
         endpoint = payload.get("endpoint")
         if endpoint not in _ENDPOINTS:
-            await out.send_json(400, {}, _error(f"unsupported endpoint {endpoint!r}", None,
-                                                "endpoint"))  # fmt: skip
+            await out.send_json(
+                400, {}, _error(f"unsupported endpoint {endpoint!r}", None, "endpoint")
+            )
             return
         if payload.get("completion_window") != "24h":
-            await out.send_json(400, {}, _error("completion_window must be '24h'", None,
-                                                "completion_window"))  # fmt: skip
+            await out.send_json(
+                400, {}, _error("completion_window must be '24h'", None, "completion_window")
+            )
             return
         metadata = payload.get("metadata")
         created = len(self.batches)
-        batch = _Batch(id=f"batch_{uuid.uuid4().hex[:24]}", input_file_id=file.id,
-                       endpoint=endpoint, completion_window="24h",
-                       metadata=metadata if isinstance(metadata, dict) else None,
-                       created=self._now(), created_at=int(time.time()),
-                       expires=created < self.config.batch_expiries,
-                       damaged=self.config.batch_damaged_lines if created == 0 else {})  # fmt: skip
+        batch = _Batch(
+            id=f"batch_{uuid.uuid4().hex[:24]}",
+            input_file_id=file.id,
+            endpoint=endpoint,
+            completion_window="24h",
+            metadata=metadata if isinstance(metadata, dict) else None,
+            created=self._now(),
+            created_at=int(time.time()),
+            expires=created < self.config.batch_expiries,
+            damaged=self.config.batch_damaged_lines if created == 0 else {},
+        )
         self._validate(batch, file.data)
         if not batch.errors:
             self.submitted.update(str(line["custom_id"]) for line in batch.lines)
@@ -251,8 +291,11 @@ class BatchStore:
             batch.errors.append({"code": code, "line": line, "message": message, "param": None})
 
         if len(data) > cfg.batch_max_bytes:
-            refuse(None, "file_too_large", f"the input file has {len(data)} bytes; the most "
-                   f"is {cfg.batch_max_bytes}")  # fmt: skip
+            refuse(
+                None,
+                "file_too_large",
+                f"the input file has {len(data)} bytes; the most is {cfg.batch_max_bytes}",
+            )
             return
         for number, raw in enumerate(data.splitlines(), 1):
             if not raw.strip():
@@ -276,12 +319,20 @@ class BatchStore:
             if batch.model is None:
                 batch.model = model
             elif model != batch.model:
-                refuse(number, "mismatched_model", "every request of a batch must use the "
-                       f"same model: {model!r} is not {batch.model!r}")  # fmt: skip
+                refuse(
+                    number,
+                    "mismatched_model",
+                    "every request of a batch must use the "
+                    f"same model: {model!r} is not {batch.model!r}",
+                )
             batch.lines.append(line)
         if len(batch.lines) > cfg.batch_max_requests:
-            refuse(None, "too_many_requests", f"the input file has {len(batch.lines)} "
-                   f"requests; the most is {cfg.batch_max_requests}")  # fmt: skip
+            refuse(
+                None,
+                "too_many_requests",
+                f"the input file has {len(batch.lines)} "
+                f"requests; the most is {cfg.batch_max_requests}",
+            )
 
     def _status(self, batch: _Batch) -> str:
         if batch.final is not None:
@@ -321,18 +372,36 @@ class BatchStore:
             rid = f"batch_req_{uuid.uuid4().hex[:24]}"
             if i >= done:
                 code = "batch_expired" if status == "expired" else "batch_cancelled"
-                errors.append({"id": rid, "custom_id": line["custom_id"], "response": None,
-                               "error": {"code": code, "message": "This request could not be "
-                                         f"executed before the batch was {status}."}})  # fmt: skip
+                errors.append(
+                    {
+                        "id": rid,
+                        "custom_id": line["custom_id"],
+                        "response": None,
+                        "error": {
+                            "code": code,
+                            "message": "This request could not be "
+                            f"executed before the batch was {status}.",
+                        },
+                    }
+                )
                 continue
             status_code, body = self._answer(line["body"])
             if status_code == 200 and self._dice.random() < self.config.batch_failure_rate:
                 status_code = 500
-                body = {"error": {"message": "simulated batch item failure",
-                                  "type": "server_error", "param": None, "code": None}}  # fmt: skip
-            entry = {"id": rid, "custom_id": line["custom_id"],
-                     "response": {"status_code": status_code, "request_id": rid, "body": body},
-                     "error": None}  # fmt: skip
+                body = {
+                    "error": {
+                        "message": "simulated batch item failure",
+                        "type": "server_error",
+                        "param": None,
+                        "code": None,
+                    }
+                }
+            entry = {
+                "id": rid,
+                "custom_id": line["custom_id"],
+                "response": {"status_code": status_code, "request_id": rid, "body": body},
+                "error": None,
+            }
             (outputs if status_code == 200 else errors).append(entry)
         if outputs:
             batch.output_file_id = self._store(f"{batch.id}_output.jsonl", outputs, batch.damaged)
@@ -345,8 +414,9 @@ class BatchStore:
         unknown = sorted(set(payload) - CHAT.known)
         if unknown or payload.get("stream"):
             name = unknown[0] if unknown else "stream"
-            return 400, _error(f"Unrecognized request argument supplied: {name}",
-                               "unknown_parameter", name)  # fmt: skip
+            return 400, _error(
+                f"Unrecognized request argument supplied: {name}", "unknown_parameter", name
+            )
         parsed = CHAT.read(payload, self.config.supports_response_format)
         if not isinstance(parsed, Parsed):
             return 400, parsed
@@ -354,9 +424,12 @@ class BatchStore:
         prompt_tokens += definition_tokens(payload)
         reply = CHAT.compose(parsed, prompt, question, self.config.answer_tokens)
         completion = count_tokens(reply.text) * parsed.n
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion,
-                 "total_tokens": prompt_tokens + completion,
-                 "prompt_tokens_details": {"cached_tokens": 0}}  # fmt: skip
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": prompt_tokens + completion,
+            "prompt_tokens_details": {"cached_tokens": 0},
+        }
         body = CHAT.body(parsed, reply, usage)
         body["service_tier"] = "default"
         return 200, body
@@ -372,17 +445,25 @@ class BatchStore:
         errors = {"object": "list", "data": batch.errors} if batch.errors else None
         stamp = int(time.time())
         return {
-            "id": batch.id, "object": "batch", "endpoint": batch.endpoint, "errors": errors,
-            "input_file_id": batch.input_file_id, "completion_window": batch.completion_window,
-            "status": status, "output_file_id": batch.output_file_id,
-            "error_file_id": batch.error_file_id, "created_at": batch.created_at,
+            "id": batch.id,
+            "object": "batch",
+            "endpoint": batch.endpoint,
+            "errors": errors,
+            "input_file_id": batch.input_file_id,
+            "completion_window": batch.completion_window,
+            "status": status,
+            "output_file_id": batch.output_file_id,
+            "error_file_id": batch.error_file_id,
+            "created_at": batch.created_at,
             "in_progress_at": batch.created_at if status != "validating" else None,
             "expires_at": batch.created_at + 86_400,
             "finalizing_at": stamp if status in ("finalizing", "completed") else None,
             "completed_at": stamp if status == "completed" else None,
             "failed_at": stamp if status == "failed" else None,
             "expired_at": stamp if status == "expired" else None,
-            "cancelling_at": None, "cancelled_at": stamp if status == "cancelled" else None,
+            "cancelling_at": None,
+            "cancelled_at": stamp if status == "cancelled" else None,
             "request_counts": {"total": total, "completed": completed, "failed": failed},
-            "metadata": batch.metadata, "model": batch.model,
-        }  # fmt: skip
+            "metadata": batch.metadata,
+            "model": batch.model,
+        }

@@ -198,8 +198,10 @@ class SimConfig:
         for name, limit in (("rpm", self.rpm), ("tpm", self.tpm)):
             if limit is not None and limit < 1:
                 raise ValueError(f"SimConfig.{name} must be >= 1 or None, got {limit!r}")
-        for name, rate in (("flex_refusal_rate", self.flex_refusal_rate),
-                           ("batch_failure_rate", self.batch_failure_rate)):  # fmt: skip
+        for name, rate in (
+            ("flex_refusal_rate", self.flex_refusal_rate),
+            ("batch_failure_rate", self.batch_failure_rate),
+        ):
             if not 0 <= rate <= 1:
                 raise ValueError(f"SimConfig.{name} must be in [0, 1], got {rate!r}")
         if self.batch_expiries < 0 or self.batch_max_requests < 1 or self.batch_max_bytes < 1:
@@ -210,8 +212,10 @@ class SimConfig:
                     f"SimConfig.batch_damaged_lines: line {number!r} must be an int >= 1"
                 )
             if damage not in BATCH_LINE_DAMAGE:
-                raise ValueError(f"unknown batch line damage {damage!r} for line {number}; "
-                                 f"known: {', '.join(BATCH_LINE_DAMAGE)}")  # fmt: skip
+                raise ValueError(
+                    f"unknown batch line damage {damage!r} for line {number}; "
+                    f"known: {', '.join(BATCH_LINE_DAMAGE)}"
+                )
         for kind, rate in self.fault_rates.items():
             if kind not in FAULT_KINDS:
                 raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(FAULT_KINDS)}")

@@ -71,13 +71,23 @@ class Reply:
         if self.call is None:
             return {"role": "assistant", "content": self.text, "refusal": None}
         if self.legacy:
-            return {"role": "assistant", "content": None,
-                    "function_call": {"name": self.call.name, "arguments": self.text}}  # fmt: skip
+            return {
+                "role": "assistant",
+                "content": None,
+                "function_call": {"name": self.call.name, "arguments": self.text},
+            }
         return {
-            "role": "assistant", "content": None, "refusal": None,
-            "tool_calls": [{"id": self.call.id, "type": "function",
-                            "function": {"name": self.call.name, "arguments": self.text}}],
-        }  # fmt: skip
+            "role": "assistant",
+            "content": None,
+            "refusal": None,
+            "tool_calls": [
+                {
+                    "id": self.call.id,
+                    "type": "function",
+                    "function": {"name": self.call.name, "arguments": self.text},
+                }
+            ],
+        }
 
     def delta(self, piece: str, *, first: bool) -> dict[str, Any]:
         """A streamed chunk's ``delta`` carrying ``piece`` of :attr:`text`."""
@@ -90,8 +100,12 @@ class Reply:
             return {**head, "function_call": fn}
         entry: dict[str, Any] = {"index": 0, "function": {"arguments": piece}}
         if first:
-            entry = {"index": 0, "id": call.id, "type": "function",
-                     "function": {"name": call.name, "arguments": piece}}  # fmt: skip
+            entry = {
+                "index": 0,
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": piece},
+            }
         return {**head, "tool_calls": [entry]}
 
 
@@ -142,9 +156,18 @@ def compose_chat(
         if isinstance(spec, dict) and isinstance(spec.get("schema"), dict):
             schema = spec["schema"]
     after_tool = bool(prompt) and prompt[-1][0] in ("tool", "function")
-    reply = compose(question, (text for _, text in prompt), kind, schema, tools, choice,
-                    after_tool=after_tool, answer_tokens=answer_tokens, max_tokens=max_tokens,
-                    ignore_eos=bool(payload.get("ignore_eos")))  # fmt: skip
+    reply = compose(
+        question,
+        (text for _, text in prompt),
+        kind,
+        schema,
+        tools,
+        choice,
+        after_tool=after_tool,
+        answer_tokens=answer_tokens,
+        max_tokens=max_tokens,
+        ignore_eos=bool(payload.get("ignore_eos")),
+    )
     finish = (
         "function_call" if legacy and reply.finish_reason == "tool_calls" else reply.finish_reason
     )
@@ -172,8 +195,9 @@ def compose(
     call = None
     tool = _pick_tool(tools, choice, question, after_tool=after_tool)
     if tool is not None:
-        text = json.dumps(instance(tool.parameters, f"{question}\x00{tool.name}", tokens),
-                          ensure_ascii=False)  # fmt: skip
+        text = json.dumps(
+            instance(tool.parameters, f"{question}\x00{tool.name}", tokens), ensure_ascii=False
+        )
         digest = hashlib.sha256(f"{question}\x00{tool.name}".encode()).hexdigest()
         call = ToolCall(id=f"call_{digest[:24]}", name=tool.name, arguments=text)
     elif kind == "json_schema" and schema is not None:
@@ -186,10 +210,13 @@ def compose(
             # fanout's merged structured format: each property the question's own value,
             # the same as it gets asked alone, under the key it was given.
             parts = len(found)
-            text = json.dumps({
-                key: instance(sub, p.text, wanted_tokens(p.text, answer_tokens), root=schema)
-                for (key, sub), p in zip(schema["properties"].items(), found, strict=True)
-            }, ensure_ascii=False)  # fmt: skip
+            text = json.dumps(
+                {
+                    key: instance(sub, p.text, wanted_tokens(p.text, answer_tokens), root=schema)
+                    for (key, sub), p in zip(schema["properties"].items(), found, strict=True)
+                },
+                ensure_ascii=False,
+            )
         else:
             text = json.dumps(instance(schema, question, tokens), ensure_ascii=False)
     elif kind is not None:  # json_object, or json_schema without a schema

@@ -77,13 +77,19 @@ def _auth_error(api_key: str, required: str | None) -> dict[str, Any] | None:
     if required is None or hmac.compare_digest(api_key.encode(), required.encode()):
         return None
     if not api_key:
-        return _error("You didn't provide an API key. You need to provide your API key in an "
-                      "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-                      "invalid_request_error", None)  # fmt: skip
+        return _error(
+            "You didn't provide an API key. You need to provide your API key in an "
+            "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+            "invalid_request_error",
+            None,
+        )
     shown = f"{api_key[:3]}{'*' * (len(api_key) - 7)}{api_key[-4:]}" if len(api_key) > 10 else "***"
-    return _error(f"Incorrect API key provided: {shown}. This simulator accepts only the key it "
-                  "was started with (SimConfig.api_key, fanout sim --api-key).",
-                  "invalid_request_error", "invalid_api_key")  # fmt: skip
+    return _error(
+        f"Incorrect API key provided: {shown}. This simulator accepts only the key it "
+        "was started with (SimConfig.api_key, fanout sim --api-key).",
+        "invalid_request_error",
+        "invalid_api_key",
+    )
 
 
 class SimServer:
@@ -242,9 +248,13 @@ class SimServer:
         if unknown:
             await fail(
                 400,
-                _error(f"Unrecognized request argument supplied: {unknown[0]}", "invalid_request_error",
-                       "unknown_parameter", unknown[0]),
-            )  # fmt: skip
+                _error(
+                    f"Unrecognized request argument supplied: {unknown[0]}",
+                    "invalid_request_error",
+                    "unknown_parameter",
+                    unknown[0],
+                ),
+            )
             return
         parsed = api.read(payload, cfg.supports_response_format)
         if not isinstance(parsed, Parsed):
@@ -265,10 +275,13 @@ class SimServer:
             self.stats.quota_exceeded += 1
             await fail(
                 429,
-                _error("You exceeded your current quota, please check your plan and billing details.",
-                       "insufficient_quota", "insufficient_quota"),
+                _error(
+                    "You exceeded your current quota, please check your plan and billing details.",
+                    "insufficient_quota",
+                    "insufficient_quota",
+                ),
                 keys.headers(),
-            )  # fmt: skip
+            )
             return
 
         # Rate limits, charged at admission.
@@ -289,18 +302,28 @@ class SimServer:
             }
             await fail(
                 429,
-                _error(f"Rate limit reached for {kind} per min. Please try again in "
-                       f"{go_duration(wait)}.", "requests" if kind == "requests" else "tokens",
-                       "rate_limit_exceeded"),
+                _error(
+                    f"Rate limit reached for {kind} per min. Please try again in "
+                    f"{go_duration(wait)}.",
+                    "requests" if kind == "requests" else "tokens",
+                    "rate_limit_exceeded",
+                ),
                 {**keys.headers(), **retry_headers},
-            )  # fmt: skip
+            )
             return
         limit_headers = {**base_headers, **keys.headers()}
 
         if prompt_tokens > cfg.max_context_tokens:
-            await fail(400, _error(f"This model's maximum context length is {cfg.max_context_tokens} "
-                                   f"tokens; your messages resulted in {prompt_tokens} tokens.",
-                                   "invalid_request_error", "context_length_exceeded", "messages"))  # fmt: skip
+            await fail(
+                400,
+                _error(
+                    f"This model's maximum context length is {cfg.max_context_tokens} "
+                    f"tokens; your messages resulted in {prompt_tokens} tokens.",
+                    "invalid_request_error",
+                    "context_length_exceeded",
+                    "messages",
+                ),
+            )
             return
 
         flex = payload.get("service_tier") == "flex"
@@ -311,9 +334,16 @@ class SimServer:
                 keys.requests.give_back(1)
             if keys.tokens is not None:
                 keys.tokens.give_back(charge)
-            await fail(429, _error("Flex processing has no capacity now; try again later or "
-                                   "use the default service tier.", "resource_unavailable",
-                                   "resource_unavailable"), limit_headers)  # fmt: skip
+            await fail(
+                429,
+                _error(
+                    "Flex processing has no capacity now; try again later or "
+                    "use the default service tier.",
+                    "resource_unavailable",
+                    "resource_unavailable",
+                ),
+                limit_headers,
+            )
             return
         if flex:
             await self._sleep_model(cfg.flex_extra_latency_s)
@@ -327,9 +357,12 @@ class SimServer:
             await fail(
                 429,
                 _error("Rate limit reached (simulated).", "requests", "rate_limit_exceeded"),
-                {**limit_headers, "retry-after": str(max(1, round(wait))),
-                 "retry-after-ms": str(max(1, round(wait * 1000)))},
-            )  # fmt: skip
+                {
+                    **limit_headers,
+                    "retry-after": str(max(1, round(wait))),
+                    "retry-after-ms": str(max(1, round(wait * 1000))),
+                },
+            )
             return
         if fault in ("500", "502", "503", "408"):
             status = int(fault)
@@ -352,8 +385,14 @@ class SimServer:
         record.questions = reply.parts
         seq = Sequence(prompt_tokens=prompt_tokens, target_tokens=completion_tokens, prompt=prompt)
         if not self._engine.fits_ever(seq):
-            await fail(400, _error("request does not fit in the KV cache", "invalid_request_error",
-                                   "context_length_exceeded"))  # fmt: skip
+            await fail(
+                400,
+                _error(
+                    "request does not fit in the KV cache",
+                    "invalid_request_error",
+                    "context_length_exceeded",
+                ),
+            )
             return
         keys.spent += prompt_tokens + completion_tokens * n
         usage: dict[str, Any] = {
@@ -365,8 +404,17 @@ class SimServer:
         }
 
         if parsed.stream:
-            await self._stream(out, record, seq, api, parsed, reply, usage, limit_headers,
-                               cut=fault == "stream_cut")  # fmt: skip
+            await self._stream(
+                out,
+                record,
+                seq,
+                api,
+                parsed,
+                reply,
+                usage,
+                limit_headers,
+                cut=fault == "stream_cut",
+            )
             return
 
         self._engine.submit(seq)
@@ -382,13 +430,19 @@ class SimServer:
             body["service_tier"] = "flex" if flex else "default"
         if fault == "malformed":
             record.status = 200
-            await out.send(200, {**limit_headers, "content-type": "application/json"},
-                           b'{"id": "' + parsed.id.encode() + b'", "choices": [{"mess')  # fmt: skip
+            await out.send(
+                200,
+                {**limit_headers, "content-type": "application/json"},
+                b'{"id": "' + parsed.id.encode() + b'", "choices": [{"mess',
+            )
             return
         if fault == "stream_cut":
             record.status = 200
-            await out.send_truncated(200, {**limit_headers, "content-type": "application/json"},
-                                     json.dumps(body).encode())  # fmt: skip
+            await out.send_truncated(
+                200,
+                {**limit_headers, "content-type": "application/json"},
+                json.dumps(body).encode(),
+            )
             return
         record.status = 200
         await out.send_json(200, limit_headers, body)

@@ -153,8 +153,9 @@ def reasking(
     call = CALL.get()
     if call is not None:
         call.reasked += questions
-        call.span.add_event("fanout.reask", {"fanout.reask.questions": questions,
-                                             "fanout.group_size": group_size})  # fmt: skip
+        call.span.add_event(
+            "fanout.reask", {"fanout.reask.questions": questions, "fanout.group_size": group_size}
+        )
     return _request_kind(("split", 1, True))
 
 

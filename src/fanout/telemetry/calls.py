@@ -53,19 +53,23 @@ class Api:
         self.tracer = trace.get_tracer("fanout", ours)
         meter = metrics.get_meter("fanout", ours or "")
         self.duration = meter.create_histogram(
-            "gen_ai.client.operation.duration", unit="s", description="GenAI operation duration",
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="GenAI operation duration",
             explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
-        )  # fmt: skip
+        )
         self.tokens = meter.create_histogram(
-            "gen_ai.client.token.usage", unit="{token}",
+            "gen_ai.client.token.usage",
+            unit="{token}",
             description="Measures number of input and output tokens used",
             explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
-        )  # fmt: skip
+        )
         self.limit_wait = meter.create_histogram(
-            "fanout.limit_wait.duration", unit="s",
+            "fanout.limit_wait.duration",
+            unit="s",
             description="Time a request waited on fanout's rate limits before it was sent",
             explicit_bucket_boundaries_advisory=_WAIT_BUCKETS,
-        )  # fmt: skip
+        )
         self.rate_limited = meter.create_counter(
             "fanout.rate_limited", unit="{response}", description="429 responses received"
         )
@@ -73,9 +77,10 @@ class Api:
             "fanout.retries", unit="{request}", description="Requests that were a retry"
         )
         self.reasks = meter.create_counter(
-            "fanout.reasks", unit="{question}",
+            "fanout.reasks",
+            unit="{question}",
             description="Questions asked again alone after a merged reply missed their answer",
-        )  # fmt: skip
+        )
 
 
 _api: Api | None = None
@@ -189,19 +194,26 @@ class CallRecord:
         if label == self.plan:
             return
         if self.plan is None:
-            self.span.set_attributes({
-                "fanout.plan": label,
-                "fanout.plan.group_size": plan.chosen.group_size,
-                "fanout.plan.reason": plan.reason,
-            })  # fmt: skip
+            self.span.set_attributes(
+                {
+                    "fanout.plan": label,
+                    "fanout.plan.group_size": plan.chosen.group_size,
+                    "fanout.plan.reason": plan.reason,
+                }
+            )
         else:
             self.revisions += 1
         self.plan = label
-        self.span.add_event("fanout.plan", {
-            "fanout.plan": label, "fanout.plan.group_size": plan.chosen.group_size,
-            "fanout.plan.requests": len(plan.groups), "fanout.plan.est_wall_s": plan.chosen.est_wall_s,
-            "fanout.plan.reason": plan.reason,
-        })  # fmt: skip
+        self.span.add_event(
+            "fanout.plan",
+            {
+                "fanout.plan": label,
+                "fanout.plan.group_size": plan.chosen.group_size,
+                "fanout.plan.requests": len(plan.groups),
+                "fanout.plan.est_wall_s": plan.chosen.est_wall_s,
+                "fanout.plan.reason": plan.reason,
+            },
+        )
 
     def end(self, exc: BaseException | None = None) -> None:
         if self._ended:

@@ -48,9 +48,14 @@ class Attempt:
                  "usage")  # fmt: skip
 
     def __init__(
-        self, api: Api, client: Any, params: Mapping[str, Any], attempt: int,
-        limit_wait_s: float | None, stream: bool,
-    ) -> None:  # fmt: skip
+        self,
+        api: Api,
+        client: Any,
+        params: Mapping[str, Any],
+        attempt: int,
+        limit_wait_s: float | None,
+        stream: bool,
+    ) -> None:
         self.api = api
         self.client = client
         self.params = params
@@ -97,10 +102,14 @@ class Attempt:
         mode, group_size, reask = self.kind
         host, port = server_of(self.client)
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
-            "gen_ai.system": "openai", "gen_ai.request.model": model,
-            "fanout.mode": mode, "fanout.group_size": group_size, "fanout.attempt": self.attempt,
-        }  # fmt: skip
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.system": "openai",
+            "gen_ai.request.model": model,
+            "fanout.mode": mode,
+            "fanout.group_size": group_size,
+            "fanout.attempt": self.attempt,
+        }
         if host is not None:
             attributes["server.address"] = host
             attributes["server.port"] = port
@@ -111,8 +120,13 @@ class Attempt:
         if self.limit_wait_s:
             attributes["fanout.limit_wait_s"] = self.limit_wait_s
         params = self.params
-        for name, key in (("max_tokens", "max_tokens"), ("max_completion_tokens", "max_tokens"),
-                          ("temperature", "temperature"), ("top_p", "top_p"), ("seed", "seed")):  # fmt: skip
+        for name, key in (
+            ("max_tokens", "max_tokens"),
+            ("max_completion_tokens", "max_tokens"),
+            ("temperature", "temperature"),
+            ("top_p", "top_p"),
+            ("seed", "seed"),
+        ):
             value = params.get(name)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 attributes[f"gen_ai.request.{key}"] = value
@@ -237,14 +251,21 @@ def _metric_attributes(
     key = (model, server, mode, response_model)
     cached = _metric_cache.get(key)
     if cached is None:
-        base: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
-                                "gen_ai.request.model": model, "fanout.mode": mode}  # fmt: skip
+        base: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": model,
+            "fanout.mode": mode,
+        }
         if server[0] is not None:
             base["server.address"], base["server.port"] = server
         if response_model:
             base["gen_ai.response.model"] = response_model
-        cached = (base, {**base, "gen_ai.token.type": "input"},
-                  {**base, "gen_ai.token.type": "output"})  # fmt: skip
+        cached = (
+            base,
+            {**base, "gen_ai.token.type": "input"},
+            {**base, "gen_ai.token.type": "output"},
+        )
         if len(_metric_cache) >= 256:
             _metric_cache.clear()
         _metric_cache[key] = cached
@@ -313,8 +334,20 @@ def output_messages(
     completion: Any, texts: dict[int, list[str]] | None, reasons: dict[int, str]
 ) -> list[dict[str, Any]]:
     if completion is not None:
-        return [{"role": "assistant", "parts": _parts(c.message.content or ""),
-                 "finish_reason": c.finish_reason or ""} for c in completion.choices]  # fmt: skip
+        return [
+            {
+                "role": "assistant",
+                "parts": _parts(c.message.content or ""),
+                "finish_reason": c.finish_reason or "",
+            }
+            for c in completion.choices
+        ]
     texts = texts or {}
-    return [{"role": "assistant", "parts": _parts("".join(texts[i])),
-             "finish_reason": reasons.get(i, "")} for i in sorted(texts)]  # fmt: skip
+    return [
+        {
+            "role": "assistant",
+            "parts": _parts("".join(texts[i])),
+            "finish_reason": reasons.get(i, ""),
+        }
+        for i in sorted(texts)
+    ]

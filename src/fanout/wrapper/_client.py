@@ -156,8 +156,12 @@ class FanoutClient:
     ) -> None:
         if detector not in ("rules", "llm"):
             raise ConfigError(f"detector must be 'rules' or 'llm', got {detector!r}")
-        self._fanout_config = {"detector": detector, "min_confidence": min_confidence,
-                               "llm_below": llm_below, **config}  # fmt: skip
+        self._fanout_config = {
+            "detector": detector,
+            "min_confidence": min_confidence,
+            "llm_below": llm_below,
+            **config,
+        }
         self.client = client
         self.fanout = Fanout(client, **config)
         self.detector = detector
@@ -180,8 +184,11 @@ class FanoutClient:
     def copy(self, **options: Any) -> Any:
         """A wrapped copy of ``.client.copy(**options)``, sharing this wrapper's limits
         and endpoint model."""
-        config = {**self._fanout_config, "limiter": self.fanout.limiter,
-                  "endpoint": self.fanout.endpoint}  # fmt: skip
+        config = {
+            **self._fanout_config,
+            "limiter": self.fanout.limiter,
+            "endpoint": self.fanout.endpoint,
+        }
         return wrap(self.client.copy(**options), **config)
 
     with_options = copy
@@ -272,14 +279,25 @@ class FanoutClient:
         def chunk(
             content: str | None, finish: str | None = None, usage: CompletionUsage | None = None
         ) -> ChatCompletionChunk:
-            choices = [] if usage is not None else [
-                ChunkChoice(index=0, delta=ChoiceDelta(role="assistant", content=content),
-                            finish_reason=cast("Any", finish))
-            ]  # fmt: skip
+            choices = (
+                []
+                if usage is not None
+                else [
+                    ChunkChoice(
+                        index=0,
+                        delta=ChoiceDelta(role="assistant", content=content),
+                        finish_reason=cast("Any", finish),
+                    )
+                ]
+            )
             return ChatCompletionChunk(
-                id=completion_id, object="chat.completion.chunk", created=created, model=model,
-                choices=choices, usage=usage,
-            )  # fmt: skip
+                id=completion_id,
+                object="chat.completion.chunk",
+                created=created,
+                model=model,
+                choices=choices,
+                usage=usage,
+            )
 
         async def chunks(
             parts: AsyncIterator[str | StreamEnd],
@@ -290,10 +308,14 @@ class FanoutClient:
                     continue
                 yield chunk(None, part.finish)
                 if include_usage:
-                    yield chunk(None, usage=CompletionUsage(
-                        prompt_tokens=part.prompt_tokens, completion_tokens=part.completion_tokens,
-                        total_tokens=part.prompt_tokens + part.completion_tokens,
-                    ))  # fmt: skip
+                    yield chunk(
+                        None,
+                        usage=CompletionUsage(
+                            prompt_tokens=part.prompt_tokens,
+                            completion_tokens=part.completion_tokens,
+                            total_tokens=part.prompt_tokens + part.completion_tokens,
+                        ),
+                    )
 
         return self.stream_parts(detection, questions, model, policy, kwargs, chunks)
 
@@ -314,9 +336,11 @@ class FanoutClient:
         fo = self.fanout
         rest: asyncio.Task[Answers] | None = None
         if len(questions) > 1:
-            rest = asyncio.get_running_loop().create_task(fo.ask_many(
-                questions[1:], model=model, policy=policy, on_error="return", api=api, **kwargs
-            ))  # fmt: skip
+            rest = asyncio.get_running_loop().create_task(
+                fo.ask_many(
+                    questions[1:], model=model, policy=policy, on_error="return", api=api, **kwargs
+                )
+            )
 
         def head(i: int) -> str:
             heading = detection.heading(i)
@@ -326,8 +350,11 @@ class FanoutClient:
             try:
                 end = StreamEnd()
                 # The first answer, live.
-                params = {"model": model, **kwargs,
-                          "messages": messages_for(questions[0], fo.system)}  # fmt: skip
+                params = {
+                    "model": model,
+                    **kwargs,
+                    "messages": messages_for(questions[0], fo.system),
+                }
                 yield head(0)
                 shown: list[str] = []  # the first answer's text, as it went out
                 opened, broke = False, None
@@ -351,23 +378,40 @@ class FanoutClient:
                 except Exception as exc:  # failed for good, cut (see below), or over the cap
                     broke = exc
                 finally:
-                    used = Usage(prompt_tokens=end.prompt_tokens,
-                                 completion_tokens=end.completion_tokens)  # fmt: skip
+                    used = Usage(
+                        prompt_tokens=end.prompt_tokens, completion_tokens=end.completion_tokens
+                    )
                     settle_stream(caps, fo.pricer, params, model, need, used, opened=opened)
                 live = bool("".join(shown).strip())  # the live stream brought text
-                first = first_answer(questions[0], "".join(shown).strip(), end.finish,
-                                     end.prompt_tokens, end.completion_tokens)  # fmt: skip
+                first = first_answer(
+                    questions[0],
+                    "".join(shown).strip(),
+                    end.finish,
+                    end.prompt_tokens,
+                    end.completion_tokens,
+                )
                 if broke is not None and (live or not opened):
                     # Cut after its text began (the caller read it: it is not asked again),
                     # or never opened (the transport retried it): the part failed.
-                    first = first_failed(broke, questions[0], params, shown=len("".join(shown)),
-                                         base_url=str(fo.client.base_url))  # fmt: skip
+                    first = first_failed(
+                        broke,
+                        questions[0],
+                        params,
+                        shown=len("".join(shown)),
+                        base_url=str(fo.client.base_url),
+                    )
                 elif not live:
                     # No text came (an empty reply, a refusal, a cut before the first
                     # words): the part is asked again whole, judged and retried like every
                     # other part; an empty section is no answer.
-                    again = await fo.ask_many(questions[:1], model=model, policy=policy,
-                                              on_error="return", api=api, **kwargs)  # fmt: skip
+                    again = await fo.ask_many(
+                        questions[:1],
+                        model=model,
+                        policy=policy,
+                        on_error="return",
+                        api=api,
+                        **kwargs,
+                    )
                     first = again[0]
                     if first.error is None:
                         end.add(first, again.report.prompt_tokens, again.report.completion_tokens)
@@ -458,8 +502,11 @@ def _wrapped_class(base: type) -> type:
         # The client's class first (an instance can only take on a class of its own
         # layout), with fanout's members put in front of the client's by name.
         members = {name: FanoutClient.__dict__[name] for name in _OVERRIDES}
-        cls = type(f"Fanout{base.__name__}", (base, FanoutClient),
-                   {"__module__": __name__, "__slots__": (), **members})  # fmt: skip
+        cls = type(
+            f"Fanout{base.__name__}",
+            (base, FanoutClient),
+            {"__module__": __name__, "__slots__": (), **members},
+        )
         _WRAPPED_CLASSES[base] = cls
     return cls
 

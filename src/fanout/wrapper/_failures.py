@@ -33,8 +33,10 @@ def first_failed(
                 f"question 0 failed: its stream broke after {shown} characters of the answer "
                 f"were sent, so it was not asked again: {type(exc).__name__}: {exc}"
             ),
-            index=0, question=question.text, attempts=1,
-        )  # fmt: skip
+            index=0,
+            question=question.text,
+            attempts=1,
+        )
         error.__cause__ = exc
     else:
         job = Job(index=0, question=question, params=params, key="0")
@@ -48,9 +50,15 @@ def first_answer(
     """The first part's answer, as its live stream brought it."""
     usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
     return Answer(
-        index=0, question=question.text, id=question.id, text=text, choices=[text],
-        finish_reason=finish, usage=usage, attempts=1,
-    )  # fmt: skip
+        index=0,
+        question=question.text,
+        id=question.id,
+        text=text,
+        choices=[text],
+        finish_reason=finish,
+        usage=usage,
+        attempts=1,
+    )
 
 
 def raise_for_parts(first: Answer, rest: Answers | None) -> None:
@@ -68,12 +76,17 @@ def raise_for_parts(first: Answer, rest: Answers | None) -> None:
     failed = [a for a in answers if a.error is not None]
     finished = [a.finish_reason for a in answers if a.error is None]
     base = rest.report if rest is not None else Report()
-    report = base.model_copy(update={
-        "questions": len(answers), "answered": len(answers) - len(failed), "failed": len(failed),
-        "cut_short": finished.count("length"), "filtered": finished.count("content_filter"),
-        "prompt_tokens": base.prompt_tokens + first.usage.prompt_tokens,
-        "completion_tokens": base.completion_tokens + first.usage.completion_tokens,
-    })  # fmt: skip
+    report = base.model_copy(
+        update={
+            "questions": len(answers),
+            "answered": len(answers) - len(failed),
+            "failed": len(failed),
+            "cut_short": finished.count("length"),
+            "filtered": finished.count("content_filter"),
+            "prompt_tokens": base.prompt_tokens + first.usage.prompt_tokens,
+            "completion_tokens": base.completion_tokens + first.usage.completion_tokens,
+        }
+    )
     error = PartialFailureError(
         f"{len(failed)} of {len(answers)} parts failed; first: part {failed[0].index}: "
         f"{failed[0].error}",

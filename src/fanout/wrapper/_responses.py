@@ -144,8 +144,11 @@ def _chat_kwargs(kwargs: dict[str, Any]) -> dict[str, Any] | None:
     takes (it translates them back), or None if one has no place in a split call."""
     if set(kwargs) - _SPLITTABLE:
         return None
-    out = {k: v for k, v in kwargs.items() if k not in ("input", "instructions", "text",
-                                                          "reasoning", "max_output_tokens")}  # fmt: skip
+    out = {
+        k: v
+        for k, v in kwargs.items()
+        if k not in ("input", "instructions", "text", "reasoning", "max_output_tokens")
+    }
     text = kwargs.get("text")
     if text is not None:
         fmt = text.get("format") if isinstance(text, Mapping) else None
@@ -190,22 +193,33 @@ async def _answer(owner: Splitter, kwargs: dict[str, Any], *, raw: bool) -> Any:
     # parts that share them may still be merged.
     shared = [{"role": "system", "content": instructions}] if instructions else []
     questions = [
-        Question(text=detection.group_prompt(group),
-                 context=tuple(dict(m) for m in [*shared, *context]))
+        Question(
+            text=detection.group_prompt(group), context=tuple(dict(m) for m in [*shared, *context])
+        )
         for group in detection.groups
-    ]  # fmt: skip
+    ]
     telemetry.note_parts(len(questions))
     if stream:
         return _stream(owner, detection, questions, model, policy, instructions, chat or {})
-    answers = await owner.fanout.ask_many(questions, model=model, policy=policy,
-                                          on_error="return", api="responses", **chat or {})  # fmt: skip
+    answers = await owner.fanout.ask_many(
+        questions, model=model, policy=policy, on_error="return", api="responses", **chat or {}
+    )
     raise_failures(answers)
     texts = [a.text or "" for a in answers]
     finish = finish_of(a.finish_reason for a in answers)
-    usage = (answers.report.prompt_tokens, answers.report.completion_tokens,
-             answers.report.cached_prompt_tokens)  # fmt: skip
-    response = _response(f"resp_fanout_{uuid.uuid4().hex}", model, instructions,
-                         detection.layout(texts), finish, usage)  # fmt: skip
+    usage = (
+        answers.report.prompt_tokens,
+        answers.report.completion_tokens,
+        answers.report.cached_prompt_tokens,
+    )
+    response = _response(
+        f"resp_fanout_{uuid.uuid4().hex}",
+        model,
+        instructions,
+        detection.layout(texts),
+        finish,
+        usage,
+    )
     setattr(response, REPORT_FIELD, answers.report)
     return response
 
@@ -215,8 +229,13 @@ def _item(response_id: str, text: str | None) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if text is not None:
         content.append({"type": "output_text", "text": text, "annotations": []})
-    return {"type": "message", "id": f"msg_{response_id[5:]}", "role": "assistant",
-            "status": "completed" if done else "in_progress", "content": content}  # fmt: skip
+    return {
+        "type": "message",
+        "id": f"msg_{response_id[5:]}",
+        "role": "assistant",
+        "status": "completed" if done else "in_progress",
+        "content": content,
+    }
 
 
 def _response_data(
@@ -230,17 +249,28 @@ def _response_data(
     reason = _INCOMPLETE.get(finish or "")
     status = "in_progress" if finish is None else "incomplete" if reason else "completed"
     return {
-        "id": response_id, "object": "response", "created_at": time.time(), "model": model,
-        "status": status, "error": None, "instructions": instructions,
+        "id": response_id,
+        "object": "response",
+        "created_at": time.time(),
+        "model": model,
+        "status": status,
+        "error": None,
+        "instructions": instructions,
         "incomplete_details": {"reason": reason} if reason else None,
         "output": [_item(response_id, text)] if text is not None else [],
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-        "usage": None if usage is None else {
-            "input_tokens": usage[0], "input_tokens_details": {"cached_tokens": usage[2]},
-            "output_tokens": usage[1], "output_tokens_details": {"reasoning_tokens": 0},
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": None
+        if usage is None
+        else {
+            "input_tokens": usage[0],
+            "input_tokens_details": {"cached_tokens": usage[2]},
+            "output_tokens": usage[1],
+            "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": usage[0] + usage[1],
         },
-    }  # fmt: skip
+    }
 
 
 def _build(type_: Any, data: dict[str, Any]) -> Any:
@@ -294,19 +324,25 @@ def _stream(
             if not isinstance(piece, StreamEnd):
                 if piece:
                     written.append(piece)
-                    yield event("response.output_text.delta", **where, content_index=0,
-                                delta=piece, logprobs=[])  # fmt: skip
+                    yield event(
+                        "response.output_text.delta",
+                        **where,
+                        content_index=0,
+                        delta=piece,
+                        logprobs=[],
+                    )
                 continue
             text = "".join(written)
-            yield event("response.output_text.done", **where, content_index=0, text=text,
-                        logprobs=[])  # fmt: skip
-            yield event("response.content_part.done", **where, content_index=0,
-                        part={**part, "text": text})  # fmt: skip
+            yield event(
+                "response.output_text.done", **where, content_index=0, text=text, logprobs=[]
+            )
+            yield event(
+                "response.content_part.done", **where, content_index=0, part={**part, "text": text}
+            )
             yield event("response.output_item.done", output_index=0, item=_item(response_id, text))
             usage = (piece.prompt_tokens, piece.completion_tokens, 0)
             whole = _response_data(response_id, model, instructions, text, piece.finish, usage)
             kind = "response.incomplete" if piece.finish in _INCOMPLETE else "response.completed"
             yield event(kind, response=whole)
 
-    return owner.stream_parts(detection, questions, model, policy, kwargs, events,
-                              api="responses")  # fmt: skip
+    return owner.stream_parts(detection, questions, model, policy, kwargs, events, api="responses")
