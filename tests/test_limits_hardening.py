@@ -197,23 +197,63 @@ async def test_slots_of_a_killed_process_expire_with_its_lease(redis_url: str) -
 async def test_processes_that_disagree_on_a_namespace_are_warned(
     redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """One process at 6000 rpm, another at 0.5 on the same namespace: the slow one's
-    reservation holds the fast one back (for two minutes here), and each says so once."""
+    """One process at 6000 rpm, another at 0.5 on the same namespace: a reservation the
+    slow one waits for holds the fast one back (two minutes here), and each says so once."""
     fast = RedisLimiter(Limits(rpm=6000), redis_url, namespace="disagree")
     slow = RedisLimiter(Limits(rpm=0.5), redis_url, namespace="disagree")
     await fast.acquire(0)
     fast.observe({})
     await slow.acquire(0)
     slow.observe({})
+    waiting = asyncio.ensure_future(slow.acquire(0))  # its next slot: 2 minutes on
+    await asyncio.sleep(0.3)
     for _ in range(2):  # warned once only
         held = asyncio.ensure_future(fast.acquire(0))
         await asyncio.sleep(0.5)
-        assert not held.done()  # stalled behind the slow one's slot
+        assert not held.done()  # queued behind the slow one's waiting reservation
         held.cancel()
         await asyncio.gather(held, return_exceptions=True)
+    waiting.cancel()
+    await asyncio.gather(waiting, return_exceptions=True)
     for lim in (fast, slow):
         await lim.aclose()
     warnings = _warnings(caplog, "disagree on its limits")
     assert len(warnings) == 2, warnings
     assert all("'disagree'" in w for w in warnings)
     assert any("6000" in w and "0.5" in w for w in warnings)
+
+
+async def test_a_slow_process_cancelled_does_not_stall_a_fast_one(redis_url: str) -> None:
+    """A process at rpm=0.5 sends one request, queues five more, and is cancelled; a
+    process at rpm=6000 on the same namespace sends at once (it waited out the slow one's
+    two-minute spacing of the request it sent: still waiting 20 s later), and then at its
+    own pace, while the slow one, alone, still keeps its own."""
+    slow = RedisLimiter(Limits(rpm=0.5), redis_url, namespace="slow-cancelled")
+    fast = RedisLimiter(Limits(rpm=6000), redis_url, namespace="slow-cancelled")
+    try:
+        await slow.acquire(0)
+        slow.observe({})
+        queued = [asyncio.ensure_future(slow.acquire(0)) for _ in range(5)]
+        await asyncio.sleep(0.3)
+        for task in queued:
+            task.cancel()
+        await asyncio.gather(*queued, return_exceptions=True)
+        waits = []
+        for _ in range(5):
+            waits.append(await asyncio.wait_for(fast.acquire(0), 20))
+            fast.observe({})
+        assert sum(waits) < 1.0, waits  # 5 sends at 100 a second: about 0.04 s
+        alone = RedisLimiter(Limits(rpm=0.5), redis_url, namespace="slow-alone")
+        try:
+            await alone.acquire(0)
+            alone.observe({})
+            again = asyncio.ensure_future(alone.acquire(0))
+            await asyncio.sleep(0.5)
+            assert not again.done()  # its next slot is two minutes on
+            again.cancel()
+            await asyncio.gather(again, return_exceptions=True)
+        finally:
+            await alone.aclose()
+    finally:
+        for lim in (slow, fast):
+            await lim.aclose()

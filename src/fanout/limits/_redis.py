@@ -30,8 +30,10 @@ They pace as :class:`~fanout.limits.LocalLimiter` does, with the state shared:
   move forward, and the waiters learn of it at their next check (every third of
   the lease). A slot borrowed on the endpoint's reported room is spent when taken;
 * processes that share a namespace with different limits (one rpm=0.5, another
-  rpm=6000: the slow one's reservations hold the fast one back) are warned of, once
-  per process and schedule.
+  rpm=6000) are warned of, once per process and schedule: a process spaces its send
+  after the last one at its own rate, never at a slower process's (so a slow process
+  whose call was cancelled leaves no minutes-long slot behind), but the slow one's
+  waiting reservations still queue ahead of the fast one's.
 
 Rates must be configured: a shared budget cannot be learned by one process from
 its own responses.
@@ -336,7 +338,7 @@ class RedisLimiter:
         log.warning(
             "processes sharing the redis namespace %r disagree on its limits: this one "
             "paces %s at %.6g a minute, another at %.6g; they share one schedule, so the "
-            "slower one's reservations hold the others back: give them the same Limits "
+            "slower one's waiting reservations hold the others back: give them the same Limits "
             "(rpm, tpm, headroom), or each its own namespace",
             self._namespace,
             unit,

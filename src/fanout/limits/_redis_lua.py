@@ -66,7 +66,9 @@ end
 # process whose event loop is late (a loaded machine) sends late, and slots missed by
 # late senders would let their sends arrive together with the on-time ones after them:
 # more in a window than the schedule has slots for. So the sends themselves keep the
-# schedule's spacing, as the local limiter's do: claim(claimed key, pause key, waiting
+# schedule's spacing, as the local limiter's do (the claimed key holds "the next send
+# time|the interval of its claimer"; a faster claimer takes the next time at its own
+# interval): claim(claimed key, pause key, waiting
 # set, now, interval, early, member, lookahead) takes the next send time (one interval
 # after the last claim, never before now) if it is at most ``lookahead`` ms away, and
 # returns {'0', 0, ms until it, now}: the claimer sends then (or, if it wakes later than
@@ -80,10 +82,14 @@ _CLAIM = """
 local function claim(key, pause, waiting, now, interval, early, member, lookahead)
   local paused = tonumber(redis.call('GET', pause) or '0')
   if paused > now then return {string.format('%.3f', paused - now), 1, '', ''} end
-  local ctat = tonumber(redis.call('GET', key) or '0')
+  local last, theirs = string.match(redis.call('GET', key) or '', '^([^|]+)|([^|]+)$')
+  local ctat = tonumber(last or '0')
+  if theirs ~= nil and ctat > now and tonumber(theirs) > interval then
+    ctat = ctat - (tonumber(theirs) - interval)
+  end
   if early or ctat - now <= lookahead then
     if early or ctat < now then ctat = math.max(ctat, now) + interval else ctat = ctat + interval end
-    redis.call('SET', key, string.format('%.3f', ctat), 'PX', math.ceil(ctat - now) + 60000)
+    redis.call('SET', key, string.format('%.3f|%s', ctat, interval), 'PX', math.ceil(ctat - now) + 60000)
     redis.call('ZREM', waiting, member)
     local at = ctat - interval
     if early or at < now then at = now end
@@ -110,6 +116,13 @@ end
 # resets}: the reserved slot comes after ``wait`` ms, or sooner if the reported room
 # covers it (now, or when a reported reset has emptied the endpoint's window).
 #
+# The rate key holds the last reservation's "interval|cost". A process that paces
+# faster than the last reserver (another process with other Limits on the namespace)
+# spaces its slot after that reservation at its own rate, not at the slower one's: a
+# process at rpm=0.5 whose call was cancelled would otherwise leave its one sent
+# request's two-minute slot in the way of every process at rpm=6000. (The claims keep
+# "time|interval" alike.) Its waiting reservations still queue ahead of later ones.
+#
 # The reset trust hash holds what every process learned of the resets (limits/_resets.py
 # ResetTrust, shared: ``state`` "trusted", "distrusted" or "unknown"/absent, ``kept``,
 # and the send checking a promise, ``verifying``, until ``vuntil``). The promised room
@@ -127,6 +140,10 @@ sweep(KEYS[1], KEYS[6], KEYS[7], now)
 local interval = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local prev, prev_cost = string.match(redis.call('GET', KEYS[8]) or '', '^([^|]+)|([^|]+)$')
+if prev ~= nil and tat > now and tonumber(prev) > interval then
+  tat = tat - tonumber(prev_cost) * (tonumber(prev) - interval)
+end
 local wait = tat - now
 if wait < 0 then wait = 0 end
 local slot_wait = wait
@@ -178,8 +195,7 @@ if wait > 0 and wait >= slot_wait then
   redis.call('PEXPIRE', KEYS[6], math.ceil(new_tat - now) + 3600000)
   held = 1
 end
-local prev = redis.call('GET', KEYS[8]) or ''
-redis.call('SET', KEYS[8], ARGV[1], 'PX', 3600000)
+redis.call('SET', KEYS[8], ARGV[1] .. '|' .. ARGV[2], 'PX', 3600000)
 local early = 0
 if ARGV[3] == '1' and wait < slot_wait then early = 1 end
 local claimed = ''
@@ -187,7 +203,7 @@ if ARGV[7] == '1' and wait <= 0 then
   local got = claim(KEYS[9], KEYS[10], KEYS[11], now, interval, early == 1, ARGV[6], interval / 2)
   if got[1] == '0' then claimed = got[3] end
 end
-return {string.format('%.3f', wait), seq, held, prev, early, claimed, string.format('%.3f', now),
+return {string.format('%.3f', wait), seq, held, prev or '', early, claimed, string.format('%.3f', now),
         on_reset, probe, tstate}
 """
 )
