@@ -121,6 +121,26 @@ async def test_an_unknown_price_is_none_and_said_once(
 
 
 @on_virtual_time
+async def test_the_simulator_s_model_costs_nothing_without_a_warning(
+    sim: SimFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``sim-1``, the model ``fanout sim`` serves, is priced at zero (every call against
+    the simulator warned of an unknown price); a ``pricing=`` given for it still counts."""
+    async with sim(time_scale=100, answer_tokens=20) as (_server, client):
+        with caplog.at_level(logging.WARNING, logger="fanout"):
+            answers = await fanout.Fanout(client, model="sim-1", memory=False).ask_many(
+                ["What is 1?", "What is 2?"], policy="split"
+            )
+        priced = fanout.Fanout(
+            client, model="sim-1", memory=False, pricing=Pricing(input=1, output=1)
+        )
+        paid = await priced.ask_many(["What is 3?"], policy="split")
+    assert answers.report.cost == 0 and [a.cost for a in answers] == [0, 0]
+    assert not [r for r in caplog.records if "no price known" in r.getMessage()]
+    assert paid.report.cost is not None and paid.report.cost > 0
+
+
+@on_virtual_time
 async def test_a_call_s_max_cost_stops_within_one_request_of_the_cap(sim: SimFactory) -> None:
     """``max_cost`` on a call: the spend never passes the cap and stops within one
     request's worst case of it; the questions not sent fail with BudgetExceededError

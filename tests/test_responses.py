@@ -266,3 +266,29 @@ async def test_fanout_run_through_the_responses_api(sim: SimFactory, tmp_path: P
 def _no_langsmith(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LANGCHAIN_TRACING_V2", "false")
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
+
+
+@on_virtual_time
+async def test_a_responses_call_takes_the_responses_name_for_its_answer_cap(
+    sim: SimFactory,
+) -> None:
+    """``api="responses", max_output_tokens=5`` caps each answer at 5 tokens (it said
+    "did you mean 'max_tokens'?"); ``instructions=``, ``reasoning=``, and
+    ``max_output_tokens=`` under Chat Completions, are one error naming fanout's name."""
+    async with sim(time_scale=100, answer_tokens=20) as (server, client):
+        answers = await fanout.ask_many(
+            ["What is 2+2?", "Name a colour."], client=client, model="sim-1",
+            api="responses", max_output_tokens=5, policy="split",
+        )  # fmt: skip
+        assert [a.usage.completion_tokens for a in answers] == [5, 5]
+        assert [r.api for r in server.stats.requests] == ["responses"] * 2
+        for kwargs, named in (
+            ({"api": "responses", "instructions": "Be brief."}, "pass system="),
+            ({"api": "responses", "reasoning": {"effort": "low"}}, "pass reasoning_effort="),
+            ({"api": "chat", "max_output_tokens": 5}, "pass max_tokens="),
+        ):
+            with pytest.raises(fanout.ConfigError, match=named):
+                await fanout.ask_many(["q?"], client=client, model="sim-1", **kwargs)
+        with pytest.raises(fanout.ConfigError, match="both given"):
+            await fanout.ask_many(["q?"], client=client, model="sim-1", api="responses",
+                                  max_output_tokens=5, max_tokens=5)  # fmt: skip

@@ -43,6 +43,7 @@ class Usage(Protocol):
 
 
 __all__ = [
+    "SIMULATOR_MODEL",
     "TIERS",
     "CostEstimate",
     "Pricing",
@@ -220,12 +221,18 @@ def _plain(price: Any) -> Any:
     )
 
 
+SIMULATOR_MODEL = "sim-1"
+"""The model fanout's simulator (``fanout sim``, ``fanout.sim``) serves by default: it
+costs nothing, unless a ``pricing=`` of the call says otherwise."""
+
+
 def _resolve(model: str, pricing: PricingSetting) -> Pricing | None:
     if isinstance(pricing, Pricing):
         return pricing
-    if pricing is not None:
-        return pricing.get(model)
-    return None
+    own = pricing.get(model) if pricing is not None else None
+    if own is None and model == SIMULATOR_MODEL:
+        return Pricing.free()
+    return own
 
 
 def price_known(model: str, *, pricing: PricingSetting = None, base_url: str | None = None) -> bool:

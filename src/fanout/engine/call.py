@@ -18,7 +18,7 @@ from ..core.exceptions import ConfigError
 from ..core.models import Answer, Usage
 from ..core.params import params_problem
 from ..core.plans import Plan, PlanRevision
-from .responses import APIS, check_responses_kwargs
+from .responses import APIS, chat_names, check_responses_kwargs
 from .spending import Pricer, SpendCap
 from .structured import Structured, structured_of
 
@@ -156,13 +156,13 @@ def resolve_options(
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
     ):
         raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    check_create_kwargs({**defaults.create_kwargs, **create_kwargs})
-    kwargs = {**defaults.create_kwargs, **create_kwargs}
+    resolved_api = api or defaults.api
+    check_api(resolved_api)
+    kwargs = {**defaults.create_kwargs, **chat_names(create_kwargs, resolved_api)}
+    check_create_kwargs(kwargs)
     structured = structured_of(kwargs.get("response_format"))
     if structured is not None:
         kwargs["response_format"] = structured.response_format  # a model as its JSON schema
-    resolved_api = api or defaults.api
-    check_api(resolved_api)
     if resolved_api == "responses":
         check_responses_kwargs(kwargs)
     return CallOptions(

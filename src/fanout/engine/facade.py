@@ -44,7 +44,7 @@ from .call import (
 from .dispatch import commit_plan, drive, open_plan, plan_to_price
 from .estimates import estimate_costs
 from .intake import Job, QuestionLike, check_container, params_for, to_question
-from .responses import check_responses_kwargs
+from .responses import chat_names, check_responses_kwargs
 from .results import aborted, assemble
 from .spending import (
     Pricer,
@@ -103,6 +103,7 @@ class Fanout:
         check_api(api)
         _check_settings(limits=(limits, Limits), retry=(retry, Retry))
         check_on_error(on_error)
+        create_kwargs = chat_names(create_kwargs, api)
         check_create_kwargs(create_kwargs)
         self.client = client
         register_secret(getattr(client, "api_key", None))

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APIS",
     "ResponsesStream",
+    "chat_names",
     "check_responses_kwargs",
     "chunks_of",
     "completion_of",
@@ -51,6 +52,44 @@ _RENAMED = frozenset(
     {"messages", "max_tokens", "max_completion_tokens", "response_format", "tools",
      "tool_choice", "reasoning_effort", "verbosity", "stream_options"}
 )  # fmt: skip
+
+
+_RESPONSES_NAMES = {
+    "max_output_tokens": "max_tokens",
+    "instructions": "system",
+    "text": "response_format (and verbosity)",
+    "reasoning": "reasoning_effort",
+    "input": "the questions",
+}
+"""The Responses API's own names for what a fanout call takes under its chat name."""
+
+
+def chat_names(params: Mapping[str, Any], api: str) -> dict[str, Any]:
+    """``params`` with the Responses API's names a call may use under ``api="responses"``
+    in their chat form: ``max_output_tokens`` is ``max_tokens``. Any other Responses
+    name (under either API), and ``max_output_tokens`` under ``api="chat"``, is one
+    ConfigError naming what to pass instead."""
+    out = dict(params)
+    for name, chat in _RESPONSES_NAMES.items():
+        if name not in out:
+            continue
+        if name == "max_output_tokens" and api == "responses":
+            if "max_tokens" in out or "max_completion_tokens" in out:
+                raise ConfigError(
+                    "max_output_tokens= and max_tokens= both given: pass one (fanout sends "
+                    "max_tokens as max_output_tokens with api='responses')"
+                )
+            out["max_tokens"] = out.pop(name)
+            continue
+        sent = f"sent as {name} with api='responses'"
+        raise ConfigError(
+            f"{name}= is the Responses API's name: pass {chat}= (fanout builds the request "
+            f"from it, {sent})"
+            if chat != "the questions"
+            else f"input= is the Responses API's name for the questions: pass them as "
+            f"fanout's questions ({sent})"
+        )
+    return out
 
 
 def check_responses_kwargs(params: Mapping[str, Any]) -> None:

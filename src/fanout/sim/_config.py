@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.money import SIMULATOR_MODEL
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
@@ -74,7 +76,7 @@ class SimConfig:
     answer_tokens: int | Callable[[str], int] = 200
     """Answer length in tokens: a number, or a function of the question text.
     A hint in the question, ``{{tokens=N}}``, overrides both."""
-    model: str = "sim-1"
+    model: str = SIMULATOR_MODEL
     """Model name listed by ``GET /v1/models`` (any name is accepted in requests)."""
     supports_response_format: bool = True
     """False: refuse ``response_format`` with 400, like an endpoint without
