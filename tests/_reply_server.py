@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ._virtual import on_a_virtual_loop
+
 __all__ = [
     "Reply",
     "ReplyServer",
@@ -123,7 +125,11 @@ def _question_of(body: dict[str, Any]) -> str:
 
 @contextmanager
 def serve_replies(reply: Callable[[Request], Reply]) -> Iterator[ReplyServer]:
-    """Serve ``reply`` on 127.0.0.1 (any port) for the duration of the block."""
+    """Serve ``reply`` on 127.0.0.1 (any port) for the duration of the block. Its
+    replies come from a thread: not for a test on virtual time, whose loop would move
+    its clock to the client's timeout while the thread answers (``tests/_virtual.py``)."""
+    if on_a_virtual_loop():
+        raise RuntimeError("serve_replies answers from a thread: run this test on the wall clock")
     state = ReplyServer(reply)
     lock = threading.Lock()
 

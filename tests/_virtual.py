@@ -29,6 +29,16 @@ def loop_time() -> float:
     return asyncio.get_running_loop().time()
 
 
+def on_a_virtual_loop() -> bool:
+    """Whether the running loop (if any) is on virtual time: a server in a thread or
+    another process cannot be used there (see the module docstring)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return isinstance(loop, looptime.LoopTimeEventLoop)
+
+
 def on_virtual_time(test: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
     """Run ``test`` on a fresh loop of virtual time starting at 0, closed after it."""
 

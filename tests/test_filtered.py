@@ -241,7 +241,7 @@ def _response(request: Request) -> Reply:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-@on_virtual_time
+# wall clock: serve_replies answers from a thread (see tests/_virtual.py)
 async def test_a_wrapped_responses_call_with_a_filtered_part_is_incomplete_for_it(
     stream: bool,
 ) -> None:

@@ -33,7 +33,7 @@ def test_an_error_of_the_request_itself_is_not_retried() -> None:
     assert not is_retryable(httpx2.UnsupportedProtocol("no scheme"))
 
 
-@on_virtual_time
+# wall clock: serve_replies answers from a thread (see tests/_virtual.py)
 async def test_choices_come_back_in_the_order_of_their_index() -> None:
     """``n=2`` with index 1 listed before index 0: ``text`` is choice 0's."""
 
@@ -52,7 +52,7 @@ async def test_choices_come_back_in_the_order_of_their_index() -> None:
     assert answers[0].choices == ["FIRST", "SECOND"]
 
 
-@on_virtual_time
+# wall clock: serve_replies answers from a thread (see tests/_virtual.py)
 async def test_a_duplicate_of_a_failed_question_names_its_own_position() -> None:
     """The same failing question at positions 0 and 2: the copy's error has index 2 and
     its message says question 2 (asked once, as question 0), not 'question 0 failed'."""
@@ -111,7 +111,7 @@ async def _read(stream: Any, into: list[str]) -> None:
         into.extend(c.delta.content or "" for c in chunk.choices)
 
 
-@on_virtual_time
+# wall clock: serve_replies answers from a thread (see tests/_virtual.py)
 async def test_a_streamed_split_prompt_whose_middle_part_fails_carries_every_part() -> None:
     """Three parts streamed through fanout.wrap, the second refused with a 400: the
     stream fails with PartialFailureError carrying all three answers in the prompt's
