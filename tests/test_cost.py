@@ -314,3 +314,29 @@ async def test_a_spend_cap_reserves_the_definitions_a_request_is_billed_for(
     refused = [a for a in answers if isinstance(a.error, fanout.BudgetExceededError)]
     assert len(refused) >= 2 and all(a.attempts == 0 for a in refused)
     assert len(server.stats.requests) <= 2  # the probe, and at most one under the cap
+
+
+@on_virtual_time
+async def test_answers_cut_by_max_tokens_do_not_shorten_a_later_estimate(
+    sim: SimFactory,
+) -> None:
+    """Calls with ``max_tokens=5`` on 150-token answers (each cut at 5) teach no answer
+    length: a later plan without the cap estimates the documented 200 tokens an answer,
+    not 5 (a dry run after them was 12x low on cost and 86x on time). Answers that end on
+    their own under the cap do teach theirs."""
+    questions = [f"Why is the sky blue, part {i}?" for i in range(6)]
+
+    def split_tokens(plan: fanout.Plan) -> int:
+        (row,) = [e for e in plan.estimates if e.label == "split" and e.tier == "standard"]
+        return row.est_completion_tokens
+
+    async with sim(time_scale=100, answer_tokens=150) as (_server, client):
+        fo = fanout.Fanout(client, model="sim-1", memory=False)
+        cut = await fo.ask_many(questions, policy="split", max_tokens=5)
+        assert {a.finish_reason for a in cut} == {"length"}
+        assert fo.endpoint.answer_tokens is None
+        assert split_tokens(fo.plan(questions)) == 6 * 200
+        whole = await fo.ask_many(questions, policy="split", max_tokens=400)
+        assert {a.finish_reason for a in whole} == {"stop"}
+        assert fo.endpoint.answer_tokens == pytest.approx(150)
+        assert split_tokens(fo.plan(questions)) == pytest.approx(6 * 150, rel=0.05)

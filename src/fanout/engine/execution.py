@@ -191,7 +191,9 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     # the choices are put in the order of their index, whatever order they came in.
     ordered = sorted(completion.choices, key=lambda c: c.index if isinstance(c.index, int) else 0)
     choice = ordered[0]
-    if completion.usage is not None:
+    if completion.usage is not None and choice.finish_reason != "length":
+        # An answer cut at max_tokens says how long the cap is, not the answers: learned,
+        # it would shorten the estimates of calls without that cap (12x on cost).
         transport.endpoint.observe_answer(completion.usage.completion_tokens)
     choices = [c.message.content or "" for c in ordered]  # n > 1: all of them
     parsed = _structured_value(completion, job)
