@@ -326,7 +326,7 @@ async def test_answers_cut_by_max_tokens_do_not_shorten_a_later_estimate(
     their own under the cap do teach theirs."""
     questions = [f"Why is the sky blue, part {i}?" for i in range(6)]
 
-    def split_tokens(plan: fanout.Plan) -> int:
+    def split_tokens(plan: fanout.planning.Plan) -> int:
         (row,) = [e for e in plan.estimates if e.label == "split" and e.tier == "standard"]
         return row.est_completion_tokens
 

@@ -53,6 +53,31 @@ def test_the_library_does_not_import_the_simulator() -> None:
     assert out.stdout.strip() == "False"
 
 
+def test_detection_jobs_profiles_and_the_wrapper_load_when_first_used() -> None:
+    """``import fanout`` loads the engine, not detection, jobs, profiles or the wrapper
+    (a third of the import's time beyond the SDK's was detection's tables); each loads
+    when first named, through the attribute or a ``from`` import (fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, fanout\n"
+        "lazy = ['fanout.detection', 'fanout.jobs', 'fanout.profile', 'fanout.wrapper']\n"
+        "print([m for m in lazy if m in sys.modules])\n"
+        "print(fanout.detect('1. Who? 2. Where?').style, callable(fanout.wrap))\n"
+        "from fanout import report_of\n"
+        "print(fanout.jobs.run_jsonl.__name__, fanout.profile.__name__, report_of.__name__)\n"
+        "print([m for m in lazy if m not in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "[]",
+        "numbered True",
+        "run_jsonl fanout.profile report_of",
+        "[]",
+    ]
+
+
 def test_version_comes_from_package_metadata() -> None:
     """__version__ matches the installed distribution."""
     from importlib.metadata import version

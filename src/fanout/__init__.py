@@ -16,17 +16,17 @@ submodules: :mod:`fanout.planning`, :mod:`fanout.limits`, :mod:`fanout.profile`,
 import importlib as _importlib
 import importlib.metadata as _metadata
 import warnings as _warnings
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-# The public submodules, loaded with the package (all but the simulator, which the
-# library never needs): ``import fanout`` is enough to use ``fanout.planning.Plan``.
-from . import detection as detection
-from . import jobs as jobs
+# The public submodules the engine is made of, loaded with the package:
+# ``import fanout`` is enough to use ``fanout.planning.Plan``. The others (detection,
+# jobs, profiles, the wrapper) are loaded when first used, as ``fanout.detection`` or
+# ``fanout.wrap`` (see ``__getattr__``): detection's tables alone took a third of the
+# import's time beyond the SDK's. The simulator is never loaded by the library.
 from . import limits as limits
 from . import money as money
 from . import planning as planning
-from . import profile as profile
-from . import wrapper as wrapper
 from .cache import Cache as Cache
 from .core.config import Limits as Limits
 from .core.config import Policy as Policy
@@ -52,15 +52,32 @@ from .core.models import Question as Question
 from .core.models import Report as Report
 from .core.models import Usage as Usage
 from .core.money import Pricing as Pricing
-from .detection._detector import detect as detect
 from .engine.facade import Fanout as Fanout
 from .engine.facade import ask_many as ask_many
 from .engine.facade import plan as plan
 from .engine.intake import QuestionLike as QuestionLike
 from .engine.sync import ask_many_sync as ask_many_sync
 from .limits._redis import RedisUnavailableError as RedisUnavailableError
-from .wrapper._client import report_of as report_of
-from .wrapper._client import wrap as wrap
+
+if _TYPE_CHECKING:
+    from . import detection as detection
+    from . import jobs as jobs
+    from . import profile as profile
+    from . import wrapper as wrapper
+    from .detection._detector import detect as detect
+    from .wrapper._client import report_of as report_of
+    from .wrapper._client import wrap as wrap
+
+_LAZY = {
+    "detection": ("fanout.detection", None),
+    "jobs": ("fanout.jobs", None),
+    "profile": ("fanout.profile", None),
+    "wrapper": ("fanout.wrapper", None),
+    "detect": ("fanout.detection._detector", "detect"),
+    "report_of": ("fanout.wrapper._client", "report_of"),
+    "wrap": ("fanout.wrapper._client", "wrap"),
+}
+"""Public names loaded on first use: (the module, the name in it; None: the module)."""
 
 try:
     __version__ = _metadata.version("llm-fanout")
@@ -105,6 +122,10 @@ __all__ = [
     "wrap",
 ]
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
 # Names that were at the top level in 0.1 and now live in a public submodule: still
 # importable from here for one release, with a DeprecationWarning.
 _MOVED = {
@@ -131,6 +152,12 @@ _MOVED = {
 
 
 def __getattr__(name: str) -> _Any:
+    lazy = _LAZY.get(name)
+    if lazy is not None:
+        loaded = _importlib.import_module(lazy[0])
+        value = loaded if lazy[1] is None else getattr(loaded, lazy[1])
+        globals()[name] = value
+        return value
     module = _MOVED.get(name)
     if module is None:
         raise AttributeError(f"module 'fanout' has no attribute {name!r}")
