@@ -19,10 +19,7 @@ import sys
 
 from _common import save
 
-_TIMED = (
-    "import time; t = time.perf_counter(); import {module}; "
-    "print(time.perf_counter() - t)"
-)
+_TIMED = "import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
 
 
 def timed(module: str) -> float:

@@ -122,6 +122,7 @@ __all__ = [
     "wrap",
 ]
 
+
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
