@@ -18,6 +18,7 @@ from ..core.exceptions import ConfigError
 from ..core.models import Answer, Usage
 from ..core.params import params_problem
 from ..core.plans import Plan, PlanRevision
+from .reach import ReachGate
 from .responses import APIS, chat_names, check_responses_kwargs
 from .spending import Pricer, SpendCap
 from .structured import Structured, structured_of
@@ -96,6 +97,8 @@ class CallStats:
     refused: BaseException | None = None
     """The 401 or 403 a request of this call got: the endpoint refuses the key (or
     its access to the model), so nothing more of this call is sent."""
+    reach: ReachGate = field(default_factory=ReachGate)
+    """Whether the endpoint can be reached, while it never answered (``engine/reach.py``)."""
 
 
 @dataclass

@@ -38,6 +38,7 @@ from .codec import MergedReply, merged_params, read_merged
 from .intake import Job
 from .merging import build_merged
 from .planning import MERGE_ANSWER_OVERHEAD
+from .reach import UnreachableError
 from .replies import judge, tool_calls_of
 from .retrying import (
     EmptyReplyError,
@@ -135,6 +136,13 @@ def question_error(
             attempts=attempts,
             cap=exc.cap.cap,
             spent=exc.cap.spent,
+        )
+    elif isinstance(exc, UnreachableError):
+        err = QuestionError(
+            redact(f"question {job.index}: {exc} ({base_url})"),
+            index=job.index,
+            question=q.text,
+            attempts=attempts,
         )
     elif isinstance(exc, KeyRefusedError):
         err = QuestionError(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import openai
+from tenacity import AsyncRetrying
 
 from .. import telemetry as telemetry
 from ..core import clock
@@ -123,6 +124,8 @@ class Transport:
         self._stream_first = True  # stream the first request (see _exchange)
         self.quota_error: BaseException | None = None
         """The ``insufficient_quota`` an earlier request got: nothing more is sent."""
+        self.reached = False
+        """A response of any status came from the endpoint (``engine/reach.py``)."""
         self.header_listeners: set[Callable[[], None]] = set()
         """Called when a response's headers arrive (before its body, if streamed)."""
 
@@ -192,6 +195,23 @@ class Transport:
     ) -> ChatCompletion:
         self.budget.ratio = opts.retry.budget
         retrying = build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget)
+        try:
+            return await self._retried(retrying, params, opts, stats, tally, check)
+        except Exception as exc:
+            stats.reach.gave_up(tally, exc)
+            raise
+        finally:
+            stats.reach.gave_up(tally, None)  # cancelled, or answered: nobody waits on it
+
+    async def _retried(
+        self,
+        retrying: AsyncRetrying,
+        params: dict[str, Any],
+        opts: CallOptions,
+        stats: CallStats,
+        tally: Tally,
+        check: Callable[[ChatCompletion], None] | None,
+    ) -> ChatCompletion:
         async for attempt in retrying:
             with attempt:
                 completion = await spend_on(
@@ -245,6 +265,7 @@ class Transport:
         self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
     ) -> ChatCompletion:
         self._check_quota(stats)
+        await stats.reach.enter(tally)  # another request may be probing a dead address
         max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
         n = params.get("n") or 1
         prompt = estimate_request_tokens(params, opts.model)
@@ -287,6 +308,7 @@ class Transport:
                     completion = checked_completion(completion)
                     span.done(completion)
             except openai.APIStatusError as exc:
+                self._reached(stats)
                 self.budget.record(failed=True, retry=retry)
                 self.limiter.observe(exc.response.headers)
                 log.info(
@@ -306,8 +328,9 @@ class Transport:
                 if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
                     stats.refused = stats.refused or exc
                 raise
-            except Exception:
+            except Exception as exc:
                 self.budget.record(failed=True, retry=retry)
+                stats.reach.failed(exc, tally, reached=self.reached)
                 raise
             finally:
                 stats.in_flight -= 1
@@ -315,9 +338,15 @@ class Transport:
                 attempt_done = getattr(self.limiter, "attempt_done", None)
                 if attempt_done is not None:
                     attempt_done()
+        self._reached(stats)
         self.budget.record(failed=False, retry=retry)
         self._learn(completion, params, reserve, sent, done_before, tally, first_token)
         return completion
+
+    def _reached(self, stats: CallStats) -> None:
+        """A response came: the endpoint is there (``engine/reach.py``)."""
+        self.reached = True
+        stats.reach.answered()
 
     async def _exchange(
         self, params: dict[str, Any], tally: Tally, api: str = "chat"
