@@ -51,6 +51,22 @@ class TestShapes:
         models = await fanout_sim.client.models.list()
         assert [m.id for m in models.data] == ["my-sim"]
 
+    async def test_a_base_url_without_v1_gets_a_404_as_real_servers_give(
+        self, sim: SimFactory
+    ) -> None:
+        """The API is under /v1 (as on vLLM, Ollama and the hosted APIs): a client whose
+        base URL leaves it out gets a 404 that says so (the simulator answered it, and
+        the same client then failed against a real server)."""
+        async with sim(time_scale=100) as (server, client):
+            bare = client.with_options(base_url=server.base_url.removesuffix("/v1"), max_retries=0)
+            with pytest.raises(openai.NotFoundError, match="under /v1"):
+                await bare.chat.completions.create(model="m", messages=MSG)
+            with pytest.raises(openai.NotFoundError, match="under /v1"):
+                await bare.responses.create(model="m", input="hi")
+            with pytest.raises(openai.NotFoundError, match="under /v1"):
+                await bare.models.list()
+            assert (await client.chat.completions.create(model="m", messages=MSG)).choices
+
     async def test_unknown_parameter_is_refused_and_recorded(self, sim: SimFactory) -> None:
         """A parameter the API does not know gets 400, and the stats name it."""
         async with sim(time_scale=100) as (server, client):

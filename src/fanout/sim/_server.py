@@ -140,7 +140,7 @@ class SimServer:
             await asyncio.sleep(self.config.scaled(seconds))
 
     async def _handle(self, request: Request, out: Responder) -> None:
-        if request.method == "GET" and request.path in ("/v1/models", "/models"):
+        if request.method == "GET" and request.path == "/v1/models":
             denied = _auth_error(_bearer(request), self.config.api_key)
             await out.send_json(401 if denied else 200, {}, denied or self._models())
             return
@@ -148,13 +148,10 @@ class SimServer:
             self._sync_engine_stats()
             await out.send_json(200, {}, self.stats.to_dict())
             return
-        if request.method == "POST" and request.path in (
-            "/v1/chat/completions",
-            "/chat/completions",
-        ):
+        if request.method == "POST" and request.path == "/v1/chat/completions":
             await self._chat(request, out, CHAT)
             return
-        if request.method == "POST" and request.path in ("/v1/responses", "/responses"):
+        if request.method == "POST" and request.path == "/v1/responses":
             await self._chat(request, out, RESPONSES)
             return
         if request.path.startswith(("/v1/files", "/v1/batches")):
@@ -164,8 +161,13 @@ class SimServer:
                 return
             await self.batches.handle(request, out)
             return
+        # As OpenAI-compatible servers do (vLLM, Ollama, the hosted APIs): the API is
+        # under /v1, and a base URL without it is a 404, here as there.
+        hint = ""
+        if request.path in ("/chat/completions", "/responses", "/models"):
+            hint = f": the API is under /v1 (a base URL ending in /v1: {self.base_url})"
         await out.send_json(
-            404, {}, _error(f"no route {request.path}", "invalid_request_error", None)
+            404, {}, _error(f"no route {request.path}{hint}", "invalid_request_error", None)
         )
 
     def _models(self) -> dict[str, Any]:
