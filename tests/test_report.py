@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 
 from rich.console import Console
 
@@ -128,3 +129,27 @@ def test_a_report_lists_three_merge_checks_and_counts_the_rest() -> None:
         "merge check: and 6 more (report.merge_checks has them all)",
     ]
     assert len(report.merge_checks) == 9
+
+
+@on_virtual_time
+async def test_a_streamed_input_s_report_keeps_its_decisions_not_a_plan_per_batch(
+    sim: SimFactory,
+) -> None:
+    """600 questions from a generator, read in batches as the window frees: batches
+    planned alike are one revision (each batch's held its whole plan: 2.2 KB a question
+    of a streamed call, benchmarks/stream_memory.py), and the revisions still count
+    every question and request."""
+
+    def questions() -> Iterator[str]:
+        for i in range(600):
+            yield f"What is {i} times 3?"
+
+    async with sim(time_scale=100, answer_tokens=2) as (server, client):
+        fo = fanout.Fanout(client, model="sim-1", policy="split", memory=False)
+        answers = await fo.ask_many(questions())
+    report = answers.report
+    assert len(answers) == 600 and all(a.error is None for a in answers)
+    assert sum(r.questions for r in report.revisions) == 600
+    assert sum(r.requests for r in report.revisions) == len(server.stats.requests) == 600
+    assert len(report.revisions) <= 4, report.plan_reasons
+    assert sum(r.batches for r in report.revisions) > 4 * len(report.revisions)

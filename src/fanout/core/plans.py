@@ -228,11 +228,20 @@ class PlanRevision:
     requests_sent: int | None = None
     """The requests of this plan that were sent before the next revision re-planned the
     rest (None: all of them)."""
+    batches: int = 1
+    """The batches of an iterator's input this decision stands for. Consecutive batches
+    planned alike (``"next batch"``, the same candidate chosen) are one revision, so
+    that a streamed call's report does not grow with its input: ``at_s``, ``plan``
+    and the estimates are the last batch's, ``questions`` and ``requests`` count them
+    all."""
+    earlier_requests: int = 0
+    """The requests of the earlier batches this revision stands for."""
 
     @property
     def requests(self) -> int:
         """The requests this revision sent (or will send)."""
-        return self.plan.chosen.requests if self.requests_sent is None else self.requests_sent
+        own = self.plan.chosen.requests if self.requests_sent is None else self.requests_sent
+        return self.earlier_requests + own
 
     @property
     def on_priors(self) -> bool:
@@ -252,6 +261,7 @@ class PlanRevision:
             "questions": self.questions,
             "plan": self.plan.chosen.label,
             "requests": self.plan.chosen.requests,
+            "batches": self.batches,
             "est_wall_s": round(self.plan.chosen.est_wall_s, 4),
             "estimate": "priors" if self.on_priors else "measured",
             "observations": self.observations,

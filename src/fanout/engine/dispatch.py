@@ -133,6 +133,14 @@ def sent_until(plan: Plan, in_flight: Iterable[tuple[float, list[Job]]]) -> floa
     return max(ends, default=None)
 
 
+def _alike(last: PlanRevision, new: PlanRevision) -> bool:
+    """``new`` plans the next batch of an iterator as ``last`` planned the one before."""
+    return (
+        new.trigger == last.trigger == "next batch"
+        and new.plan.chosen.label == last.plan.chosen.label
+    )
+
+
 def _checked(result: CheckResult | None) -> str:
     """The trigger of the plan made when the call's first merge check came back."""
     if result is None:
@@ -340,18 +348,29 @@ class _Run:
 
     # --- plans -----------------------------------------------------------------------
     def revise(self, plan: Plan, trigger: str, questions: int, *, first_batch: bool) -> int:
+        """Record a decision (``Report.revisions``); return its place there."""
         stats, endpoint = self.stats, self.transport.endpoint
-        stats.revisions.append(
-            PlanRevision(
-                at_s=clock.now() - self.started,
-                trigger=trigger,
-                questions=questions,
-                plan=plan,
-                observations=endpoint.estimate().observations,
-                answer_tokens=endpoint.answer_tokens,
-                sent_until_s=sent_until(plan, self.in_flight.values()),
-            )
+        revision = PlanRevision(
+            at_s=clock.now() - self.started,
+            trigger=trigger,
+            questions=questions,
+            plan=plan,
+            observations=endpoint.estimate().observations,
+            answer_tokens=endpoint.answer_tokens,
+            sent_until_s=sent_until(plan, self.in_flight.values()),
         )
+        last = stats.revisions[-1] if stats.revisions else None
+        if last is not None and _alike(last, revision):
+            # One decision for one more batch: a streamed call's report stays the size
+            # of its decisions, not of its input (a revision per batch held each plan).
+            stats.revisions[-1] = dataclasses.replace(
+                revision,
+                questions=last.questions + questions,
+                batches=last.batches + 1,
+                earlier_requests=last.requests,
+            )
+        else:
+            stats.revisions.append(revision)
         if (first_batch and not trigger.startswith("first wave")) or stats.plan is None:
             stats.plan = plan
         telemetry.planned(plan)
