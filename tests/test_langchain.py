@@ -4,6 +4,7 @@ items 1 and 2)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -31,11 +32,18 @@ def _expected(text: str, tokens: int) -> str:
 
 
 def _chat(server: Any, client: Any, **options: Any) -> ChatOpenAI:
-    """The documented setup: both of LangChain's clients are the wrapped one."""
+    """The documented setup (docs/wrap.md): both of LangChain's async clients are the
+    wrapped one, and its sync client is given the wrapped client's endpoint and key."""
     wrapped = fanout.wrap(client)
-    return ChatOpenAI(model="m", api_key=lambda: "sim-key", base_url=server.base_url,
-                      async_client=wrapped.chat.completions, root_async_client=wrapped,
-                      max_retries=0, **options)  # fmt: skip
+    return ChatOpenAI(
+        model="m",
+        async_client=wrapped.chat.completions,
+        root_async_client=wrapped,
+        base_url=str(wrapped.base_url),
+        api_key=wrapped.api_key,
+        max_retries=0,
+        **options,
+    )
 
 
 class TestChatOpenAIOnAWrappedClient:
@@ -44,6 +52,23 @@ class TestChatOpenAIOnAWrappedClient:
             message = await _chat(server, client).ainvoke(TWO)
             assert message.content == _expected(TWO, 4)
             assert len(server.stats.requests) == 2
+
+    async def test_sync_invoke_goes_to_the_wrapped_client_s_endpoint(
+        self, sim: SimFactory, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """``invoke`` (LangChain's sync client, which fanout does not wrap) with no
+        OPENAI_API_KEY or OPENAI_BASE_URL set: one request to the wrapped client's
+        endpoint, passed through whole (it failed for want of a key, and with one went
+        to api.openai.com). Run from a thread: the simulator answers on this loop."""
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+        async with sim(time_scale=100, answer_tokens=4) as (server, client):
+            llm = _chat(server, client)
+            message = await asyncio.to_thread(llm.invoke, TWO)
+            batch = await asyncio.to_thread(llm.batch, ["What is A?", "What is B?"])
+            assert isinstance(message.content, str) and message.content
+            assert all(isinstance(m.content, str) and m.content for m in batch)
+            assert len(server.stats.requests) == 3  # unsplit: the sync client is not fanout's
 
     async def test_abatch_fans_each_prompt_out_under_one_set_of_limits(
         self, sim: SimFactory
