@@ -182,7 +182,7 @@ def test_demo_prints_each_row_as_its_scenario_finishes() -> None:
     out = "".join(lines) + rest
     for scenario in ("tight limit", "server that does not batch"):
         assert f"\n{scenario}" in out
-    assert out.endswith("has learned about the endpoint and its limits.\n")
+    assert out.endswith("has learned about the endpoint\nand its limits.\n")
     assert "\r" not in out
 
 
@@ -215,12 +215,12 @@ def test_demo_on_a_terminal_shows_what_runs_then_the_row() -> None:
     table.started("batching", "auto")
     table.answered("batching", "auto", 2)
     table.measured("batching", "auto", 0.41, "split")
-    table.close()
+    row = DemoRow("batching", merged_s=1.6, split_s=0.4, merged_requests=1, split_requests=5,
+                  auto_s=0.41, auto_choice="split")  # fmt: skip
+    table.close([row])
     text = out.getvalue()
     assert "\r  batching: merged 5/5 answered..." in text
     assert "\r  batching: merged 16.0s, split 4.0s, auto 2/5 answered..." in text
-    row = DemoRow("batching", merged_s=1.6, split_s=0.4, merged_requests=1, split_requests=5,
-                  auto_s=0.41, auto_choice="split")  # fmt: skip
     whole = format_demo([row], time_scale=10).splitlines()
     assert "\r" + whole[4] + "\n" in text
     assert text.endswith("\n".join(whole[5:]) + "\n")

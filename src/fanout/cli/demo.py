@@ -31,6 +31,9 @@ class DemoRow:
     split_requests: int
     auto_s: float = 0.0
     auto_choice: str = ""
+    auto_requests: int = 0
+    auto_checks: int = 0
+    """Merge checks auto made (questions asked alone beside a merged request)."""
 
     @property
     def speedup(self) -> float:
@@ -61,7 +64,7 @@ async def _scenario(
     config = SimConfig(time_scale=time_scale, slots=slots, rpm=rpm)
     # The limits fanout is told are per wall-clock minute, like the sim's headers.
     limits = Limits(rpm=rpm * time_scale if rpm else None)
-    timings: dict[str, tuple[float, int, str]] = {}
+    timings: dict[str, tuple[float, int, str, int]] = {}
     for mode in ("merge", "split", "auto"):
         if listener is not None:
             listener.started(name, mode)
@@ -99,7 +102,13 @@ async def _scenario(
             start = time.perf_counter()
             answers = await fo.ask_many(QUESTIONS, policy=mode, on_answer=on_answer)
             chosen = answers.report.plan.chosen.label if answers.report.plan else mode
-            timings[mode] = (time.perf_counter() - start, answers.report.requests, chosen)
+            report = answers.report
+            timings[mode] = (
+                time.perf_counter() - start,
+                report.requests,
+                chosen,
+                len(report.merge_checks),
+            )
             await client.close()
             if listener is not None:
                 listener.measured(name, mode, timings[mode][0], chosen)
@@ -111,6 +120,8 @@ async def _scenario(
         split_requests=timings["split"][1],
         auto_s=timings["auto"][0],
         auto_choice=timings["auto"][2],
+        auto_requests=timings["auto"][1],
+        auto_checks=timings["auto"][3],
     )
 
 
@@ -120,6 +131,18 @@ SCENARIOS: list[tuple[str, int, int | None]] = [
     ("tight limit: 3 requests/minute", 256, 3),
     ("server that does not batch (slots=1)", 1, None),
 ]
+
+_WHY = {
+    "batching server (default sim)": "the five answers decode in the same steps",
+    "tight limit: 3 requests/minute": (
+        "split's requests wait for the limit, one merged request goes at once"
+    ),
+    "server that does not batch (slots=1)": (
+        "the five requests take turns, and one merged reply writes the same five "
+        "answers one after another (with their tags)"
+    ),
+}
+"""What each scenario's server does to the two ways of asking."""
 
 
 async def run_demo(time_scale: float = 10.0, listener: DemoListener | None = None) -> list[DemoRow]:
@@ -142,14 +165,37 @@ def _header(time_scale: float) -> list[str]:
     ]
 
 
-_FOOTER = [
-    "",
-    "Times are model seconds; merged = one request, split = five at once.",
-    "Splitting wins on a batching server: the five answers decode in the same steps.",
-    "Under a tight request limit or on a server that does not batch, one merged",
-    "request is as fast or faster. fanout's auto policy picks per call, from what it",
-    "has learned about the endpoint and its limits.",
+_CLOSING = [
+    "fanout's auto policy picks per call, from what it has learned about the endpoint",
+    "and its limits.",
 ]
+
+
+def _footer(rows: list[DemoRow], time_scale: float) -> list[str]:
+    """What the rows show, in words: the text says only what was measured."""
+    lines = ["", "Times are model seconds; merged = one request, split = five at once."]
+    for r in rows:
+        if r.speedup >= 1.25:
+            verdict = f"split was {r.speedup:.1f}x faster"
+        elif r.speedup <= 0.8:
+            verdict = f"merged was {1 / r.speedup:.1f}x faster"
+        else:
+            verdict = f"split and merged took about as long ({r.speedup:.2f}x)"
+        why = _WHY.get(r.scenario)
+        lines.append(f"- {r.scenario}: {verdict}" + (f": {why}." if why else "."))
+        best, best_mode = min((r.merged_s, "merged"), (r.split_s, "split"))
+        if r.auto_s > 1.1 * best:
+            extra = (
+                "the extra ones checked merged answers against the same questions asked "
+                "alone (merged answers are not yet known to agree on a new endpoint)"
+                if r.auto_checks
+                else "it measured the endpoint with a first request before planning the rest"
+            )
+            lines.append(
+                f"  auto ({r.auto_choice}) took {r.auto_s * time_scale:.1f}s against "
+                f"{best * time_scale:.1f}s {best_mode}, in {r.auto_requests} requests: {extra}."
+            )
+    return [*lines, *_CLOSING]
 
 
 def _cell(
@@ -172,7 +218,7 @@ def format_demo(rows: list[DemoRow], time_scale: float) -> str:
             + _cell("split", r.split_s, time_scale, merged_s=r.merged_s)
             + _cell("auto", r.auto_s, time_scale, choice=r.auto_choice)
         )
-    out += _FOOTER
+    out += _footer(rows, time_scale)
     return "\n".join(out)
 
 
@@ -230,5 +276,6 @@ class LiveTable:
             self._shown = 0
         self._write(self._row + "\n")
 
-    def close(self) -> None:
-        self._write("\n".join(_FOOTER) + "\n")
+    def close(self, rows: list[DemoRow]) -> None:
+        """The text under the table: what ``rows`` (the demo's result) show."""
+        self._write("\n".join(_footer(rows, self._scale)) + "\n")

@@ -712,8 +712,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .demo import LiveTable, run_demo
 
             table = LiveTable(sys.stdout, args.time_scale, live=sys.stdout.isatty())
-            asyncio.run(run_demo(args.time_scale, listener=table))
-            table.close()
+            table.close(asyncio.run(run_demo(args.time_scale, listener=table)))
             return 0
         if args.command == "plan":
             return _plan(args)
