@@ -340,3 +340,20 @@ async def test_answers_cut_by_max_tokens_do_not_shorten_a_later_estimate(
         assert {a.finish_reason for a in whole} == {"stop"}
         assert fo.endpoint.answer_tokens == pytest.approx(150)
         assert split_tokens(fo.plan(questions)) == pytest.approx(6 * 150, rel=0.05)
+
+
+def test_fanout_plan_says_why_its_two_tables_count_answers_differently(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The README's ``fanout plan --rpm 3`` example: the plan table's answer tokens are
+    what its time assumes (12), the cost table's the documented worst case (600); the
+    output says so under the cost table instead of leaving two numbers that disagree."""
+    from fanout.cli.main import main
+
+    prompt = "1. Who wrote Hamlet? 2. What is the capital of France? 3. What is a prime number?"
+    assert main(["plan", "--rpm", "3", prompt]) == 0
+    out = capsys.readouterr().out
+    plan_table, cost_table = out.split("est. cost")
+    assert " 12 " in plan_table
+    assert " 600 " in cost_table
+    assert "answer tok: before any answer of this endpoint is measured" in cost_table

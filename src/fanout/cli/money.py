@@ -126,6 +126,16 @@ def estimates_table(plan: Plan) -> str:
         )
         if e.time_note and e.time_note not in notes:
             notes.append(e.time_note)
+    planned = {c.label: c.est_completion_tokens for c in plan.candidates}
+    if any(
+        e.est_completion_tokens > planned.get(e.label, e.est_completion_tokens)
+        for e in plan.estimates
+    ):
+        notes.append(
+            "answer tok: before any answer of this endpoint is measured, costs are estimated "
+            "at the documented 200 tokens an answer (at most max_tokens), not at the shorter "
+            "answers the plan's time assumes: an estimate before spending is not the cheapest case"
+        )
     return "\n".join(rows + [f"  {note}" for note in notes])
 
 
