@@ -9,6 +9,7 @@ import hmac
 import json
 import random
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core import clock
@@ -18,7 +19,7 @@ from ._config import SimConfig
 from ._engine import Engine, Sequence
 from ._http import HTTPServer, Request, Responder
 from ._limits import Bucket, SlidingWindow, go_duration
-from ._prompt import definition_tokens, read_prompt
+from ._prompt import Prompt, definition_tokens, read_prompt
 from ._reply import Reply, token_ends
 from ._stats import RequestRecord, SimStats
 from ._text import count_tokens
@@ -90,6 +91,42 @@ def _auth_error(api_key: str, required: str | None) -> dict[str, Any] | None:
         "invalid_request_error",
         "invalid_api_key",
     )
+
+
+class _Refused(Exception):
+    """A request the simulator answers with an error: its status, body and headers
+    (beside the request id)."""
+
+    def __init__(
+        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(status)
+        self.status = status
+        self.body = body
+        self.headers = headers or {}
+
+
+@dataclass(frozen=True)
+class _Incoming:
+    """A chat or Responses request as read: what its later steps need."""
+
+    payload: dict[str, Any]
+    parsed: Parsed
+    prompt: Prompt
+    """The conversation, as the engine's prefix cache reads it."""
+    question: str
+    prompt_tokens: int
+    keys: _KeyLimits
+
+    @property
+    def charge(self) -> int:
+        """The tokens the key's limit is charged at admission (the prompt, and the
+        most the answers may take)."""
+        return self.prompt_tokens + (self.parsed.max_tokens or 0) * self.parsed.n
+
+    @property
+    def flex(self) -> bool:
+        return self.payload.get("service_tier") == "flex"
 
 
 class SimServer:
@@ -214,41 +251,54 @@ class SimServer:
     async def _chat_inner(
         self, request: Request, out: Responder, record: RequestRecord, api: Api
     ) -> None:
+        """A chat or Responses request through its steps: read it, admit it under the
+        key's quota and limits, the refusals and faults it may meet, then its answer.
+        A step that refuses the request raises :class:`_Refused`, answered here."""
         cfg = self.config
-        request_id = f"req_{uuid.uuid4().hex[:16]}"
-        base_headers = {"x-request-id": request_id}
+        base_headers = {"x-request-id": f"req_{uuid.uuid4().hex[:16]}"}
         api_key = _bearer(request)
         record.api_key = api_key[:4] + "…" if api_key else ""
-
-        async def fail(
-            status: int, body: dict[str, Any], extra: dict[str, str] | None = None
-        ) -> None:
-            record.status = status
-            record.error_code = body["error"].get("code")
-            await self._sleep_model(cfg.rtt_s / 2)
-            await out.send_json(status, {**base_headers, **(extra or {})}, body)
-
         await self._sleep_model(cfg.rtt_s / 2)
+        try:
+            incoming = self._read(request, api, api_key, record)
+            limit_headers = {**base_headers, **self._admit(incoming)}
+            fault = await self._before_the_work(incoming, record, limit_headers)
+            if fault == "reset":
+                record.status = 0
+                out.reset()
+            elif fault == "hang":
+                record.status = 0
+                await out.disconnected()  # until the client gives up
+                record.disconnected = True
+            else:
+                await self._answer(out, record, api, incoming, limit_headers, fault)
+        except _Refused as refused:
+            record.status = refused.status
+            record.error_code = refused.body["error"].get("code")
+            await self._sleep_model(cfg.rtt_s / 2)
+            await out.send_json(refused.status, {**base_headers, **refused.headers}, refused.body)
 
+    def _read(self, request: Request, api: Api, api_key: str, record: RequestRecord) -> _Incoming:
+        """The request's key, body and parameters, checked as the API checks them."""
+        cfg = self.config
         denied = _auth_error(api_key, cfg.api_key)
         if denied is not None:
-            await fail(401, denied)
-            return
+            raise _Refused(401, denied)
         try:
             payload = json.loads(request.body or b"null")
         except ValueError:
-            await fail(400, _error("request body is not valid JSON", "invalid_request_error", None))
-            return
+            raise _Refused(
+                400, _error("request body is not valid JSON", "invalid_request_error", None)
+            ) from None
         if not isinstance(payload, dict):
-            await fail(
+            raise _Refused(
                 400, _error("request body must be a JSON object", "invalid_request_error", None)
             )
-            return
         unknown = sorted(set(payload) - api.known)
         for name in unknown:
             self.stats.unknown_params[name] += 1
         if unknown:
-            await fail(
+            raise _Refused(
                 400,
                 _error(
                     f"Unrecognized request argument supplied: {unknown[0]}",
@@ -257,25 +307,26 @@ class SimServer:
                     unknown[0],
                 ),
             )
-            return
         parsed = api.read(payload, cfg.supports_response_format)
         if not isinstance(parsed, Parsed):
-            await fail(400, parsed)
-            return
-        n, max_tokens = parsed.n, parsed.max_tokens
+            raise _Refused(400, parsed)
         record.stream = parsed.stream
         prompt, question, prompt_tokens = read_prompt(parsed.messages)
         prompt_tokens += definition_tokens(payload)
         record.prompt_tokens = prompt_tokens
-
         keys = self._keys.get(api_key)
         if keys is None:
             keys = self._keys[api_key] = _KeyLimits(cfg)
+        return _Incoming(payload, parsed, prompt, question, prompt_tokens, keys)
 
+    def _admit(self, incoming: _Incoming) -> dict[str, str]:
+        """Charge the key's quota and rate limits (at admission, as the hosted APIs do);
+        return its rate-limit headers."""
+        keys = incoming.keys
         # Quota first: a key with no money left gets no rate-limit budget either.
-        if cfg.quota_tokens is not None and keys.spent >= cfg.quota_tokens:
+        if self.config.quota_tokens is not None and keys.spent >= self.config.quota_tokens:
             self.stats.quota_exceeded += 1
-            await fail(
+            raise _Refused(
                 429,
                 _error(
                     "You exceeded your current quota, please check your plan and billing details.",
@@ -284,13 +335,9 @@ class SimServer:
                 ),
                 keys.headers(),
             )
-            return
-
-        # Rate limits, charged at admission.
-        charge = prompt_tokens + (max_tokens or 0) * n
         wait = keys.requests.try_take(1) if keys.requests is not None else 0.0
         if wait == 0 and keys.tokens is not None:
-            wait = keys.tokens.try_take(charge)
+            wait = keys.tokens.try_take(incoming.charge)
             if wait > 0 and keys.requests is not None:
                 keys.requests.give_back(1)
             kind = "tokens"
@@ -302,7 +349,7 @@ class SimServer:
                 "retry-after": str(max(1, round(wait + 0.4999))),
                 "retry-after-ms": str(max(1, round(wait * 1000))),
             }
-            await fail(
+            raise _Refused(
                 429,
                 _error(
                     f"Rate limit reached for {kind} per min. Please try again in "
@@ -312,31 +359,34 @@ class SimServer:
                 ),
                 {**keys.headers(), **retry_headers},
             )
-            return
-        limit_headers = {**base_headers, **keys.headers()}
+        return keys.headers()
 
-        if prompt_tokens > cfg.max_context_tokens:
-            await fail(
+    async def _before_the_work(
+        self, incoming: _Incoming, record: RequestRecord, limit_headers: dict[str, str]
+    ) -> str | None:
+        """What may still stop an admitted request before the model works on it: its
+        length, a flex refusal, a fault of the schedule. Returns the fault that shapes
+        the reply instead ("reset", "hang", "malformed", "stream_cut"; None)."""
+        cfg, keys = self.config, incoming.keys
+        if incoming.prompt_tokens > cfg.max_context_tokens:
+            raise _Refused(
                 400,
                 _error(
                     f"This model's maximum context length is {cfg.max_context_tokens} "
-                    f"tokens; your messages resulted in {prompt_tokens} tokens.",
+                    f"tokens; your messages resulted in {incoming.prompt_tokens} tokens.",
                     "invalid_request_error",
                     "context_length_exceeded",
                     "messages",
                 ),
             )
-            return
-
-        flex = payload.get("service_tier") == "flex"
-        tier = payload.get("service_tier")
+        tier = incoming.payload.get("service_tier")
         record.service_tier = tier if isinstance(tier, str) else None
-        if flex and self._flex_dice.random() < cfg.flex_refusal_rate:
+        if incoming.flex and self._flex_dice.random() < cfg.flex_refusal_rate:
             if keys.requests is not None:  # not charged, as a hosted flex refusal is not
                 keys.requests.give_back(1)
             if keys.tokens is not None:
-                keys.tokens.give_back(charge)
-            await fail(
+                keys.tokens.give_back(incoming.charge)
+            raise _Refused(
                 429,
                 _error(
                     "Flex processing has no capacity now; try again later or "
@@ -346,17 +396,15 @@ class SimServer:
                 ),
                 limit_headers,
             )
-            return
-        if flex:
+        if incoming.flex:
             await self._sleep_model(cfg.flex_extra_latency_s)
-
         fault = self._pick_fault(record.number)
         if fault is not None:
             record.fault = fault
             self.stats.faults[fault] += 1
         if fault == "429":
             wait = 1.0 / cfg.time_scale
-            await fail(
+            raise _Refused(
                 429,
                 _error("Rate limit reached (simulated).", "requests", "rate_limit_exceeded"),
                 {
@@ -365,29 +413,34 @@ class SimServer:
                     "retry-after-ms": str(max(1, round(wait * 1000))),
                 },
             )
-            return
         if fault in ("500", "502", "503", "408"):
-            status = int(fault)
-            await fail(
-                status, _error(f"simulated fault {fault}", "server_error", None), limit_headers
+            raise _Refused(
+                int(fault), _error(f"simulated fault {fault}", "server_error", None), limit_headers
             )
-            return
-        if fault == "reset":
-            record.status = 0
-            out.reset()
-            return
-        if fault == "hang":
-            record.status = 0
-            await out.disconnected()  # until the client gives up
-            record.disconnected = True
-            return
+        return fault
 
-        reply = api.compose(parsed, prompt, question, cfg.answer_tokens)
+    async def _answer(
+        self,
+        out: Responder,
+        record: RequestRecord,
+        api: Api,
+        incoming: _Incoming,
+        limit_headers: dict[str, str],
+        fault: str | None,
+    ) -> None:
+        """The model's answer, decoded by the engine beside the other requests, sent
+        whole or streamed (or cut, or malformed, as ``fault`` says)."""
+        parsed, n = incoming.parsed, incoming.parsed.n
+        reply = api.compose(parsed, incoming.prompt, incoming.question, self.config.answer_tokens)
         completion_tokens = count_tokens(reply.text)
         record.questions = reply.parts
-        seq = Sequence(prompt_tokens=prompt_tokens, target_tokens=completion_tokens, prompt=prompt)
+        seq = Sequence(
+            prompt_tokens=incoming.prompt_tokens,
+            target_tokens=completion_tokens,
+            prompt=incoming.prompt,
+        )
         if not self._engine.fits_ever(seq):
-            await fail(
+            raise _Refused(
                 400,
                 _error(
                     "request does not fit in the KV cache",
@@ -395,16 +448,14 @@ class SimServer:
                     "context_length_exceeded",
                 ),
             )
-            return
-        keys.spent += prompt_tokens + completion_tokens * n
+        incoming.keys.spent += incoming.prompt_tokens + completion_tokens * n
         usage: dict[str, Any] = {
-            "prompt_tokens": prompt_tokens,
+            "prompt_tokens": incoming.prompt_tokens,
             "completion_tokens": completion_tokens * n,
-            "total_tokens": prompt_tokens + completion_tokens * n,
+            "total_tokens": incoming.prompt_tokens + completion_tokens * n,
             # Known once the engine has admitted the request.
             "prompt_tokens_details": {"cached_tokens": 0},
         }
-
         if parsed.stream:
             await self._stream(
                 out,
@@ -418,7 +469,6 @@ class SimServer:
                 cut=fault == "stream_cut",
             )
             return
-
         self._engine.submit(seq)
         if not await self._wait_done(seq, out):
             record.disconnected = True
@@ -426,28 +476,20 @@ class SimServer:
             return
         self._mark(record, seq, completion_tokens * n)
         usage["prompt_tokens_details"]["cached_tokens"] = seq.cached_tokens
-        await self._sleep_model(cfg.rtt_s / 2)
+        await self._sleep_model(self.config.rtt_s / 2)
         body = api.body(parsed, reply, usage)
         if api is CHAT:
-            body["service_tier"] = "flex" if flex else "default"
-        if fault == "malformed":
-            record.status = 200
-            await out.send(
-                200,
-                {**limit_headers, "content-type": "application/json"},
-                b'{"id": "' + parsed.id.encode() + b'", "choices": [{"mess',
-            )
-            return
-        if fault == "stream_cut":
-            record.status = 200
-            await out.send_truncated(
-                200,
-                {**limit_headers, "content-type": "application/json"},
-                json.dumps(body).encode(),
-            )
-            return
+            body["service_tier"] = "flex" if incoming.flex else "default"
         record.status = 200
-        await out.send_json(200, limit_headers, body)
+        headers = {**limit_headers, "content-type": "application/json"}
+        if fault == "malformed":
+            await out.send(
+                200, headers, b'{"id": "' + parsed.id.encode() + b'", "choices": [{"mess'
+            )
+        elif fault == "stream_cut":
+            await out.send_truncated(200, headers, json.dumps(body).encode())
+        else:
+            await out.send_json(200, limit_headers, body)
 
     async def _wait_done(self, seq: Sequence, out: Responder) -> bool:
         """Wait for the sequence; False (and the sequence dropped) if the client left."""
