@@ -460,9 +460,38 @@ class LocalLimiter:
         self._tok_credit.forget(self._sent - 1, self._sent_tokens)
 
     def observe(self, headers: Mapping[str, str]) -> None:
+        """A response's rate-limit headers: the limits they give, and the room left and
+        when it resets, as of the request the current ticket sent."""
         get = headers.get
-        limit_req = self._plausible("rpm", _number(get("x-ratelimit-limit-requests")))
-        limit_tok = self._plausible("tpm", _number(get("x-ratelimit-limit-tokens")))
+        self._learn_limits(
+            self._plausible("rpm", _number(get("x-ratelimit-limit-requests"))),
+            self._plausible("tpm", _number(get("x-ratelimit-limit-tokens"))),
+        )
+        ticket = current_ticket.get()
+        remaining_req = _number(get("x-ratelimit-remaining-requests"))
+        remaining_tok = _number(get("x-ratelimit-remaining-tokens"))
+        if ticket is not None and remaining_req is None:
+            self._silent = True  # an endpoint that does not report its room: pacing it is
+        if ticket is not None:
+            if ticket.seq == 0:
+                self._first_arrival(ticket)
+            # The endpoint computed its reset when the request came in: after it was
+            # sent, and before its headers came back (see reset_margin).
+            elapsed = self._clock() - ticket.at
+            reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
+            reset_tok = parse_duration(get("x-ratelimit-reset-tokens") or "")
+            if reset_req is not None:
+                reset_req += reset_margin(reset_req, elapsed)
+            if reset_tok is not None:
+                reset_tok += reset_margin(reset_tok, elapsed)
+            self._heard_room(ticket, remaining_req, remaining_tok, reset_req, reset_tok)
+        if self._probe == "out" and ticket is not None and ticket.probe:
+            self._probe = "done"
+        self._notify()
+
+    def _learn_limits(self, limit_req: float | None, limit_tok: float | None) -> None:
+        """The limits the endpoint reports, paced at (with the headroom) where the
+        ``Limits`` leave them unset."""
         headroom = self._limits.headroom
         if limit_req:
             self._reported["rpm"] = limit_req
@@ -482,89 +511,85 @@ class LocalLimiter:
             elif self._tokens.per_minute != limit_tok * headroom:
                 self._tokens.rescale(limit_tok * headroom)
             self._tpm_learned = True
-        ticket = current_ticket.get()
-        remaining_req = _number(get("x-ratelimit-remaining-requests"))
-        remaining_tok = _number(get("x-ratelimit-remaining-tokens"))
-        if ticket is not None and remaining_req is None:
-            self._silent = True  # an endpoint that does not report its room: pacing it is
-        if ticket is not None and ticket.seq == 0:
-            # The very first request may reach the endpoint well after it was let go
-            # (a new connection, the client's first-call set-up): the schedule counts
-            # its slot from the latest it can have arrived, its answer (at most 1 s on).
-            lag = min(1.0, self._clock() - ticket.at)
-            for schedule in (self._requests, self._tokens):
-                if schedule is not None:
-                    schedule.tat += lag
-        # The endpoint computed its reset when the request came in: after it was sent,
-        # and before its headers came back (see reset_margin).
-        reset_req = parse_duration(get("x-ratelimit-reset-requests") or "")
-        reset_tok = parse_duration(get("x-ratelimit-reset-tokens") or "")
-        if ticket is not None:
-            now = ticket.at
-            elapsed = self._clock() - ticket.at
-            if reset_req is not None:
-                reset_req += reset_margin(reset_req, elapsed)
-            if reset_tok is not None:
-                reset_tok += reset_margin(reset_tok, elapsed)
-            # Not counted in what the endpoint reported, perhaps: what was sent after this
-            # request, and what was sent before it and on its way when it went (the
-            # endpoint may have taken those after it, even if they are answered by now:
-            # on a clock with no jitter a burst's replies all come back at once, and the
-            # room one reported was spent already). ``_open`` is in the order sent.
-            earlier: list[tuple[int, float]] = []
-            if remaining_req is not None or remaining_tok is not None:
-                earlier = list(takewhile(lambda item: item[0] < ticket.seq, self._open.items()))
-            earlier_n = max(len(earlier), ticket.open_before)
-            earlier_tok = max(sum(t for _, t in earlier), ticket.open_tokens_before)
-            # The resets due before it went: was the room they promised there?
-            upto = self._tokens_before.get(ticket.seq, self._sent_tokens) + ticket.tokens
-            self.reset_trust.heard(
+
+    def _first_arrival(self, ticket: Ticket) -> None:
+        """The very first request may reach the endpoint well after it was let go (a
+        new connection, the client's first-call set-up): the schedule counts its slot
+        from the latest it can have arrived, its answer (at most 1 s on)."""
+        lag = min(1.0, self._clock() - ticket.at)
+        for schedule in (self._requests, self._tokens):
+            if schedule is not None:
+                schedule.tat += lag
+
+    def _heard_room(
+        self,
+        ticket: Ticket,
+        remaining_req: float | None,
+        remaining_tok: float | None,
+        reset_req: float | None,
+        reset_tok: float | None,
+    ) -> None:
+        """The room ``ticket``'s response reported, and its resets: judged against the
+        resets promised before it, and taken as credit less what it does not count."""
+        headroom = self._limits.headroom
+        # Not counted in what the endpoint reported, perhaps: what was sent after this
+        # request, and what was sent before it and on its way when it went (the
+        # endpoint may have taken those after it, even if they are answered by now: on
+        # a clock with no jitter a burst's replies all come back at once, and the room
+        # one reported was spent already). ``_open`` is in the order sent.
+        earlier: list[tuple[int, float]] = []
+        if remaining_req is not None or remaining_tok is not None:
+            earlier = list(takewhile(lambda item: item[0] < ticket.seq, self._open.items()))
+        earlier_n = max(len(earlier), ticket.open_before)
+        earlier_tok = max(sum(t for _, t in earlier), ticket.open_tokens_before)
+        self._judge_resets(ticket, remaining_req, remaining_tok)
+        if remaining_req is not None:
+            others = (self._sent - ticket.seq - 1) + earlier_n
+            self._req_credit.update(
                 ticket.seq,
-                {
-                    judge(
-                        self._req_credit.resets,
-                        remaining_req * headroom,
-                        self._sent,
-                        ticket.seq + 1,
-                        ticket.at,
-                        1,
-                    )
-                    if remaining_req is not None
-                    else None,
-                    judge(
-                        self._tok_credit.resets,
-                        remaining_tok * headroom,
-                        self._sent_tokens,
-                        upto,
-                        ticket.at,
-                        ticket.tokens,
-                    )
-                    if remaining_tok is not None
-                    else None,
-                },
+                remaining_req * headroom,
+                ticket.at + reset_req if reset_req is not None else math.inf,
+                others,
+                self._sent,
             )
-            if remaining_req is not None:
-                others = (self._sent - ticket.seq - 1) + earlier_n
-                self._req_credit.update(
-                    ticket.seq,
-                    remaining_req * headroom,
-                    now + reset_req if reset_req is not None else math.inf,
-                    others,
-                    self._sent,
-                )
-            if remaining_tok is not None:
-                after = self._sent_tokens - self._tokens_before.get(ticket.seq, 0.0) - ticket.tokens
-                others_tok = max(0.0, after) + earlier_tok
-                self._tok_credit.update(
-                    ticket.seq,
-                    remaining_tok * headroom,
-                    now + reset_tok if reset_tok is not None else math.inf,
-                    others_tok,
-                    self._sent_tokens,
-                )
-        if self._probe == "out" and ticket is not None and ticket.probe:
-            self._probe = "done"
-        self._notify()
+        if remaining_tok is not None:
+            after = self._sent_tokens - self._tokens_before.get(ticket.seq, 0.0) - ticket.tokens
+            self._tok_credit.update(
+                ticket.seq,
+                remaining_tok * headroom,
+                ticket.at + reset_tok if reset_tok is not None else math.inf,
+                max(0.0, after) + earlier_tok,
+                self._sent_tokens,
+            )
+
+    def _judge_resets(
+        self, ticket: Ticket, remaining_req: float | None, remaining_tok: float | None
+    ) -> None:
+        """The resets due before ``ticket``'s request went: was the room they promised
+        there (``limits/_resets.py``)?"""
+        headroom = self._limits.headroom
+        upto = self._tokens_before.get(ticket.seq, self._sent_tokens) + ticket.tokens
+        request_verdict = None
+        token_verdict = None
+        if remaining_req is not None:
+            request_verdict = judge(
+                self._req_credit.resets,
+                remaining_req * headroom,
+                self._sent,
+                ticket.seq + 1,
+                ticket.at,
+                1,
+            )
+        if remaining_tok is not None:
+            token_verdict = judge(
+                self._tok_credit.resets,
+                remaining_tok * headroom,
+                self._sent_tokens,
+                upto,
+                ticket.at,
+                ticket.tokens,
+            )
+        self.reset_trust.heard(ticket.seq, {request_verdict, token_verdict})
 
     def _plausible(self, kind: str, value: float | None) -> float | None:
         """``value`` if a limit may be learned from it (see ``RPM_RANGE``), else None,
