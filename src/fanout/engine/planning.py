@@ -498,45 +498,46 @@ def merge_blocked(opts: CallOptions, merge_format: str) -> bool:
     return opts.structured is None or merge_format != "json"
 
 
-def plan_jobs(
-    jobs: list[Job],
-    opts: CallOptions,
-    *,
-    endpoint: EndpointModel,
-    budget: Budget,
-    max_concurrency: int,
-    shared_prompt_cached: bool,
-    merge_format: str = "json",
-) -> Plan:
-    """Plan a batch of distinct jobs, from what is known of them, of the endpoint
-    and of the limits' room. ``shared_prompt_cached``: the call's system prompt
-    was sent before (an endpoint that caches prefixes need not prefill it).
-    ``merge_format``: the format a merged request would use here (its merge checks
-    decide whether auto may merge, see ``Policy.merge_agreement``)."""
-    policy = opts.policy
-    call_mergeable = not merge_blocked(opts, merge_format)
-    if opts.structured is not None:
-        merge_format = SCHEMA_FORMAT  # its merge checks are its own
-    merge_note, check = "", False
+@dataclasses.dataclass(frozen=True)
+class _Agreement:
+    """What the merge checks known for this endpoint and format let a plan do."""
+
+    mergeable: bool
+    """Whether the call's questions may be merged at all."""
+    first_check: bool = False
+    """Auto, agreement not established: the first merged group is asked both ways."""
     checks: MergeChecks | None = None
+    note: str = ""
+    """Why merging is off for this endpoint (added to the plan's reason)."""
+
+
+def _agreement(
+    opts: CallOptions, endpoint: EndpointModel, merge_format: str, mergeable: bool
+) -> _Agreement:
+    """Whether merged answers are known to agree with split ones here (auto), or a
+    warning, once, that they do not (policy "merge")."""
+    policy = opts.policy
     if policy.mode == "auto" and policy.merge_agreement is not None:
         known = endpoint.merge_agreement(merge_format)
-        if known is not None and known[0] >= MERGE_CHECK_MIN:
-            compared, agreed, wrong = known
-            if agreement_too_low(known, policy.merge_agreement):
-                call_mergeable = False
-                merge_note = (
-                    f" Merging is off for this endpoint and model: merged answers ({merge_format}) "
-                    f"agreed with split answers of the same questions on {agreed} of {compared} "
-                    f"checked ({wrong} with another question's answer), below "
-                    f"Policy.merge_agreement={policy.merge_agreement:g}."
-                )
-        else:
-            check = True
         checks = MergeChecks(
-            first=check, counts=known or (0, 0, 0), threshold=policy.merge_agreement
+            first=known is None or known[0] < MERGE_CHECK_MIN,
+            counts=known or (0, 0, 0),
+            threshold=policy.merge_agreement,
         )
-    elif policy.mode == "merge" and not endpoint.warned_low_agreement:
+        if checks.first:
+            return _Agreement(mergeable=mergeable, first_check=True, checks=checks)
+        assert known is not None
+        if agreement_too_low(known, policy.merge_agreement):
+            compared, agreed, wrong = known
+            note = (
+                f" Merging is off for this endpoint and model: merged answers ({merge_format}) "
+                f"agreed with split answers of the same questions on {agreed} of {compared} "
+                f"checked ({wrong} with another question's answer), below "
+                f"Policy.merge_agreement={policy.merge_agreement:g}."
+            )
+            return _Agreement(mergeable=False, checks=checks, note=note)
+        return _Agreement(mergeable=mergeable, checks=checks)
+    if policy.mode == "merge" and not endpoint.warned_low_agreement:
         known = endpoint.merge_agreement(merge_format)
         threshold = (
             DEFAULT_MERGE_AGREEMENT if policy.merge_agreement is None else policy.merge_agreement
@@ -552,20 +553,34 @@ def plan_jobs(
                 known[0],
                 known[2],
             )
-    assumed = policy.expected_tokens or endpoint.answer_tokens or PRIOR_ANSWER_TOKENS
-    answer_tokens = [expected_answer_tokens(job, assumed) for job in jobs]
+    return _Agreement(mergeable=mergeable)
+
+
+def _plan_inputs(
+    jobs: list[Job],
+    opts: CallOptions,
+    endpoint: EndpointModel,
+    agreement: _Agreement,
+    *,
+    budget: Budget,
+    max_concurrency: int,
+    shared_prompt_cached: bool,
+) -> PlanInputs:
+    """What the planner weighs for ``jobs``: their tokens, the answers' expected
+    lengths, the endpoint, the limits' room, which may merge."""
+    assumed = opts.policy.expected_tokens or endpoint.answer_tokens or PRIOR_ANSWER_TOKENS
     shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
     estimate = endpoint.estimate()
     cached = shared if estimate.prefix_cache and opts.system and shared_prompt_cached else 0
-    inputs = PlanInputs(
+    return PlanInputs(
         question_tokens=[question_tokens(job) for job in jobs],
         shared_prompt_tokens=shared,
-        answer_tokens=answer_tokens,
+        answer_tokens=[expected_answer_tokens(job, assumed) for job in jobs],
         endpoint=estimate,
         budget=budget,
         max_concurrency=max_concurrency,
         mergeable=[
-            call_mergeable
+            agreement.mergeable
             and job.question.mergeable
             and job.question.context == jobs[0].question.context
             for job in jobs
@@ -573,14 +588,18 @@ def plan_jobs(
         cached_prompt_tokens=cached,
         merge_prompt_per_question=endpoint.merge_prompt_per_question,
         merge_answer_overhead=endpoint.merge_answer_overhead,
-        merge_checks=checks if call_mergeable else None,
+        merge_checks=agreement.checks if agreement.mergeable else None,
     )
-    plan = make_plan(inputs, policy)
+
+
+def _with_checks_said(plan: Plan, policy: Policy, agreement: _Agreement) -> Plan:
+    """``plan`` with its reason saying how its merged answers are checked (or why
+    merging is off)."""
     merges = any(len(group) > 1 for group in plan.groups)
-    if merge_note:
-        plan = dataclasses.replace(plan, reason=plan.reason + merge_note)
-    elif check and merges:
-        plan = dataclasses.replace(
+    if agreement.note:
+        return dataclasses.replace(plan, reason=plan.reason + agreement.note)
+    if agreement.first_check and merges:
+        return dataclasses.replace(
             plan,
             merge_check=True,
             reason=plan.reason
@@ -590,8 +609,8 @@ def plan_jobs(
                 "(Policy.merge_agreement)."
             ),
         )
-    elif merges and policy.mode == "auto" and policy.merge_agreement is not None:
-        plan = dataclasses.replace(
+    if merges and policy.mode == "auto" and policy.merge_agreement is not None:
+        return dataclasses.replace(
             plan,
             reason=plan.reason
             + (
@@ -600,5 +619,37 @@ def plan_jobs(
                 "agreement at 95 % confidence, then one in 4 (Policy.merge_agreement)."
             ),
         )
+    return plan
+
+
+def plan_jobs(
+    jobs: list[Job],
+    opts: CallOptions,
+    *,
+    endpoint: EndpointModel,
+    budget: Budget,
+    max_concurrency: int,
+    shared_prompt_cached: bool,
+    merge_format: str = "json",
+) -> Plan:
+    """Plan a batch of distinct jobs, from what is known of them, of the endpoint
+    and of the limits' room. ``shared_prompt_cached``: the call's system prompt
+    was sent before (an endpoint that caches prefixes need not prefill it).
+    ``merge_format``: the format a merged request would use here (its merge checks
+    decide whether auto may merge, see ``Policy.merge_agreement``)."""
+    mergeable = not merge_blocked(opts, merge_format)
+    if opts.structured is not None:
+        merge_format = SCHEMA_FORMAT  # its merge checks are its own
+    agreement = _agreement(opts, endpoint, merge_format, mergeable)
+    inputs = _plan_inputs(
+        jobs,
+        opts,
+        endpoint,
+        agreement,
+        budget=budget,
+        max_concurrency=max_concurrency,
+        shared_prompt_cached=shared_prompt_cached,
+    )
+    plan = _with_checks_said(make_plan(inputs, opts.policy), opts.policy, agreement)
     log.debug("plan for %d questions: %s", len(jobs), plan.reason)
     return plan
