@@ -17,7 +17,8 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -26,7 +27,7 @@ import openai
 from .. import telemetry as telemetry
 from ..core.config import Policy
 from ..core.exceptions import ConfigError
-from ..core.models import Answers, Question, Usage
+from ..core.models import Answer, Answers, Question, Usage
 from ..detection._detector import Detection, detect
 from ..detection._llm import detect_with_model
 from ..engine.facade import Fanout
@@ -333,107 +334,12 @@ class FanoutClient:
         """The parts' answers as one stream, whatever the API: ``render`` turns the text
         pieces (the first part's live, then each next part whole, under the user's own
         markers) and the closing :class:`StreamEnd` into the API's chunks or events."""
-        fo = self.fanout
-        rest: asyncio.Task[Answers] | None = None
-        if len(questions) > 1:
-            rest = asyncio.get_running_loop().create_task(
-                fo.ask_many(
-                    questions[1:], model=model, policy=policy, on_error="return", api=api, **kwargs
-                )
-            )
-
-        def head(i: int) -> str:
-            heading = detection.heading(i)
-            return f"{heading} " if heading else ""
-
-        async def pieces() -> AsyncGenerator[str | StreamEnd, None]:
-            try:
-                end = StreamEnd()
-                # The first answer, live.
-                params = {
-                    "model": model,
-                    **kwargs,
-                    "messages": messages_for(questions[0], fo.system),
-                }
-                yield head(0)
-                shown: list[str] = []  # the first answer's text, as it went out
-                opened, broke = False, None
-                # Closed with this one, whichever task closes it (its slot goes back at once).
-                first_part = fo._transport.stream_chunks(params, fo.retry, api=api)
-                # Under the Fanout's spend cap, as every other request (spend_on's rules).
-                caps, need = (fo.spend_cap,) if fo.spend_cap else (), Decimal(0)
-                try:
-                    need = await reserve_stream(caps, fo.pricer, params, model)
-                    async with contextlib.aclosing(first_part):
-                        async for piece in first_part:
-                            opened = True
-                            if piece.usage is not None:
-                                end.prompt_tokens += piece.usage.prompt_tokens
-                                end.completion_tokens += piece.usage.completion_tokens
-                            for choice in piece.choices or ():
-                                end.finish = finish_of((end.finish, choice.finish_reason))
-                                if choice.delta.content:
-                                    shown.append(choice.delta.content)
-                                    yield choice.delta.content
-                except Exception as exc:  # failed for good, cut (see below), or over the cap
-                    broke = exc
-                finally:
-                    used = Usage(
-                        prompt_tokens=end.prompt_tokens, completion_tokens=end.completion_tokens
-                    )
-                    settle_stream(caps, fo.pricer, params, model, need, used, opened=opened)
-                live = bool("".join(shown).strip())  # the live stream brought text
-                first = first_answer(
-                    questions[0],
-                    "".join(shown).strip(),
-                    end.finish,
-                    end.prompt_tokens,
-                    end.completion_tokens,
-                )
-                if broke is not None and (live or not opened):
-                    # Cut after its text began (the caller read it: it is not asked again),
-                    # or never opened (the transport retried it): the part failed.
-                    first = first_failed(
-                        broke,
-                        questions[0],
-                        params,
-                        shown=len("".join(shown)),
-                        base_url=str(fo.client.base_url),
-                    )
-                elif not live:
-                    # No text came (an empty reply, a refusal, a cut before the first
-                    # words): the part is asked again whole, judged and retried like every
-                    # other part; an empty section is no answer.
-                    again = await fo.ask_many(
-                        questions[:1],
-                        model=model,
-                        policy=policy,
-                        on_error="return",
-                        api=api,
-                        **kwargs,
-                    )
-                    first = again[0]
-                    if first.error is None:
-                        end.add(first, again.report.prompt_tokens, again.report.completion_tokens)
-                        yield (first.text or "").strip()
-                # Then each next answer, in order, as soon as it is there; a part that
-                # failed fails the stream with every part's answer.
-                answers = await rest if rest is not None else None
-                raise_for_parts(first, answers)
-                for i, answer in enumerate(answers or (), start=1):
-                    end.add(answer, answer.usage.prompt_tokens, answer.usage.completion_tokens)
-                    yield f"\n\n{head(i)}{(answer.text or '').strip()}"
-                yield end
-            finally:
-                # Read to its end, closed, or dropped: the parts not needed any more stop.
-                if rest is not None and not rest.done():
-                    rest.cancel()
-
-        parts = pieces()
+        parts = _PartStream(self.fanout, detection, questions, model, policy, kwargs, api)
+        pieces = parts.pieces()
 
         async def rendered() -> AsyncIterator[Any]:
-            async with contextlib.aclosing(parts):
-                async for item in render(parts):
+            async with contextlib.aclosing(pieces):
+                async for item in render(pieces):
                     yield item
 
         iterator = telemetry.follow(rendered())
@@ -441,10 +347,7 @@ class FanoutClient:
         async def close() -> None:
             with contextlib.suppress(Exception):
                 await iterator.aclose()  # type: ignore[attr-defined]
-            if rest is not None and not rest.done():
-                rest.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await rest
+            await parts.stop()
 
         return FanoutStream(iterator, close)
 
@@ -544,3 +447,152 @@ def wrap(client: ClientT, **config: Any) -> ClientT:
     wrapped.__class__ = _wrapped_class(type(client))
     cast("FanoutClient", wrapped)._fanout_setup(client, **config)
     return wrapped
+
+
+@dataclass
+class _Live:
+    """What the first part's live stream brought: its text as it went out, whether it
+    opened, and what broke it (None: it ended)."""
+
+    shown: list[str] = field(default_factory=list)
+    opened: bool = False
+    broke: Exception | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.shown)
+
+
+class _PartStream:
+    """A split prompt's parts as one stream (``FanoutClient.stream_parts``): the first
+    part streamed live, the others asked meanwhile and given whole, in order."""
+
+    def __init__(
+        self,
+        fo: Fanout,
+        detection: Detection,
+        questions: list[Question],
+        model: str,
+        policy: Policy | None,
+        kwargs: dict[str, Any],
+        api: str,
+    ) -> None:
+        self.fo = fo
+        self.detection = detection
+        self.questions = questions
+        self.model = model
+        self.policy = policy
+        self.kwargs = kwargs
+        self.api = api
+        self.rest: asyncio.Task[Answers] | None = None
+        if len(questions) > 1:
+            self.rest = asyncio.get_running_loop().create_task(self._ask(questions[1:]))
+
+    def _ask(self, questions: list[Question]) -> Coroutine[Any, Any, Answers]:
+        return self.fo.ask_many(
+            questions,
+            model=self.model,
+            policy=self.policy,
+            on_error="return",
+            api=self.api,
+            **self.kwargs,
+        )
+
+    def _head(self, i: int) -> str:
+        heading = self.detection.heading(i)
+        return f"{heading} " if heading else ""
+
+    async def pieces(self) -> AsyncGenerator[str | StreamEnd, None]:
+        """The text pieces, then the :class:`StreamEnd`; a part that failed fails the
+        stream with every part's answer."""
+        try:
+            end = StreamEnd()
+            params = {
+                "model": self.model,
+                **self.kwargs,
+                "messages": messages_for(self.questions[0], self.fo.system),
+            }
+            yield self._head(0)
+            live = _Live()
+            async with contextlib.aclosing(self._stream_first(params, end, live)) as first_part:
+                async for text in first_part:
+                    yield text
+            first = self._first_of(live, end, params)
+            if first is None:
+                # No text came (an empty reply, a refusal, a cut before the first words):
+                # the part is asked again whole, judged and retried like every other
+                # part; an empty section is no answer.
+                again = await self._ask(self.questions[:1])
+                first = again[0]
+                if first.error is None:
+                    end.add(first, again.report.prompt_tokens, again.report.completion_tokens)
+                    yield (first.text or "").strip()
+            # Then each next answer, in order, as soon as it is there.
+            answers = await self.rest if self.rest is not None else None
+            raise_for_parts(first, answers)
+            for i, answer in enumerate(answers or (), start=1):
+                end.add(answer, answer.usage.prompt_tokens, answer.usage.completion_tokens)
+                yield f"\n\n{self._head(i)}{(answer.text or '').strip()}"
+            yield end
+        finally:
+            # Read to its end, closed, or dropped: the parts not needed any more stop.
+            if self.rest is not None and not self.rest.done():
+                self.rest.cancel()
+
+    async def _stream_first(
+        self, params: dict[str, Any], end: StreamEnd, live: _Live
+    ) -> AsyncGenerator[str, None]:
+        """The first part's text as it comes, under the Fanout's spend cap as every
+        other request (``spend_on``'s rules); ``live`` and ``end`` learn what came."""
+        fo = self.fo
+        # Closed with this one, whichever task closes it (its slot goes back at once).
+        first_part = fo._transport.stream_chunks(params, fo.retry, api=self.api)
+        caps, need = (fo.spend_cap,) if fo.spend_cap else (), Decimal(0)
+        try:
+            need = await reserve_stream(caps, fo.pricer, params, self.model)
+            async with contextlib.aclosing(first_part):
+                async for piece in first_part:
+                    live.opened = True
+                    if piece.usage is not None:
+                        end.prompt_tokens += piece.usage.prompt_tokens
+                        end.completion_tokens += piece.usage.completion_tokens
+                    for choice in piece.choices or ():
+                        end.finish = finish_of((end.finish, choice.finish_reason))
+                        if choice.delta.content:
+                            live.shown.append(choice.delta.content)
+                            yield choice.delta.content
+        except Exception as exc:  # failed for good, cut (see _first_of), or over the cap
+            live.broke = exc
+        finally:
+            used = Usage(prompt_tokens=end.prompt_tokens, completion_tokens=end.completion_tokens)
+            settle_stream(caps, fo.pricer, params, self.model, need, used, opened=live.opened)
+
+    def _first_of(self, live: _Live, end: StreamEnd, params: dict[str, Any]) -> Answer | None:
+        """The first part's answer from what its stream brought; None: ask it again."""
+        brought = bool(live.text.strip())
+        if live.broke is not None and (brought or not live.opened):
+            # Cut after its text began (the caller read it: it is not asked again), or
+            # never opened (the transport retried it): the part failed.
+            return first_failed(
+                live.broke,
+                self.questions[0],
+                params,
+                shown=len(live.text),
+                base_url=str(self.fo.client.base_url),
+            )
+        if not brought:
+            return None
+        return first_answer(
+            self.questions[0],
+            live.text.strip(),
+            end.finish,
+            end.prompt_tokens,
+            end.completion_tokens,
+        )
+
+    async def stop(self) -> None:
+        """The stream closed before its end: the other parts stop."""
+        if self.rest is not None and not self.rest.done():
+            self.rest.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.rest
