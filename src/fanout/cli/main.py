@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
 import errno
 import json
 import logging
@@ -12,7 +13,7 @@ import os
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core.config import Limits, Policy
@@ -33,6 +34,9 @@ from .shards import add_combine_parser, add_shard_arg, combine
 from .summary import run_summary
 
 __all__ = ["main"]
+
+if TYPE_CHECKING:
+    _Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]  # add_subparsers' type
 
 _RUN_EXIT_CODES = """exit codes:
   0    every question of INPUT has an answer in OUTPUT
@@ -119,16 +123,17 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-tokens", type=int, help="max_tokens per answer")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="fanout",
-        description="Answer many independent LLM questions fast: fan out, rate-limit, reassemble.",
+def _api_arg(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--api",
+        choices=("chat", "responses"),
+        default="chat",
+        help="send through chat completions (default) or the Responses API",
     )
-    parser.add_argument("--version", action="version", version=f"fanout {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
 
+
+def _add_ask(sub: _Subparsers) -> None:
+    """``fanout ask``: a prompt's questions, answered in its own numbering."""
     ask = sub.add_parser(
         "ask",
         help="answer a prompt, fanning out the questions it holds",
@@ -138,7 +143,11 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("prompt", help="the prompt (use - to read it from standard input)")
     ask.add_argument("--explain", action="store_true", help="print the detection, the plan and why")
     _endpoint_args(ask)
+    _api_arg(ask)
 
+
+def _add_run(sub: _Subparsers) -> None:
+    """``fanout run``: a JSONL job, resumable."""
     run = sub.add_parser(
         "run",
         help="answer a JSONL file of questions into a JSONL file, resumably",
@@ -176,15 +185,11 @@ def _parser() -> argparse.ArgumentParser:
     add_shard_arg(run)
     _endpoint_args(run)
     add_cache_args(run)
-    for command in (ask, run):
-        command.add_argument(
-            "--api",
-            choices=("chat", "responses"),
-            default="chat",
-            help="send through chat completions (default) or the Responses API",
-        )
+    _api_arg(run)
 
-    add_combine_parser(sub)
+
+def _add_plan(sub: _Subparsers) -> None:
+    """``fanout plan``: the dry run."""
     plan = sub.add_parser(
         "plan",
         help="dry run: the plan for a prompt or a JSONL file, and why",
@@ -196,6 +201,9 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--file", help="a JSONL file of questions instead of a prompt")
     _endpoint_args(plan)
 
+
+def _add_bench(sub: _Subparsers) -> None:
+    """``fanout bench``: split, merge and auto side by side."""
     bench = sub.add_parser(
         "bench",
         help="split vs merge vs auto on the simulator or an endpoint",
@@ -211,6 +219,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--plot", metavar="PNG", help="write a timeline of the requests to PNG")
     _endpoint_args(bench)
 
+
+def _add_profile(sub: _Subparsers) -> None:
+    """``fanout profile``: an endpoint measured."""
     prof = sub.add_parser(
         "profile",
         help="measure an endpoint: round trip, first token, decode, parallel scaling",
@@ -233,6 +244,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     _endpoint_args(prof)
 
+
+def _add_demo(sub: _Subparsers) -> None:
+    """``fanout demo``: the core claim on the built-in simulator."""
     demo = sub.add_parser(
         "demo",
         help="show split vs merge on the built-in simulator (no API key needed)",
@@ -247,6 +261,9 @@ def _parser() -> argparse.ArgumentParser:
         help="run the simulator this many times faster (default 10)",
     )
 
+
+def _add_sim(sub: _Subparsers) -> None:
+    """``fanout sim``: the simulated server and its settings."""
     sim = sub.add_parser(
         "sim",
         help="run the simulated OpenAI-compatible server on 127.0.0.1",
@@ -322,6 +339,25 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help="accept only this API key (default: any); others get 401 invalid_api_key",
     )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fanout",
+        description="Answer many independent LLM questions fast: fan out, rate-limit, reassemble.",
+    )
+    parser.add_argument("--version", action="version", version=f"fanout {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    _add_ask(sub)
+    _add_run(sub)
+    add_combine_parser(sub)
+    _add_plan(sub)
+    _add_bench(sub)
+    _add_profile(sub)
+    _add_demo(sub)
+    _add_sim(sub)
     for command in sub.choices.values():
         _common_args(command)
     return parser
@@ -697,8 +733,30 @@ def _setup_logging(verbose: int) -> None:
     logging.getLogger("fanout.progress").setLevel(logging.INFO)  # shown without -v
 
 
+def _misspelt_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """An option the command does not take, that is close to one it does: an error that
+    names it (``fanout run --rmp 50 IN OUT`` said "the following arguments are required:
+    output", the value taken for INPUT). Abbreviations argparse accepts are left to it."""
+    commands = next(
+        (a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {}
+    )
+    command = next((commands[arg] for arg in argv if arg in commands), parser)
+    known = sorted({*command._option_string_actions, *parser._option_string_actions})
+    for arg in argv:
+        if arg == "--":
+            return
+        name = arg.split("=", 1)[0]
+        if not name.startswith("--") or any(option.startswith(name) for option in known):
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        if close:
+            command.error(f"unrecognized option {name} (did you mean {close[0]}?)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    _misspelt_option(parser, sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
     _setup_logging(args.verbose + args.verbose_after)
     try:
         if args.command == "sim":

@@ -250,7 +250,15 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
     qid = id_key(record["id"])
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
-        return None, qid, BadLine(lineno, f"id {qid}: missing or empty question")
+        hint = ""
+        if "question" not in record:
+            near = [k for k in ("prompt", "messages", "input", "text", "content") if k in record]
+            hint = (
+                f' (the question goes under "question"; this line has {near[0]!r})'
+                if near
+                else (' (the question goes under "question")')
+            )
+        return None, qid, BadLine(lineno, f"id {qid}: missing or empty question{hint}")
     params = {k: v for k, v in record.items() if k not in _QUESTION_KEYS}
     problem = params_problem(params)
     if problem is not None:
