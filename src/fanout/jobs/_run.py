@@ -395,6 +395,144 @@ async def run_jsonl(
     return summary
 
 
+class _JobRun:
+    """One run of a JSONL job (:func:`run_into`): the input read line by line into the
+    questions the output does not answer yet, each answer recorded as it comes."""
+
+    def __init__(
+        self,
+        summary: JobSummary,
+        src: Path,
+        lines: IO[bytes],
+        done: Mapping[str, Done],
+        request: tuple[object, str | None, dict[str, Any]],
+        *,
+        retry_failed: bool,
+        shard: Shard | None,
+    ) -> None:
+        self.summary = summary
+        self.src = src
+        self.lines = lines
+        self.done = done
+        self.retry_failed = retry_failed
+        self.shard = shard
+        self.model, self.system, self.params = request  # what the fingerprints cover
+        self.seen: set[str] = set()
+        self.pending: dict[str, tuple[int, str]] = {}  # id -> (input line, fingerprint)
+        self.stopped: list[JobError] = []
+
+    def skip(self, bad: BadLine) -> None:
+        self.summary.bad_lines.append(bad)
+        log.warning("%s:%d: skipped: %s", self.src, bad.line, bad.reason)
+
+    def resumed(self, qid: str, fp: str, prev: Done, lineno: int) -> bool:
+        """Whether the output already holds what this question needs."""
+        summary = self.summary
+        if prev.fingerprint is not None and prev.fingerprint != bytes.fromhex(fp):
+            summary.reasked_changed += 1
+            level = log.warning if summary.reasked_changed == 1 else log.info
+            level(
+                "%s:%d: id %s was answered for a different request (question, system "
+                "prompt, model or parameters): asking it again",
+                self.src,
+                lineno,
+                qid,
+            )
+            return False
+        if prev.ok:
+            summary.skipped_done += 1
+            return True
+        if not self.retry_failed and not prev.unsent:
+            summary.skipped_failed += 1
+            return True
+        summary.retried_failed += 1
+        return False
+
+    async def questions(self) -> AsyncIterator[Question]:
+        """The questions to ask, read as the engine takes them. Short lines of a local
+        file are read between requests: not worth a thread."""
+        summary = self.summary
+        lineno = 0
+        try:
+            for lineno, raw in enumerate(self.lines, 1):
+                if summary.stopped_for_quota or summary.stopped_for_key:
+                    return  # the key is refused, or has no quota: nothing can be answered
+                if summary.stopped_for_budget:
+                    return  # the spend cap is reached: run again with a higher one
+                if lineno == 1:
+                    raw = raw.removeprefix(BOM)
+                if not raw.strip():
+                    continue
+                q = self._question(raw, lineno)
+                if q is not None:
+                    yield q
+        except OSError as exc:
+            # Raised here it would reach the caller wrapped in the engine's
+            # ExceptionGroup: stop reading, and raise it once the answers are in.
+            self.stopped.append(JobError(f"{self.src}:{lineno + 1}: cannot read: {exc.strerror}"))
+
+    def _question(self, raw: bytes, lineno: int) -> Question | None:
+        """The question of one input line, if it is to be asked (None: bad, another
+        shard's, or answered already)."""
+        summary = self.summary
+        summary.total_lines += 1
+        q, qid, bad = _parse(raw, lineno)
+        if self.shard is not None and not _owns(self.shard, qid):
+            summary.total_lines -= 1
+            summary.other_shards += 1
+            return None
+        if qid is not None and bad is None and qid in self.seen:
+            bad = BadLine(lineno, f"duplicate id {qid}")
+        if bad is not None:
+            self.skip(bad)
+            return None
+        assert q is not None and qid is not None
+        self.seen.add(qid)
+        fp = fingerprint(q, self.model, self.system, self.params)
+        prev = self.done.get(qid)
+        if prev is not None and self.resumed(qid, fp, prev, lineno):
+            return None
+        self.pending[qid] = (lineno, fp)
+        return q
+
+    def left(self, counted: int | None) -> int | None:
+        """The progress total: the input's lines (``counted``), less those skipped on
+        the way; a shard's, those read and a fair share of the rest."""
+        if counted is None:
+            return None
+        summary, mine = self.summary, counted
+        if self.shard is not None:
+            unread = counted - summary.total_lines - summary.other_shards
+            mine = summary.total_lines + round(unread / self.shard.count)
+        return mine - summary.skipped_done - summary.skipped_failed - len(summary.bad_lines)
+
+    def record(self, out: JobOutput, answer: Answer) -> None:
+        """Write ``answer`` to the output and count it; a refused key, a quota gone or
+        the spend cap reached stop the reading."""
+        summary = self.summary
+        where = self.pending.pop(answer.id, None) if answer.id is not None else None
+        line, fp = where if where is not None else (None, None)
+        out.append(_record(answer, line, fp))
+        if answer.cost is not None and summary.cost is not None:
+            summary.cost += answer.cost
+        elif answer.usage.total_tokens:
+            summary.cost = None  # tokens of an unknown price
+        summary.token_units += answer.usage.total_tokens * tier_factor(summary.tier or "standard")
+        if answer.error is None:
+            summary.answered += 1
+            summary.cached += answer.cached
+            return
+        summary.failed += 1
+        summary.first_error = summary.first_error or _error_text(answer, line)
+        if isinstance(answer.error, BudgetExceededError):
+            summary.stopped_for_budget = True
+        if isinstance(answer.error, QuotaExceededError):
+            summary.stopped_for_quota = True
+        refused = _refusal(answer.error)
+        if refused is not None and summary.stopped_for_key is None:
+            summary.stopped_for_key = refused
+
+
 async def run_into(
     summary: JobSummary,
     fo: Fanout,
@@ -410,7 +548,8 @@ async def run_into(
     """:func:`run_jsonl`, counting into ``summary`` as it goes: the command line
     says what was written when it is interrupted."""
     src, dst = Path(input_path), Path(output_path)
-    model, system, params = _call_request(fo, overrides)
+    request = _call_request(fo, overrides)
+    model = request[0]
     if overrides.get("max_cost") is not None:  # a cap that cannot be kept: before any file
         call_caps(None, overrides["max_cost"], fo.pricer, str(model))
     with (
@@ -425,119 +564,20 @@ async def run_into(
             )
         if shard is not None:
             _foreign_records(dst, done, shard)
-        seen: set[str] = set()
-        pending: dict[str, tuple[int, str]] = {}  # id -> (input line, fingerprint)
-        stopped: list[JobError] = []
-
-        def skip(bad: BadLine) -> None:
-            summary.bad_lines.append(bad)
-            log.warning("%s:%d: skipped: %s", src, bad.line, bad.reason)
-
-        def resumed(qid: str, fp: str, prev: Done, lineno: int) -> bool:
-            """Whether the output already holds what this question needs."""
-            if prev.fingerprint is not None and prev.fingerprint != bytes.fromhex(fp):
-                summary.reasked_changed += 1
-                level = log.warning if summary.reasked_changed == 1 else log.info
-                level(
-                    "%s:%d: id %s was answered for a different request (question, system "
-                    "prompt, model or parameters): asking it again",
-                    src,
-                    lineno,
-                    qid,
-                )
-                return False
-            if prev.ok:
-                summary.skipped_done += 1
-                return True
-            if not retry_failed and not prev.unsent:
-                summary.skipped_failed += 1
-                return True
-            summary.retried_failed += 1
-            return False
-
-        async def questions() -> AsyncIterator[Question]:
-            # Short lines of a local file read between requests: not worth a thread.
-            lineno = 0
-            try:
-                for lineno, raw in enumerate(f, 1):
-                    if summary.stopped_for_quota or summary.stopped_for_key:
-                        return  # the key is refused, or has no quota: nothing can be answered
-                    if summary.stopped_for_budget:
-                        return  # the spend cap is reached: run again with a higher one
-                    if lineno == 1:
-                        raw = raw.removeprefix(BOM)
-                    if not raw.strip():
-                        continue
-                    summary.total_lines += 1
-                    q, qid, bad = _parse(raw, lineno)
-                    if shard is not None and not _owns(shard, qid):
-                        summary.total_lines -= 1
-                        summary.other_shards += 1
-                        continue
-                    if qid is not None and bad is None and qid in seen:
-                        bad = BadLine(lineno, f"duplicate id {qid}")
-                    if bad is not None:
-                        skip(bad)
-                        continue
-                    assert q is not None and qid is not None
-                    seen.add(qid)
-                    fp = fingerprint(q, model, system, params)
-                    prev = done.get(qid)
-                    if prev is not None and resumed(qid, fp, prev, lineno):
-                        continue
-                    pending[qid] = (lineno, fp)
-                    yield q
-            except OSError as exc:
-                # Raised here it would reach the caller wrapped in the engine's
-                # ExceptionGroup: stop reading, and raise it once the answers are in.
-                stopped.append(JobError(f"{src}:{lineno + 1}: cannot read: {exc.strerror}"))
-
-        # The progress total: the input's lines, less those skipped on the way. Only
-        # a regular file is counted ahead: a pipe read to its end would leave nothing
-        # for the job, and a character device may never end.
+        job = _JobRun(summary, src, f, done, request, retry_failed=retry_failed, shard=shard)
+        # Only a regular file is counted ahead: a pipe read to its end would leave
+        # nothing for the job, and a character device may never end.
         regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
         counted = count_lines(src) if progress and regular else None
-
-        def left() -> int | None:
-            if counted is None:
-                return None
-            mine = counted
-            if shard is not None:  # those read, and a fair share of the rest
-                unread = counted - summary.total_lines - summary.other_shards
-                mine = summary.total_lines + round(unread / shard.count)
-            return mine - summary.skipped_done - summary.skipped_failed - len(summary.bad_lines)
-
-        total = expected_total.set(left)
-        answers = fo.as_completed(questions(), progress=progress, **overrides)
+        total = expected_total.set(lambda: job.left(counted))
+        answers = fo.as_completed(job.questions(), progress=progress, **overrides)
         try:
             async for answer in answers:
-                where = pending.pop(answer.id, None) if answer.id is not None else None
-                line, fp = where if where is not None else (None, None)
-                out.append(_record(answer, line, fp))
-                if answer.cost is not None and summary.cost is not None:
-                    summary.cost += answer.cost
-                elif answer.usage.total_tokens:
-                    summary.cost = None  # tokens of an unknown price
-                summary.token_units += answer.usage.total_tokens * tier_factor(
-                    summary.tier or "standard"
-                )
-                if answer.error is None:
-                    summary.answered += 1
-                    summary.cached += answer.cached
-                else:
-                    summary.failed += 1
-                    summary.first_error = summary.first_error or _error_text(answer, line)
-                    if isinstance(answer.error, BudgetExceededError):
-                        summary.stopped_for_budget = True
-                    if isinstance(answer.error, QuotaExceededError):
-                        summary.stopped_for_quota = True
-                    refused = _refusal(answer.error)
-                    if refused is not None and summary.stopped_for_key is None:
-                        summary.stopped_for_key = refused
+                job.record(out, answer)
         finally:
             aclose = getattr(answers, "aclose", None)
             if aclose is not None:
                 await aclose()
             expected_total.reset(total)
-        if stopped:
-            raise stopped[0]
+        if job.stopped:
+            raise job.stopped[0]
