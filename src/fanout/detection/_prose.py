@@ -233,154 +233,201 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
     units = with_leads(text, masked, cut_units(text, masked))
     if not units:
         return None
-    base = None if script_of(text) is not None else LATIN.get(lang)
-    for u in units:
-        u.kind = kind_of(masked, u)
-    # code and quotations in a row are one unit
-    merged: list[Unit] = []
-    for u in units:
-        if u.kind == "c" and merged and merged[-1].kind == "c":
-            merged[-1].end = u.end
-            continue
-        merged.append(u)
-    units = merged
+    return _ProseReader(text, masked, lang).read(units)
 
-    asking_units = [u for u in units if u.kind in ("q", "w")]
-    expanded: list[Unit] = []
-    for u in units:
-        joins = and_joins(masked, u) if u.kind in ("q", "w") else []
-        if joins and (len(joins) >= 2 or len(asking_units) == 1):
-            expanded += split_and(text, masked, u, joins)
-        else:
-            expanded.append(u)
-    units = expanded
 
-    # a paragraph of context before the paragraph that asks is preamble as a whole
-    asks_in = {u.para for u in units if u.kind in ("q", "w", "r")}
-    last_para = max(asks_in, default=-1)
-    context_paras = set()
-    for p in {u.para for u in units}:
-        if p >= last_para:
-            continue
-        statements = [
-            u for u in units if u.para == p and u.kind == "s" and words(text[u.body : u.end]) >= 6
-        ]
-        size = sum(words(text[u.start : u.end]) for u in units if u.para == p)
-        if len(statements) >= 2 or size >= 60:
-            context_paras.add(p)
-    context = [u for u in units if u.para in context_paras]
-    units = [u for u in units if u.para not in context_paras]
+class _ProseReader:
+    """``read_prose``'s steps over one prompt: its units classified, the context set
+    apart, the parts gathered, what is shared around them, and how sure the split is."""
 
-    # semicolon lists: "Define X; explain Y; name Z", "Quick facts: A; B; C"
-    semi = False
-    k = len(units)
-    while k > 0 and units[k - 1].kind in ("i", "c"):
-        k -= 1
-    first = k - 1
-    while first > 0 and units[first - 1].stop == ";":
-        first -= 1
-    if first >= 0:
+    def __init__(self, text: str, masked: str, lang: str) -> None:
+        self.text = text
+        self.masked = masked
+        self.lang = lang
+        self.base = None if script_of(text) is not None else LATIN.get(lang)
+        self.semi = False
+        self.pre: list[Unit] = []
+        self.headers: list[Unit] = []
+        self.parts: list[list[Unit]] = []
+        self.firsts_of: list[Unit] = []  # the unit that asks or requests, in each part
+        self.post: list[Unit] = []
+
+    def read(self, units: list[Unit]) -> Prose | None:
+        units = self._classified(units)
+        context, units = self._context(units)
+        self.semi = self._semicolon_list(units)
+        self.pre = list(context)
+        pending = self._gather(units)
+        if not self._shared_after(pending):
+            return None  # a long statement after the questions: what they are about is unclear
+        self._shared_before()
+        if len(self.parts) < 2:
+            return None
+        # with an explicit change of topic, context before the first part is that part's own
+        if any(f.lead_kind == "strong" for f in self.firsts_of[1:]):
+            moved = [u for u in self.pre if u.kind in ("s", "c", "r") and u not in context]
+            self.pre = [u for u in self.pre if u not in moved]
+            self.parts[0] = moved + self.parts[0]
+        return self._prose()
+
+    def _classified(self, units: list[Unit]) -> list[Unit]:
+        """Each unit's kind; code and quotations in a row as one unit; a question that
+        joins several asks with "and" as its asks."""
+        text, masked = self.text, self.masked
+        for u in units:
+            u.kind = kind_of(masked, u)
+        merged: list[Unit] = []
+        for u in units:
+            if u.kind == "c" and merged and merged[-1].kind == "c":
+                merged[-1].end = u.end
+                continue
+            merged.append(u)
+        asking_units = [u for u in merged if u.kind in ("q", "w")]
+        expanded: list[Unit] = []
+        for u in merged:
+            joins = and_joins(masked, u) if u.kind in ("q", "w") else []
+            if joins and (len(joins) >= 2 or len(asking_units) == 1):
+                expanded += split_and(text, masked, u, joins)
+            else:
+                expanded.append(u)
+        return expanded
+
+    def _context(self, units: list[Unit]) -> tuple[list[Unit], list[Unit]]:
+        """(the context, the rest): a paragraph of context before the paragraph that
+        asks is preamble as a whole."""
+        text = self.text
+        asks_in = {u.para for u in units if u.kind in ("q", "w", "r")}
+        last_para = max(asks_in, default=-1)
+        context_paras = set()
+        for p in {u.para for u in units}:
+            if p >= last_para:
+                continue
+            statements = [
+                u
+                for u in units
+                if u.para == p and u.kind == "s" and words(text[u.body : u.end]) >= 6
+            ]
+            size = sum(words(text[u.start : u.end]) for u in units if u.para == p)
+            if len(statements) >= 2 or size >= 60:
+                context_paras.add(p)
+        return (
+            [u for u in units if u.para in context_paras],
+            [u for u in units if u.para not in context_paras],
+        )
+
+    def _semicolon_list(self, units: list[Unit]) -> bool:
+        """Whether the parts are a semicolon list ("Define X; explain Y; name Z",
+        "Quick facts: A; B; C"); its statements then count as requests."""
+        k = len(units)
+        while k > 0 and units[k - 1].kind in ("i", "c"):
+            k -= 1
+        first = k - 1
+        while first > 0 and units[first - 1].stop == ";":
+            first -= 1
+        if first < 0:
+            return False
         segs = units[first:k]
         lead_in = first > 0 and units[first - 1].stop == ":"
-        if (
+        if not (
             len(segs) >= 2
             and all(u.stop == ";" for u in segs[:-1])
             and len({u.para for u in segs}) == 1
             and (len(segs) >= 3 or lead_in)
             and all(
-                u.kind in ("q", "w", "r", "s") and words(text[u.body : u.end]) >= 2 for u in segs
+                u.kind in ("q", "w", "r", "s") and words(self.text[u.body : u.end]) >= 2
+                for u in segs
             )
             and (lead_in or all(u.kind in ("q", "w", "r") for u in segs))
         ):
-            semi = True
-            for u in segs:
-                if u.kind == "s":
-                    u.kind = "r"
+            return False
+        for u in segs:
+            if u.kind == "s":
+                u.kind = "r"
+        return True
 
-    pre: list[Unit] = list(context)
-    headers: list[Unit] = []
-    parts: list[list[Unit]] = []
-    firsts_of: list[Unit] = []  # the unit that asks or requests, in each part
-    pending: list[Unit] = []
-    for u in units:
-        if u.kind == "h":
-            headers.append(u)
-            continue
-        if u.kind not in ("q", "w", "r"):
-            if not parts and u.kind in ("i", "l"):
-                pre.append(u)
-            elif parts and u.kind in ("i", "c") and not pending:
-                parts[-1].append(u)  # an instruction or code right after a part is that part's
+    def _gather(self, units: list[Unit]) -> list[Unit]:
+        """Each unit into the preamble, a header, a part; returns those after the last
+        part that no part took (pending)."""
+        parts, firsts_of, lang = self.parts, self.firsts_of, self.lang
+        pending: list[Unit] = []
+        for u in units:
+            if u.kind == "h":
+                self.headers.append(u)
+                continue
+            if u.kind not in ("q", "w", "r"):
+                if not parts and u.kind in ("i", "l"):
+                    self.pre.append(u)
+                elif parts and u.kind in ("i", "c") and not pending:
+                    parts[-1].append(u)  # an instruction or code right after a part is its own
+                else:
+                    pending.append(u)
+                continue
+            body = self.masked[u.body : u.end]
+            if not parts:
+                self.pre += pending
+                parts.append([u])
+                firsts_of.append(u)
+            elif not self.semi and _follows(body, u, lang):
+                parts[-1] += [*pending, u]
+            elif u.lead_kind in ("strong", "also", "ordinal"):
+                if u.lead_kind != "strong":  # "Also, how long does it take?" still leans
+                    u.leans = "" if self.semi else _leans(body, u, lang, self.base)
+                parts[-1] += pending
+                parts.append([u])
+                firsts_of.append(u)
             else:
-                pending.append(u)
-            continue
-        body = masked[u.body : u.end]
-        if not parts:
-            pre += pending
-            parts.append([u])
-            firsts_of.append(u)
-        elif not semi and _follows(body, u, lang):
-            parts[-1] += [*pending, u]
-        elif u.lead_kind in ("strong", "also", "ordinal"):
-            if u.lead_kind != "strong":  # "Also, how long does it take?" still leans
-                u.leans = "" if semi else _leans(body, u, lang, base)
-            parts[-1] += pending
-            parts.append([u])
-            firsts_of.append(u)
-        else:
-            u.leans = "" if semi else _leans(body, u, lang, base)
-            parts.append([*pending, u])
-            firsts_of.append(u)
-        pending = []
+                u.leans = "" if self.semi else _leans(body, u, lang, self.base)
+                parts.append([*pending, u])
+                firsts_of.append(u)
+            pending = []
+        return pending
 
-    # after the last part: instructions and short remarks are shared
-    post: list[Unit] = []
-    for u in pending:
-        if u.kind == "c":
-            (parts[-1] if parts else pre).append(u)
-        elif u.kind in ("i", "l") or words(text[u.start : u.end]) <= 8:
-            post.append(u)
-        else:
-            return None  # a long statement after the questions: what they are about is unclear
-    if parts and parts[-1][-1].kind == "i" and len(parts) > 1:
-        # instructions at the very end are for every part
-        while parts[-1][-1].kind == "i":
-            post.insert(0, parts[-1].pop())
+    def _shared_after(self, pending: list[Unit]) -> bool:
+        """After the last part, instructions and short remarks are shared (postamble);
+        False for a long statement there."""
+        parts = self.parts
+        for u in pending:
+            if u.kind == "c":
+                (parts[-1] if parts else self.pre).append(u)
+            elif u.kind in ("i", "l") or words(self.text[u.start : u.end]) <= 8:
+                self.post.append(u)
+            else:
+                return False
+        if parts and parts[-1][-1].kind == "i" and len(parts) > 1:
+            # instructions at the very end are for every part
+            while parts[-1][-1].kind == "i":
+                self.post.insert(0, parts[-1].pop())
+        return True
 
-    # requests at the start are the shared task unless a connective or header shows parts
-    if parts and not semi and not headers:
+    def _shared_before(self) -> None:
+        """Requests at the start are the shared task unless a connective or header
+        shows parts."""
+        if not self.parts or self.semi or self.headers:
+            return
+        firsts_of = self.firsts_of
         ask = next((n for n, f in enumerate(firsts_of) if f.kind in ("q", "w")), None)
         if (
             ask is not None
             and ask > 0
             and firsts_of[ask].lead_kind not in ("strong", "also", "ordinal", "and")
         ):
-            for request in parts[:ask]:
-                pre += request
-            parts, firsts_of = parts[ask:], firsts_of[ask:]
-    if len(parts) < 2:
-        return None
+            for request in self.parts[:ask]:
+                self.pre += request
+            self.parts, self.firsts_of = self.parts[ask:], firsts_of[ask:]
 
-    # with an explicit change of topic, context before the first part is that part's own
-    if any(f.lead_kind == "strong" for f in firsts_of[1:]):
-        moved = [u for u in pre if u.kind in ("s", "c", "r") and u not in context]
-        pre = [u for u in pre if u not in moved]
-        parts[0] = moved + parts[0]
-
-    asking = [any(u.kind in ("q", "w") for u in p) for p in parts]
-    leads = [(f.lead, f.lead_kind) for f in firsts_of]
-    context_before = any(u.kind in ("r", "s", "c") for u in pre)
-
-    cue = ""
-    weak = False  # only an "and" before a whole question says the parts are separate
-    instructions = [u for u in [*pre, *post] if u.kind == "i"]
-    if headers:
-        cue = f"a header ({text[headers[0].body : headers[0].end].strip()!r})"
-    elif instructions:
-        cue = f"an instruction for every part ({text[instructions[0].body : instructions[0].end].strip()!r})"
-    elif semi:
-        cue = "items separated by semicolons"
-    else:
+    def _cue(self) -> tuple[str, bool]:
+        """What says the parts are separate, and whether that is only an "and" before a
+        whole question (weak)."""
+        text = self.text
+        instructions = [u for u in [*self.pre, *self.post] if u.kind == "i"]
+        if self.headers:
+            return f"a header ({text[self.headers[0].body : self.headers[0].end].strip()!r})", False
+        if instructions:
+            said = text[instructions[0].body : instructions[0].end].strip()
+            return f"an instruction for every part ({said!r})", False
+        if self.semi:
+            return "items separated by semicolons", False
+        leads = [(f.lead, f.lead_kind) for f in self.firsts_of]
         opened = [
             n
             for n, (_, kind) in enumerate(leads)
@@ -389,61 +436,66 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
         m = _MANY_QUESTIONS.search(text) or _ANOTHER.search(text)
         ands = [n for n, (_, kind) in enumerate(leads) if n and kind == "and"]
         if opened:
-            cue = f"{leads[opened[0]][0]!r} opens part {opened[0] + 1}"
-        elif m is not None:
-            cue = f"{m.group()!r}"
-        elif ands:
-            cue, weak = f"{leads[ands[0]][0]!r} opens part {ands[0] + 1}", True
+            return f"{leads[opened[0]][0]!r} opens part {opened[0] + 1}", False
+        if m is not None:
+            return f"{m.group()!r}", False
+        if ands:
+            return f"{leads[ands[0]][0]!r} opens part {ands[0] + 1}", True
+        return "", False
 
-    lines = [{u.line for u in p if u.kind != "c"} for p in parts]
-    one_per_line = all(len(ls) == 1 for ls in lines) and len(set().union(*lines)) == len(parts)
-    style = "lines" if one_per_line else "sentences"
-    all_questions = all(f.kind == "q" for f in firsts_of)
-    reasons: list[str] = []
-    if not cue and not all(asking) and not (style == "lines" and sum(asking) >= 2):
-        # requests among the parts, with nothing to say they are separate
-        confidence = HELD
-        reasons.append("requests among the parts and no sign that they are separate")
-    elif style == "lines" and all_questions:
-        confidence = 0.8
-    elif style == "lines" and (cue or sum(asking) >= 2):
-        confidence = 0.75
-    elif cue and not weak:
-        confidence = 0.7
-    elif len(parts) >= 3 and all(asking):
-        confidence = 0.65
-    elif weak:
-        # two questions with nothing but an "and" between them: split only if each is
-        # about something of its own, and nothing shows they are one matter
-        confidence = 0.65
-        why = _one_matter(text, masked, lang, parts, firsts_of, asking, context_before)
-        if why:
+    def _prose(self) -> Prose:
+        """The parts found, with how sure the split is and why."""
+        parts, firsts_of, text = self.parts, self.firsts_of, self.text
+        asking = [any(u.kind in ("q", "w") for u in p) for p in parts]
+        context_before = any(u.kind in ("r", "s", "c") for u in self.pre)
+        cue, weak = self._cue()
+        lines = [{u.line for u in p if u.kind != "c"} for p in parts]
+        one_per_line = all(len(ls) == 1 for ls in lines) and len(set().union(*lines)) == len(parts)
+        style = "lines" if one_per_line else "sentences"
+        all_questions = all(f.kind == "q" for f in firsts_of)
+        reasons: list[str] = []
+        if not cue and not all(asking) and not (style == "lines" and sum(asking) >= 2):
+            # requests among the parts, with nothing to say they are separate
             confidence = HELD
-            reasons.append(f"{len(parts)} questions, {why}")
-    else:
-        # two questions and nothing to say they are separate: on the blind held-out set
-        # 4 of every such pair a person reads as one question (or as a follow-up)
-        confidence = HELD
-        reasons.append(f"{len(parts)} questions and no cue that they are separate")
-    if cue:
-        reasons.append(f"several parts: {cue}")
-
-    # a part's text runs from its first unit (statements before its question included)
-    spans = [(p[0].body, trimmed(masked, p[0].body, p[-1].end)) for p in parts]
-    starts = [p[0].start for p in parts]
-    leads = [(p[0].lead, p[0].lead_kind) for p in parts]
-    return Prose(
-        spans=spans,
-        leads=leads,
-        starts=starts,
-        asking=asking,
-        leans=[f.leans for f in firsts_of],
-        preamble=text_of(text, sorted(pre, key=lambda u: u.start)),
-        header=text_of(text, headers),
-        postamble=text_of(text, post),
-        cue=cue,
-        style=style,
-        confidence=confidence,
-        context_before=context_before,
-        reasons=reasons,
-    )
+            reasons.append("requests among the parts and no sign that they are separate")
+        elif style == "lines" and all_questions:
+            confidence = 0.8
+        elif style == "lines" and (cue or sum(asking) >= 2):
+            confidence = 0.75
+        elif cue and not weak:
+            confidence = 0.7
+        elif len(parts) >= 3 and all(asking):
+            confidence = 0.65
+        elif weak:
+            # two questions with nothing but an "and" between them: split only if each
+            # is about something of its own, and nothing shows they are one matter
+            confidence = 0.65
+            why = _one_matter(
+                text, self.masked, self.lang, parts, firsts_of, asking, context_before
+            )
+            if why:
+                confidence = HELD
+                reasons.append(f"{len(parts)} questions, {why}")
+        else:
+            # two questions and nothing to say they are separate: on the blind held-out
+            # set 4 of every such pair a person reads as one question (or a follow-up)
+            confidence = HELD
+            reasons.append(f"{len(parts)} questions and no cue that they are separate")
+        if cue:
+            reasons.append(f"several parts: {cue}")
+        # a part's text runs from its first unit (statements before its question included)
+        return Prose(
+            spans=[(p[0].body, trimmed(self.masked, p[0].body, p[-1].end)) for p in parts],
+            leads=[(p[0].lead, p[0].lead_kind) for p in parts],
+            starts=[p[0].start for p in parts],
+            asking=asking,
+            leans=[f.leans for f in firsts_of],
+            preamble=text_of(text, sorted(self.pre, key=lambda u: u.start)),
+            header=text_of(text, self.headers),
+            postamble=text_of(text, self.post),
+            cue=cue,
+            style=style,
+            confidence=confidence,
+            context_before=context_before,
+            reasons=reasons,
+        )
