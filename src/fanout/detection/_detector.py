@@ -470,91 +470,99 @@ def detect(text: str) -> Detection:
     if not text.strip():
         return _single(text, 1.0, "empty")
     masked = mask(text)
-
-    # 1. Lists.
+    # 1. Lists, the last first.
     lists = runs(find_items(masked))
     if not lists and not maybe_several(masked):
         return _single(text, 0.9, "one question")
     lang = "en" if script_of(text) else language_of(text)
     for run in reversed(lists):
-        preamble, spans, postamble = _from_list(text, masked, run)
-        if any(i.inline for i in run):
-            spans = [
-                (a, a + len(_TRAILING_JOIN.sub("", masked[a:b])) if n < len(spans) - 1 else b)
-                for n, (a, b) in enumerate(spans)
-            ]
-        read = [_part(text, masked, a, b, i.marker) for i, (a, b) in zip(run, spans, strict=True)]
-        parts = [q for q, _ in read]
-        masked_parts = [m for _, m in read]
-        style = run[0].kind
-        qlike = [_is_questionlike(p.text) for p in parts]
-        options = (style == "letter" and run[0].case == "upper" and not any(qlike)) or (
-            not any(qlike) and bool(_QUESTION_END.search(preamble))
-        )
-        if options:
-            continue  # options of one question: this list is not the questions
-        loose = any(i.loose for i in run)
-        if loose and not _loose_list(masked, run, preamble, parts):
-            continue
-        asked = loose and bool(_ASK_FRAME.search(preamble))  # "tell me 1) ... 2) ..."
-        preamble, header = drop_headers(preamble)
-        frame = framing(preamble, postamble, lang)
-        if frame is not None:
-            return _whole(
-                text,
-                preamble,
-                parts,
-                postamble,
-                style,
-                [f"a {style} list of {len(parts)} items", f"kept whole: {frame}"],
-                header=header,
-            )
-        links = dependencies(
-            masked_parts,
-            [i.value for i in run] if style != "bullet" else None,
-            shared_context=words(preamble) >= 8,
-            lang=lang,
-        )
-        heads = [qlike[g[0]] for g in links.groups]
-        share = sum(heads) / len(heads)
-        context = f"{preamble}\n{postamble}"
-        announced = bool(_MANY_QUESTIONS.search(context)) or bool(header) or asked
-        steps = (
-            bool(_STEPS.search(preamble)) or run[0].marker.lower().lstrip("*").startswith("step")
-        ) and not announced
-        if steps and not all(_QUESTION_END.search(p.text) for p in parts):
-            reason = f"kept whole: a {style} list of steps or items of one task"
-            return _whole(text, preamble, parts, postamble, style, [reason], 0.8, header=header)
-        needed = 0.5 if announced else 0.75
-        if share < needed:
-            if (
-                preamble
-                and _QUESTION_END.search(preamble.split("\n")[-1]) is None
-                and not announced
-            ):
-                return _single(text, 0.75, "a list of things to consider in one task")
-            continue
-        inline = any(i.inline for i in run)
-        confidence = (
-            0.75 if share < 1 else 0.85 if style == "bullet" or loose else 0.9 if inline else 0.95
-        )
-        where = " on one line" if inline and len({i.line for i in run}) == 1 else ""
-        return _split(
+        found = _read_list(text, masked, run, lang)
+        if found is not None:
+            return found
+    if lists:
+        return _single(text, 0.7, "lists that are not questions")
+    # 2. Questions and requests in sentences or lines, without markers.
+    return _read_sentences(text, masked, lang)
+
+
+def _read_list(text: str, masked: str, run: list[Item], lang: str) -> Detection | None:
+    """What one list of ``text`` makes of it: its items as the questions, the whole
+    prompt kept as one task, or None when the list is not the questions (the options
+    of one question, a loose list that is no list, items that do not ask)."""
+    preamble, spans, postamble = _from_list(text, masked, run)
+    if any(i.inline for i in run):
+        spans = [
+            (a, a + len(_TRAILING_JOIN.sub("", masked[a:b])) if n < len(spans) - 1 else b)
+            for n, (a, b) in enumerate(spans)
+        ]
+    read = [_part(text, masked, a, b, i.marker) for i, (a, b) in zip(run, spans, strict=True)]
+    parts = [q for q, _ in read]
+    masked_parts = [m for _, m in read]
+    style = run[0].kind
+    qlike = [_is_questionlike(p.text) for p in parts]
+    options = (style == "letter" and run[0].case == "upper" and not any(qlike)) or (
+        not any(qlike) and bool(_QUESTION_END.search(preamble))
+    )
+    if options:
+        return None  # options of one question: this list is not the questions
+    loose = any(i.loose for i in run)
+    if loose and not _loose_list(masked, run, preamble, parts):
+        return None
+    asked = loose and bool(_ASK_FRAME.search(preamble))  # "tell me 1) ... 2) ..."
+    preamble, header = drop_headers(preamble)
+    frame = framing(preamble, postamble, lang)
+    if frame is not None:
+        return _whole(
             text,
             preamble,
             parts,
-            masked_parts,
-            style=style,
-            confidence=confidence,
-            reason=f"a {style} list of {len(parts)} questions{where}",
-            postamble=postamble,
-            links=links,
+            postamble,
+            style,
+            [f"a {style} list of {len(parts)} items", f"kept whole: {frame}"],
             header=header,
         )
-    if lists:
-        return _single(text, 0.7, "lists that are not questions")
+    links = dependencies(
+        masked_parts,
+        [i.value for i in run] if style != "bullet" else None,
+        shared_context=words(preamble) >= 8,
+        lang=lang,
+    )
+    heads = [qlike[g[0]] for g in links.groups]
+    share = sum(heads) / len(heads)
+    context = f"{preamble}\n{postamble}"
+    announced = bool(_MANY_QUESTIONS.search(context)) or bool(header) or asked
+    steps = (
+        bool(_STEPS.search(preamble)) or run[0].marker.lower().lstrip("*").startswith("step")
+    ) and not announced
+    if steps and not all(_QUESTION_END.search(p.text) for p in parts):
+        reason = f"kept whole: a {style} list of steps or items of one task"
+        return _whole(text, preamble, parts, postamble, style, [reason], 0.8, header=header)
+    needed = 0.5 if announced else 0.75
+    if share < needed:
+        if preamble and _QUESTION_END.search(preamble.split("\n")[-1]) is None and not announced:
+            return _single(text, 0.75, "a list of things to consider in one task")
+        return None
+    inline = any(i.inline for i in run)
+    confidence = (
+        0.75 if share < 1 else 0.85 if style == "bullet" or loose else 0.9 if inline else 0.95
+    )
+    where = " on one line" if inline and len({i.line for i in run}) == 1 else ""
+    return _split(
+        text,
+        preamble,
+        parts,
+        masked_parts,
+        style=style,
+        confidence=confidence,
+        reason=f"a {style} list of {len(parts)} questions{where}",
+        postamble=postamble,
+        links=links,
+        header=header,
+    )
 
-    # 2. Questions and requests in sentences or lines, without markers.
+
+def _read_sentences(text: str, masked: str, lang: str) -> Detection:
+    """The questions of a prompt without list markers (``read_prose``), or one."""
     prose = read_prose(text, masked, lang)
     if prose is None:
         return _single(text, 0.9, "one question")
