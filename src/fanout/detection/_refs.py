@@ -184,46 +184,62 @@ def dependencies(
     """Group parts that refer to earlier parts (with the one they name, the one they
     lean on, or all before them). ``parts`` should have quotes and code masked;
     ``leans`` says, for parts already known to lean on the part before, why."""
-    g = _Groups(len(parts))
-    reasons: list[str] = []
-    let_go: list[str] = []
-    latin = lang if lang in LATIN else language_of(" ".join(parts))
-    codes = [script_of(p) or latin for p in parts]
-    lowered = [p.lower() for p in parts]
-    by_value = {v: i for i, v in enumerate(values)} if values else {}
-    reads: dict[tuple[int, bool], Read] = {}
+    linker = _Linker(parts, values, shared_context=shared_context, lang=lang)
+    for i in range(1, len(parts)):
+        if i < len(leans) and leans[i]:
+            linker.link(i, i - 1, leans[i])
+        elif not linker.refers_back(i):
+            linker.points_back(i)
+    return Links(linker.g.groups(), linker.reasons, linker.let_go, linker.latin)
 
-    def read(i: int, full: bool = False) -> Read:
+
+class _Linker:
+    """``dependencies``' reading of a prompt's parts: each read once, and the links
+    found between them, with why."""
+
+    def __init__(
+        self, parts: list[str], values: list[int] | None, *, shared_context: bool, lang: str
+    ) -> None:
+        self.parts = parts
+        self.shared_context = shared_context
+        self.g = _Groups(len(parts))
+        self.reasons: list[str] = []
+        self.let_go: list[str] = []
+        self.latin = lang if lang in LATIN else language_of(" ".join(parts))
+        self.codes = [script_of(p) or self.latin for p in parts]
+        self.lowered = [p.lower() for p in parts]
+        self.by_value = {v: i for i, v in enumerate(values)} if values else {}
+        self._reads: dict[tuple[int, bool], Read] = {}
+
+    def read(self, i: int, full: bool = False) -> Read:
         """Part ``i`` read (once); ``full`` for its own references, else only what
         later parts may point at."""
-        found = reads.get((i, True)) or reads.get((i, full))
+        found = self._reads.get((i, True)) or self._reads.get((i, full))
         if found is None:
-            code = codes[i]
+            code = self.codes[i]
             if code in CJK:
-                found = reads[(i, True)] = read_cjk(CJK[code], parts[i])
+                found = self._reads[(i, True)] = read_cjk(CJK[code], self.parts[i])
             else:
-                found = reads[(i, full)] = read_latin(LATIN[code], parts[i], full)
+                found = self._reads[(i, full)] = read_latin(LATIN[code], self.parts[i], full)
         return found
 
-    def stems(j: int) -> set[str]:
-        return {LATIN[codes[j]].stem(w) for w in read(j).contents} if codes[j] in LATIN else set()
+    def stems(self, j: int) -> set[str]:
+        code = self.codes[j]
+        return {LATIN[code].stem(w) for w in self.read(j).contents} if code in LATIN else set()
 
-    def _names_before(i: int) -> int | None:
+    def names_before(self, i: int) -> int | None:
         """The nearest earlier part that names something (a capitalised word)."""
-        return next((j for j in range(i - 1, -1, -1) if read(j).person), None)
+        return next((j for j in range(i - 1, -1, -1) if self.read(j).person), None)
 
-    def link(i: int, j: int, why: str) -> None:
-        g.union(i, j)
-        reasons.append(f"part {i + 1} leans on part {j + 1}: {why}")
+    def link(self, i: int, j: int, why: str) -> None:
+        self.g.union(i, j)
+        self.reasons.append(f"part {i + 1} leans on part {j + 1}: {why}")
 
-    for i, part in enumerate(parts):
-        if i == 0:
-            continue
-        if i < len(leans) and leans[i]:
-            link(i, i - 1, leans[i])
-            continue
-        code = codes[i]
-        low = lowered[i]
+    def refers_back(self, i: int) -> bool:
+        """Part ``i`` says outright what it refers to: all before it ("both of these"),
+        a part by its number ("the second one"), the part before ("Then ...", an
+        ellipsis). True if linked so."""
+        part, code, low = self.parts[i], self.codes[i], self.lowered[i]
         all_before = _ALL_BEFORE.get(code)
         cjk = CJK.get(code)
         m_all = (
@@ -237,64 +253,76 @@ def dependencies(
         )
         if m_all is not None:
             for j in range(i):
-                g.union(i, j)
-            reasons.append(f"part {i + 1} refers to all before it: {m_all.group().strip()!r}")
-            continue
+                self.g.union(i, j)
+            self.reasons.append(f"part {i + 1} refers to all before it: {m_all.group().strip()!r}")
+            return True
         m = _DEP_ANYWHERE.search(part) if cjk or _NAMED_KEYS.search(low) else None
         if m is not None:
             named = next((int(x) for x in m.groups() if x), None)
             target = None
             if named is not None:
-                target = by_value.get(named, named - 1 if 0 < named <= i else None)
-            link(i, target if target is not None and 0 <= target < i else i - 1, repr(m.group()))
-            continue
+                target = self.by_value.get(named, named - 1 if 0 < named <= i else None)
+            self.link(
+                i, target if target is not None and 0 <= target < i else i - 1, repr(m.group())
+            )
+            return True
         m = _DEP_START.search(part) or _ELLIPTIC.search(part)
         if m is not None and (
             m.re is _DEP_START
             or (words(part) < 7 and not stands_alone(part, m.end(), LATIN.get(code)))
         ):
-            link(i, i - 1, repr(m.group().strip()))
-            continue
-        here = read(i, full=True)
+            self.link(i, i - 1, repr(m.group().strip()))
+            return True
+        here = self.read(i, full=True)
         if _BARE_WH.search(part) or here.ellipsis or (code == "en" and _TOO.search(part)):
-            link(i, i - 1, f"an ellipsis ({here.ellipsis or part.strip()!r})")
-            continue
-        # definite noun phrases naming what an earlier part introduced
+            self.link(i, i - 1, f"an ellipsis ({here.ellipsis or part.strip()!r})")
+            return True
+        return False
+
+    def points_back(self, i: int) -> None:
+        """Part ``i``'s words that point at an earlier part: definite noun phrases
+        naming what one introduced, generic and bare references, pronouns."""
+        here = self.read(i, full=True)
         for phrase, stem, demonstrative in here.definite:
-            earlier = [j for j in range(i - 1, -1, -1) if stem in lowered[j]]
-            to = next((j for j in earlier if stem in read(j).introduced), None)
-            if to is None and demonstrative:
-                to = next((j for j in earlier if stem in stems(j)), None)
-                if to is None and not shared_context:
-                    to = i - 1
-            if (
-                to is None
-                and not demonstrative
-                and stem in _categories(codes[i])
-                and not _RESTRICTED.match(part, part.find(phrase) + len(phrase))
-            ):
-                to = _names_before(i)  # "Who wrote Pinocchio? When was the book published?"
+            to = self._phrase_target(i, phrase, stem, demonstrative)
             if to is not None:
-                link(i, to, repr(phrase))
+                self.link(i, to, repr(phrase))
         if here.generic:
-            link(i, i - 1, repr(here.generic[0]))
-        if here.bare and not shared_context:
-            link(i, i - 1, f"an ellipsis ({here.bare!r})")
+            self.link(i, i - 1, repr(here.generic[0]))
+        if here.bare and not self.shared_context:
+            self.link(i, i - 1, f"an ellipsis ({here.bare!r})")
         if here.unresolved:
             word, kind = here.unresolved[0]
-            if shared_context and not read(i - 1).introduces:
-                let_go.append(f"part {i + 1}: {word!r} may point into the shared context")
+            if self.shared_context and not self.read(i - 1).introduces:
+                self.let_go.append(f"part {i + 1}: {word!r} may point into the shared context")
             else:
                 j = i - 1
                 if kind == "p":
-                    while j > 0 and not read(j).person:
+                    while j > 0 and not self.read(j).person:
                         j -= 1
                 for k in range(j, i):
-                    g.union(i, k)
-                reasons.append(f"part {i + 1} leans on part {j + 1}: {word!r}")
-        let_go += [f"part {i + 1}: {w!r} points inside the part" for w in here.let_go]
-        reasons += [f"part {i + 1}: {w!r} is a dummy pronoun" for w in here.dummies]
-    return Links(g.groups(), reasons, let_go, latin)
+                    self.g.union(i, k)
+                self.reasons.append(f"part {i + 1} leans on part {j + 1}: {word!r}")
+        self.let_go += [f"part {i + 1}: {w!r} points inside the part" for w in here.let_go]
+        self.reasons += [f"part {i + 1}: {w!r} is a dummy pronoun" for w in here.dummies]
+
+    def _phrase_target(self, i: int, phrase: str, stem: str, demonstrative: bool) -> int | None:
+        """The earlier part a definite noun phrase of part ``i`` names, if any."""
+        part = self.parts[i]
+        earlier = [j for j in range(i - 1, -1, -1) if stem in self.lowered[j]]
+        to = next((j for j in earlier if stem in self.read(j).introduced), None)
+        if to is None and demonstrative:
+            to = next((j for j in earlier if stem in self.stems(j)), None)
+            if to is None and not self.shared_context:
+                to = i - 1
+        if (
+            to is None
+            and not demonstrative
+            and stem in _categories(self.codes[i])
+            and not _RESTRICTED.match(part, part.find(phrase) + len(phrase))
+        ):
+            to = self.names_before(i)  # "Who wrote Pinocchio? When was the book published?"
+        return to
 
 
 # Nouns for the kinds of things a name names ("Who wrote Pinocchio? When was the book
