@@ -197,111 +197,158 @@ def read_latin(lang: Latin, text: str, full: bool) -> Read:
     """What a part holds; with ``full`` unset, only what later parts may point at."""
     read = Read()
     toks = _tokens(text)
-    dummies: list[tuple[int, int]] | None = None
+    expletives = _Expletives(lang, text)
     boundary = -1
-    function, pronouns = lang.function, lang.pronouns
     for k, t in enumerate(toks):
-        low = t.low
-        if t.punct or low in lang.boundaries:
+        if t.punct or t.low in lang.boundaries:
             boundary = k
             continue
-        if low not in function and len(low) >= 3:
-            read.contents.append(low)
-        if low in lang.person_wh:
-            read.person = read.introduces = True
-        elif t.text[0].isupper() and not t.initial and t.text != "I":
-            read.person = True
-        if low in lang.introducing:
-            for n, tok in enumerate(toks[k + 1 : k + 3]):
-                if not _content(lang, tok):
-                    break
-                read.introduced.add(lang.stem(tok.low))
-                read.introduces = True
-                if low in _INTERROGATIVE or n == 1:
-                    break
-        if not full:
+        _read_names(lang, toks, k, read)
+        if full:
+            _read_reference(lang, text, toks, k, boundary, read, expletives)
+    if full:
+        _read_demonstrative_pronouns(lang, text, toks, read, expletives)
+        _read_ellipsis(lang, text, toks, read)
+    return read
+
+
+class _Expletives:
+    """Where a part's dummy pronouns are ("it is raining"): found when first asked."""
+
+    def __init__(self, lang: Latin, text: str) -> None:
+        self._lang = lang
+        self._text = text
+        self._spans: list[tuple[int, int]] | None = None
+
+    def hold(self, at: int) -> bool:
+        if self._spans is None:
+            self._spans = [(m.start(), m.end()) for m in self._lang.expletive.finditer(self._text)]
+        return any(a <= at < b for a, b in self._spans)
+
+
+def _read_names(lang: Latin, toks: tuple[_Tok, ...], k: int, read: Read) -> None:
+    """What token ``k`` tells of what the part is about and names: a content word, a
+    person or name, what it introduces (later parts may point at those)."""
+    t = toks[k]
+    low = t.low
+    if low not in lang.function and len(low) >= 3:
+        read.contents.append(low)
+    if low in lang.person_wh:
+        read.person = read.introduces = True
+    elif t.text[0].isupper() and not t.initial and t.text != "I":
+        read.person = True
+    if low in lang.introducing:
+        for n, tok in enumerate(toks[k + 1 : k + 3]):
+            if not _content(lang, tok):
+                break
+            read.introduced.add(lang.stem(tok.low))
+            read.introduces = True
+            if low in _INTERROGATIVE or n == 1:
+                break
+
+
+def _read_reference(
+    lang: Latin,
+    text: str,
+    toks: tuple[_Tok, ...],
+    k: int,
+    boundary: int,
+    read: Read,
+    expletives: _Expletives,
+) -> None:
+    """Whether token ``k`` points outside the part: a pronoun or possessive (resolved
+    in the part or not), a clitic, a determiner and its noun."""
+    t = toks[k]
+    low = t.low
+    kind = lang.pronouns.get(low)
+    if kind is not None and not (lang.code == "de" and t.text in _FORMAL_DE and not t.initial):
+        if (
+            lang.code == "es"
+            and low == "lo"
+            and k + 1 < len(toks)
+            and toks[k + 1].low in _ES_NEUTER
+        ):
+            return  # "lo mejor", "lo que": the neuter article
+        if expletives.hold(t.start):
+            read.dummies.append(t.text)
+            return
+        possessive = low in lang.possessive
+        inversion = lang.code == "fr" and t.hyphen and kind in ("x", "pl")
+        same_clause = possessive or inversion
+        limit = k if same_clause else max(boundary, 0)
+        if _has_antecedent(lang, toks, limit, kind, same_clause=same_clause, inversion=inversion):
+            read.let_go.append(t.text)
+        else:
+            read.unresolved.append((t.text, kind))
+        return
+    if (
+        (lang.code == "es" and not t.text[0].isupper() and _enclitic(low))
+        or (t.hyphen and low in _HYPHEN_CLITICS.get(lang.code, ()))
+        or (lang.code == "ar" and _arabic_clitic(low))
+    ):
+        read.unresolved.append((t.text, "t"))
+        return
+    if low in lang.definite or low in lang.demonstrative:
+        _read_determiner(lang, text, toks, k, read)
+
+
+def _read_determiner(lang: Latin, text: str, toks: tuple[_Tok, ...], k: int, read: Read) -> None:
+    """A determiner and the noun after it: a generic phrase ("the answer"), or a
+    definite one that may name what an earlier part introduced."""
+    t = toks[k]
+    low = t.low
+    noun = _noun_after(lang, toks, k)
+    if noun is None:
+        return
+    n, tok = noun
+    if tok.low in lang.generic and n == k + 1:
+        after = toks[n + 1].low if n + 1 < len(toks) else ""
+        named = _NAMED.match(text, tok.start + len(tok.text)) is not None
+        if after not in lang.restrictive and not named:
+            read.generic.append(f"{t.text} {tok.text}")
+            return
+    demonstrative = low in lang.demonstrative and tok.low not in _TIME_NOUNS
+    if lang.code == "en" and low == "that":
+        demonstrative = False  # also a relative pronoun: only a matching noun counts
+    read.definite.append((f"{t.text} {tok.text}", lang.stem(tok.low), demonstrative))
+
+
+def _read_demonstrative_pronouns(
+    lang: Latin, text: str, toks: tuple[_Tok, ...], read: Read, expletives: _Expletives
+) -> None:
+    """ "this", "these", "that" standing alone: resolved in their clause or not."""
+    if not any(t.low in _DEMONSTRATIVE_WORDS for t in toks):
+        return
+    for m in lang.demo_pronoun.finditer(text):
+        if expletives.hold(m.start()):
             continue
-        # personal pronouns and possessives
-        kind = pronouns.get(low)
-        if kind is not None and not (lang.code == "de" and t.text in _FORMAL_DE and not t.initial):
-            if (
-                lang.code == "es"
-                and low == "lo"
-                and k + 1 < len(toks)
-                and toks[k + 1].low in _ES_NEUTER
-            ):
-                continue  # "lo mejor", "lo que": the neuter article
-            if dummies is None:
-                dummies = [(m.start(), m.end()) for m in lang.expletive.finditer(text)]
-            if any(a <= t.start < b for a, b in dummies):
-                read.dummies.append(t.text)
-                continue
-            possessive = low in lang.possessive
-            inversion = lang.code == "fr" and t.hyphen and kind in ("x", "pl")
-            same_clause = possessive or inversion
-            limit = k if same_clause else max(boundary, 0)
-            if _has_antecedent(
-                lang, toks, limit, kind, same_clause=same_clause, inversion=inversion
-            ):
-                read.let_go.append(t.text)
-            else:
-                read.unresolved.append((t.text, kind))
-            continue
-        if lang.code == "es" and not t.text[0].isupper() and _enclitic(low):
-            read.unresolved.append((t.text, "t"))
-            continue
-        if t.hyphen and low in _HYPHEN_CLITICS.get(lang.code, ()):
-            read.unresolved.append((t.text, "t"))
-            continue
-        if lang.code == "ar" and _arabic_clitic(low):
-            read.unresolved.append((t.text, "t"))
-            continue
-        # determiner + noun
-        if low in lang.definite or low in lang.demonstrative:
-            noun = _noun_after(lang, toks, k)
-            if noun is None:
-                continue
-            n, tok = noun
-            if tok.low in lang.generic and n == k + 1:
-                after = toks[n + 1].low if n + 1 < len(toks) else ""
-                named = _NAMED.match(text, tok.start + len(tok.text)) is not None
-                if after not in lang.restrictive and not named:
-                    read.generic.append(f"{t.text} {tok.text}")
-                    continue
-            demonstrative = low in lang.demonstrative and tok.low not in _TIME_NOUNS
-            if lang.code == "en" and low == "that":
-                demonstrative = False  # also a relative pronoun: only a matching noun counts
-            read.definite.append((f"{t.text} {tok.text}", lang.stem(tok.low), demonstrative))
-    if not full:
-        return read
-    if any(t.low in _DEMONSTRATIVE_WORDS for t in toks):
-        for m in lang.demo_pronoun.finditer(text):
-            if dummies is None:
-                dummies = [(d.start(), d.end()) for d in lang.expletive.finditer(text)]
-            if any(a <= m.start() < b for a, b in dummies):
-                continue
-            k = next((i for i, t in enumerate(toks) if t.start >= m.end()), len(toks))
-            limit = max(
-                (i for i in range(k) if toks[i].punct or toks[i].low in lang.boundaries), default=0
-            )
-            kind = "pl" if m.group().strip().lower() in ("these", "those") else "t"
-            if _has_antecedent(lang, toks, limit, kind, same_clause=False, inversion=False):
-                read.let_go.append(m.group().strip())
-            else:
-                read.unresolved.append((m.group().strip(), kind))
+        k = next((i for i, t in enumerate(toks) if t.start >= m.end()), len(toks))
+        limit = max(
+            (i for i in range(k) if toks[i].punct or toks[i].low in lang.boundaries), default=0
+        )
+        kind = "pl" if m.group().strip().lower() in ("these", "those") else "t"
+        if _has_antecedent(lang, toks, limit, kind, same_clause=False, inversion=False):
+            read.let_go.append(m.group().strip())
+        else:
+            read.unresolved.append((m.group().strip(), kind))
+
+
+def _read_ellipsis(lang: Latin, text: str, toks: tuple[_Tok, ...], read: Read) -> None:
+    """A short part that leaves out what it is about ("And in France?"), a subject the
+    language drops, or (English) a bare definite phrase."""
     ellipsis = lang.ellipsis.search(text)
     if ellipsis is not None and words(text) < 7 and not stands_alone(text, ellipsis.end(), lang):
         read.ellipsis = ellipsis.group().strip()
-    if not read.unresolved and not read.ellipsis:
-        if lang.code in _PRO_DROP:
-            read.ellipsis = _zero_subject(lang, toks)
-        elif lang.code == "tr":
-            read.ellipsis = _turkish_zero_subject(lang, toks)
-        elif lang.code == "ar":
-            read.ellipsis = _arabic_zero_subject(toks)
-        if not read.ellipsis and lang.code == "en":
-            read.bare = _bare_definite(lang, toks)
-    return read
+    if read.unresolved or read.ellipsis:
+        return
+    if lang.code in _PRO_DROP:
+        read.ellipsis = _zero_subject(lang, toks)
+    elif lang.code == "tr":
+        read.ellipsis = _turkish_zero_subject(lang, toks)
+    elif lang.code == "ar":
+        read.ellipsis = _arabic_zero_subject(toks)
+    if not read.ellipsis and lang.code == "en":
+        read.bare = _bare_definite(lang, toks)
 
 
 _HYPHEN_CLITICS = {
