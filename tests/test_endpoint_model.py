@@ -159,3 +159,16 @@ def test_requests_of_one_size_slowed_per_request_are_not_taken_for_a_serial_endp
                        others_completion_tokens=oc,
                        latency_s=0.03 + (p + op) * 2e-4 + (c + oc) * 0.002)  # fmt: skip
     assert serial.estimate().slowdown_per_request > 0.7
+
+
+def test_merge_checks_of_structured_outputs_survive_a_snapshot() -> None:
+    """Merge checks of structured outputs are counted under "schema": a snapshot that
+    holds them loads into the next process's model (the snapshot's layout allowed only
+    "json" and "text", so the whole remembered endpoint was refused, and overwritten)."""
+    model = EndpointModel()
+    model.observe_merge_check("schema", 4, 4, 0)
+    model.observe_merge_check("json", 6, 5, 1)
+    again = EndpointModel()
+    again.restore(model.snapshot())
+    assert again.merge_agreement("schema") == (4, 4, 0)
+    assert again.merge_agreement("json") == (6, 5, 1)

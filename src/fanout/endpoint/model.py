@@ -76,10 +76,12 @@ class EndpointSnapshot(BaseModel):
     """Questions of merged requests asked again, of all asked (absent in the first
     snapshots)."""
     merge_checks: dict[
-        Literal["json", "text"], Annotated[list[_Value], Field(min_length=3, max_length=3)]
+        Literal["json", "text", "schema"],
+        Annotated[list[_Value], Field(min_length=3, max_length=3)],
     ] = Field(default_factory=dict)
     """Per merged format: [answers compared, agreed, misattributed] by the merge check
-    (merged answers against split answers of the same questions)."""
+    (merged answers against split answers of the same questions); ``"schema"``: the
+    checks of structured outputs merged under a composed schema."""
     merge_usage: Annotated[list[_Value], Field(min_length=2, max_length=2)] | None = None
     """[prompt tokens per question, completion tokens per answer] a merged request adds."""
     sent_s: list[_Time | None] | None = Field(default=None, max_length=4096)
