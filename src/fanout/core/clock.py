@@ -1,7 +1,7 @@
 """The one clock fanout's async code reads: the running event loop's.
 
 Pacing, timeouts, latencies and re-plan times are all measured on the loop's clock,
-the one ``anyio.sleep``, ``anyio.move_on_after`` and aiolimiter already use. In a
+the one ``anyio.sleep`` and ``anyio.move_on_after`` already use. In a
 process this is the monotonic clock (asyncio's loops read ``time.monotonic``), so
 nothing changes for users; a test that runs the loop on a clock of its own (virtual
 time, as ``looptime`` gives) runs fanout's pacing and timeouts on it too, instantly
