@@ -65,17 +65,30 @@ def response(content: str, *, streamed: bool, extra: bytes = b"", finish: str = 
             + extra + b"Content-Length: %d\r\n\r\n" % len(payload) + payload)  # fmt: skip
 
 
+def _refusal(code: int) -> bytes:
+    payload = json.dumps(
+        {"error": {"message": f"refused ({code})", "type": "invalid_request_error"}}
+    ).encode()
+    return (
+        b"HTTP/1.1 %d Refused\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        b"Content-Length: %d\r\n\r\n" % (code, len(payload)) + payload
+    )
+
+
 @asynccontextmanager
 async def scripted_server(
     reply: Reply,
     headers: Mapping[str, str] | None = None,
     delay: Callable[[dict[str, Any]], float] | None = None,
     finish: Finish | None = None,
+    status: Callable[[dict[str, Any]], int] | None = None,
 ) -> AsyncIterator[Scripted]:
     """Serve ``reply`` (streamed when the request asks for a stream) with ``headers``
     added to every response; one request per connection. With ``delay``, a response's
     headers go at once and its body ``delay(body)`` seconds later (a slow reply). With
-    ``finish``, a reply's ``finish_reason`` is ``finish(body)`` (else ``"stop"``)."""
+    ``finish``, a reply's ``finish_reason`` is ``finish(body)`` (else ``"stop"``). With
+    ``status``, a request for which it is not 200 is refused with that status and an
+    OpenAI-style error body instead."""
     extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items()).encode()
     state = Scripted(base_url="")
 
@@ -89,6 +102,12 @@ async def scripted_server(
         fields = {k.lower(): v for k, v in (ln.split(": ", 1) for ln in lines[1:] if ": " in ln)}
         body = json.loads(await reader.readexactly(int(fields.get("content-length", 0))) or b"{}")
         state.requests.append(body)
+        code = status(body) if status is not None else 200
+        if code != 200:
+            writer.write(_refusal(code))
+            await writer.drain()
+            writer.close()
+            return
         whole = response(reply(body), streamed=bool(body.get("stream")), extra=extra,
                          finish=finish(body) if finish is not None else "stop")  # fmt: skip
         try:

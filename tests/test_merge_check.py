@@ -81,13 +81,22 @@ class TestWhenAgreementIsEstablished:
 def _shifting(body: dict[str, Any]) -> str:
     """A model that answers each question alone rightly and, merged, gives every
     question after the first the answer of the one before (a parse that succeeds)."""
+    return _answering(body, shift=1)
+
+
+def _faithful(body: dict[str, Any]) -> str:
+    """A model that answers every question rightly, alone and merged."""
+    return _answering(body, shift=0)
+
+
+def _answering(body: dict[str, Any], *, shift: int) -> str:
     user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
     if "Answer each of the following" not in user:
         return answer_for(user, 2)
     listed = [line for line in user.split("\n\n", 1)[1].splitlines() if line.startswith("[")]
     tags = [line[1 : line.index("]")] for line in listed]
     questions = [line[line.index("]") + 2 :] for line in listed]
-    answers = [answer_for(questions[max(i - 1, 0)], 2) for i in range(len(questions))]
+    answers = [answer_for(questions[max(i - shift, 0)], 2) for i in range(len(questions))]
     if body.get("response_format"):
         keys = body["response_format"]["json_schema"]["schema"]["required"]
         return json.dumps(dict(zip(keys, answers, strict=True)))
@@ -180,6 +189,56 @@ async def test_a_checks_answers_asked_alone_are_kept_when_the_call_times_out() -
     for a in answers[:2]:
         assert isinstance(a.error, fanout.QuestionTimeoutError)
         assert f"question {a.index} " in str(a.error)
+
+
+@on_virtual_time
+async def test_a_sampled_question_whose_alone_request_failed_takes_its_trusted_merged_answer() -> (
+    None
+):
+    """The first merge check asks the last two of a group of four alone; the last one's
+    request is refused (400), the other agrees with its merged answer. The merged
+    answers are trusted, so the refused question takes its merged answer rather than the
+    refusal (it used to keep the error while the merged reply answered it)."""
+    last = QUESTIONS[3]
+    async with scripted_server(
+        _faithful, status=lambda b: 400 if not _merged(b) and last in json.dumps(b) else 200
+    ) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=12), memory=False)
+        _bills_prompts_flat(fo)
+        answers = await fo.ask_many(
+            QUESTIONS[:4], policy=_policy(max_group_size=4), on_error="return"
+        )
+        await client.close()
+    assert len([b for b in server.requests if _merged(b)]) == 1  # the check was made
+    assert [a.error for a in answers] == [None] * 4
+    assert answers.texts == [answer_for(q, 2) for q in QUESTIONS[:4]]
+    assert [a.mode for a in answers] == ["merged", "merged", "split", "merged"]
+    assert answers.report.merge_checks[0].startswith("1 of 1 merged answers")
+
+
+@on_virtual_time
+async def test_a_sampled_question_whose_alone_request_failed_keeps_its_error_when_the_check_fails() -> (
+    None
+):
+    """The same refusal where the merged answers are shifted by one: nothing vouches for
+    the merged answer of the refused question, so it keeps the error of its own request
+    (asked alone with its retries already; not asked a third time)."""
+    last = QUESTIONS[3]
+    async with scripted_server(
+        _shifting, status=lambda b: 400 if not _merged(b) and last in json.dumps(b) else 200
+    ) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=12), memory=False)
+        _bills_prompts_flat(fo)
+        answers = await fo.ask_many(
+            QUESTIONS[:4], policy=_policy(max_group_size=4), on_error="return"
+        )
+        await client.close()
+    assert answers.texts[:3] == [answer_for(q, 2) for q in QUESTIONS[:3]]
+    assert isinstance(answers[3].error, fanout.FanoutError)
+    assert "400" in str(answers[3].error) or "refused" in str(answers[3].error)
+    assert sum(1 for b in server.requests if last in json.dumps(b)) == 2  # merged, alone
 
 
 @on_virtual_time

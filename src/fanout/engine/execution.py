@@ -371,10 +371,12 @@ async def deliver_merged(
     ):
         share = shares[i]
         own = alone.get(i) if alone else None
-        if own is not None:
+        text = found.get(tag) if trusted else None
+        if own is not None and (own.error is None or text is None):
+            # Asked alone: its own answer; its own error too, unless the merged answer
+            # is trusted (it was asked alone with its retries: not asked a third time).
             await finish(job, _with_share(own, share, tally, start, merged_first=False))
             continue
-        text = found.get(tag) if trusted else None
         if text is None:
             reask.append((job, share))
             continue
@@ -382,23 +384,21 @@ async def deliver_merged(
         framing = transport.endpoint.merge_answer_overhead or MERGE_ANSWER_OVERHEAD
         transport.endpoint.observe_answer(max(1, own_shares[i] - framing))
         q = job.question
-        await finish(
-            job,
-            Answer(
-                index=job.index,
-                question=q.text,
-                id=q.id,
-                text=text,
-                choices=[text],
-                mode="merged",
-                finish_reason="stop",
-                usage=share,
-                attempts=tally.attempts,
-                latency_s=latency,
-                request_ids=list(tally.request_ids),
-                parsed=reply.values.get(tag),
-            ),
+        answer = Answer(
+            index=job.index,
+            question=q.text,
+            id=q.id,
+            text=text,
+            choices=[text],
+            mode="merged",
+            finish_reason="stop",
+            usage=share,
+            attempts=tally.attempts,
+            latency_s=latency,
+            request_ids=list(tally.request_ids),
+            parsed=reply.values.get(tag),
         )
+        await finish(job, answer if own is None else _after_failing_alone(answer, own))
     if not reask:
         return
     stats.reasked.extend(job.index for job, _ in reask)
@@ -411,6 +411,18 @@ async def deliver_merged(
         async with anyio.create_task_group() as tg:
             for job, share in reask:
                 tg.start_soon(again, job, share)
+
+
+def _after_failing_alone(answer: Answer, failed: Answer) -> Answer:
+    """A merged answer of a question whose request alone (a merge check's) failed: what
+    that request cost is counted in it too."""
+    return answer.model_copy(
+        update={
+            "usage": answer.usage + failed.usage,
+            "attempts": answer.attempts + failed.attempts,
+            "request_ids": [*failed.request_ids, *answer.request_ids],
+        }
+    )
 
 
 def _with_share(
