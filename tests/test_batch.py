@@ -411,6 +411,34 @@ async def test_flex_refusals_are_retried_at_flex_or_sent_standard_near_the_deadl
         assert server.stats.rate_limited == 0
 
 
+async def test_a_flex_request_s_expected_time_counts_its_answer_cap_under_either_name(
+    sim: SimFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a refused flex request has time to try flex again before the deadline is
+    weighed with how long its answer may run: its cap under ``max_tokens`` or
+    ``max_completion_tokens`` alike. (Only ``max_tokens`` was read: a request capped at
+    4,000 tokens under the newer name was timed as a prior-length answer.)"""
+    from fanout.engine import transport as transport_module
+
+    seen: list[float] = []
+    real = transport_module.send_flex
+
+    async def recording(send: Any, params: Any, retry: Any, expected_s: float, **kw: Any) -> Any:
+        seen.append(expected_s)
+        return await real(send, params, retry, expected_s, **kw)
+
+    monkeypatch.setattr(transport_module, "send_flex", recording)
+    async with sim(time_scale=100, answer_tokens=3) as (_server, client):
+        caps = [{"max_tokens": 4000}, {"max_completion_tokens": 4000}]
+        for cap in [*caps, {"max_completion_tokens": 10}]:
+            fo = Fanout(client, model="m", policy="split", memory=False)  # nothing learned
+            answers = await fo.ask_many(["Q?"], service_tier="flex", **cap)
+            assert answers[0].ok
+    long_old, long_new, short = seen
+    assert long_new == pytest.approx(long_old)
+    assert short < long_new
+
+
 async def test_a_deadline_between_flex_and_batch_sends_the_job_at_flex(
     sim: SimFactory, tmp_path: Path
 ) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-__all__ = ["RESERVED", "create_parameters", "params_problem"]
+__all__ = ["RESERVED", "answer_cap", "create_parameters", "params_problem"]
 
 RESERVED = {
     "messages": "fanout builds the messages from the questions",
@@ -29,6 +29,14 @@ _NON_NEGATIVE = ("temperature", "top_p")
 _NUMBERS = ("presence_penalty", "frequency_penalty")
 _INTS = ("seed",)
 _MAPPINGS = ("extra_body", "extra_headers", "extra_query")
+
+
+def answer_cap(params: Mapping[str, Any]) -> Any:
+    """The request's cap on its answer's tokens, under either of its names
+    (``max_completion_tokens`` first, the newer one; else ``max_tokens``); None if it has
+    none. Returned as written: the caller checks that it is an int."""
+    cap = params.get("max_completion_tokens")
+    return params.get("max_tokens") if cap is None else cap
 
 
 @cache

@@ -28,6 +28,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..core.params import answer_cap
 from ..core.plans import Budget, Plan
 from .call import CallOptions
 from .intake import Job
@@ -69,7 +70,7 @@ def answer_lengths_known(jobs: list[Job], opts: CallOptions, learned: float | No
     if learned is not None or opts.policy.expected_tokens is not None:
         return True
     for job in jobs:
-        cap = job.params.get("max_completion_tokens", job.params.get("max_tokens"))
+        cap = answer_cap(job.params)
         if job.question.expected_tokens is None and not (isinstance(cap, int) and cap <= 64):
             return False
     return True

@@ -25,6 +25,7 @@ import logging
 import math
 
 from ..core.config import DEFAULT_MERGE_AGREEMENT, MERGE_CHECK_MIN, Policy
+from ..core.params import answer_cap
 from ..core.plans import Budget, Candidate, MergeChecks, Plan, PlanInputs
 from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_text_tokens
@@ -475,7 +476,7 @@ def expected_answer_tokens(job: Job, assumed: float) -> int:
     """How long a question's answer is expected to be: its own hint, else ``assumed``
     (the policy's, or the learned length, or the prior), at most its ``max_tokens``."""
     expected = job.question.expected_tokens or assumed
-    cap = job.params.get("max_completion_tokens", job.params.get("max_tokens"))
+    cap = answer_cap(job.params)
     if isinstance(cap, int) and cap > 0:
         expected = min(expected, cap)
     return max(1, int(expected))

@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.exceptions import ConfigError
+from ..core.params import answer_cap
 from .retrying import UnreadableResponseError
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def to_responses(params: Mapping[str, Any]) -> dict[str, Any]:
     if instructions is not None:
         out["instructions"] = instructions
     out["input"] = items
-    cap = params.get("max_completion_tokens", params.get("max_tokens"))
+    cap = answer_cap(params)
     if cap is not None:
         out["max_output_tokens"] = cap
     text: dict[str, Any] = {}

@@ -37,6 +37,7 @@ from tenacity import (
 )
 from tenacity.wait import wait_base
 
+from ..core.params import answer_cap
 from .flex import is_flex_refusal
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def attempt_deadline(
         return None
     if timeout != "auto":
         return float(timeout)
-    cap = params.get("max_completion_tokens", params.get("max_tokens"))
+    cap = answer_cap(params)
     if not isinstance(cap, int) or cap <= 0:
         seen = endpoint.answer_tokens
         cap = int(4 * seen) if seen else PRIOR_ANSWER_CAP

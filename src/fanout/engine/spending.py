@@ -35,6 +35,7 @@ from ..core.money import (
     price_known,
     tier_of,
 )
+from ..core.params import answer_cap
 from ..endpoint.tokens import estimate_request_tokens, estimate_text_tokens
 
 __all__ = [
@@ -180,7 +181,7 @@ def worst_case(
     prompt = estimate_request_tokens(params, model)
     prompt = int(prompt * PROMPT_MARGIN) + PROMPT_MARGIN_TOKENS
     sent = body_of(params)  # extra_body's fields are the body's: the server obeys them
-    cap = sent.get("max_completion_tokens", sent.get("max_tokens"))
+    cap = answer_cap(sent)
     if not isinstance(cap, int) or cap <= 0:
         cap = int(4 * answer_tokens) if answer_tokens else UNCAPPED_ANSWER_TOKENS
     n = sent.get("n")

@@ -28,6 +28,7 @@ from ..core import clock
 from ..core.config import Limits, Retry
 from ..core.exceptions import FanoutError
 from ..core.models import Usage
+from ..core.params import answer_cap
 from ..core.redact import register_headers, register_secret
 from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_messages_tokens, estimate_request_tokens
@@ -178,7 +179,7 @@ class Transport:
         it too (an empty answer): its exception is retried or not like any other."""
         if is_flex(params):  # refusals retried later, or sent standard (engine/flex.py)
             prompt = estimate_messages_tokens(params["messages"], opts.model)
-            answer = params.get("max_tokens") or self.endpoint.answer_tokens or PRIOR_ANSWER_CAP
+            answer = answer_cap(params) or self.endpoint.answer_tokens or PRIOR_ANSWER_CAP
             expected = self.endpoint.recent_estimate().request_s(prompt, answer)
             return await send_flex(
                 lambda p: self._send(p, opts, stats, tally, check), params, opts.retry, expected
@@ -266,7 +267,7 @@ class Transport:
     ) -> ChatCompletion:
         self._check_quota(stats)
         await stats.reach.enter(tally)  # another request may be probing a dead address
-        max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
+        max_out = answer_cap(params) or 0
         n = params.get("n") or 1
         prompt = estimate_request_tokens(params, opts.model)
         reserve = prompt + int(max_out) * int(n)
@@ -510,7 +511,7 @@ class Transport:
         goes through ``responses.create``, its events read as chunks."""
         params = {**params, "stream": True, "stream_options": {"include_usage": True}}
         register_headers(params.get("extra_headers"))
-        max_out = params.get("max_completion_tokens", params.get("max_tokens")) or 0
+        max_out = answer_cap(params) or 0
         reserve = estimate_request_tokens(params, params.get("model")) + int(max_out)
         # The slot is held by the stream, not by a task: whoever reads it (each step may
         # run in a task of its own, as under ``asyncio.wait_for``), and whoever closes it
@@ -610,7 +611,7 @@ def _charged(params: Mapping[str, Any], prompt_tokens: int, completion_tokens: i
     """The tokens a hosted API counts against its limit for this request: the prompt,
     and ``max_tokens`` (times ``n``) when given, whatever was written — the limit is
     charged when the request comes in; else what was written."""
-    cap = params.get("max_completion_tokens", params.get("max_tokens"))
+    cap = answer_cap(params)
     if isinstance(cap, int) and cap > 0:
         return prompt_tokens + max(completion_tokens, cap * int(params.get("n") or 1))
     return prompt_tokens + completion_tokens

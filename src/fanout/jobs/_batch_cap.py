@@ -18,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.params import answer_cap
 from ..engine.spending import UNCAPPED_ANSWER_TOKENS, call_caps, check_max_cost, worst_case
 from ._spend import recorded_spend
 
@@ -79,7 +80,7 @@ class BatchCap:
         if its model has no known price: a cap could not be kept on it)."""
         if model:
             call_caps(self.shared, self.job, self._pricer, model)
-        if not isinstance(body.get("max_completion_tokens", body.get("max_tokens")), int):
+        if not isinstance(answer_cap(body), int):
             body = {**body, "max_tokens": questions * UNCAPPED_ANSWER_TOKENS}
         return worst_case(self._pricer, body, model, None, tier="batch")
 
