@@ -418,18 +418,17 @@ async def test_a_flex_request_s_expected_time_counts_its_answer_cap_under_either
     weighed with how long its answer may run: its cap under ``max_tokens`` or
     ``max_completion_tokens`` alike. (Only ``max_tokens`` was read: a request capped at
     4,000 tokens under the newer name was timed as a prior-length answer.)"""
-    from fanout.engine import transport as transport_module
+    from fanout.engine.flex import send_flex as real
 
     seen: list[float] = []
-    real = transport_module.send_flex
 
     async def recording(send: Any, params: Any, retry: Any, expected_s: float, **kw: Any) -> Any:
         seen.append(expected_s)
         return await real(send, params, retry, expected_s, **kw)
 
-    monkeypatch.setattr(transport_module, "send_flex", recording)
+    monkeypatch.setattr("fanout.engine.transport.send_flex", recording)
     async with sim(time_scale=100, answer_tokens=3) as (_server, client):
-        caps = [{"max_tokens": 4000}, {"max_completion_tokens": 4000}]
+        caps: list[dict[str, Any]] = [{"max_tokens": 4000}, {"max_completion_tokens": 4000}]
         for cap in [*caps, {"max_completion_tokens": 10}]:
             fo = Fanout(client, model="m", policy="split", memory=False)  # nothing learned
             answers = await fo.ask_many(["Q?"], service_tier="flex", **cap)
