@@ -12,6 +12,7 @@ from tenacity import RetryCallState
 
 from fanout import Retry
 from fanout.engine.retrying import (
+    RetryBudget,
     _wait_server_or_backoff,
     is_quota_error,
     is_retryable,
@@ -104,3 +105,20 @@ class TestWaits:
         """429: the retry layer adds no wait; the limiter's cool-down holds everyone."""
         wait = _wait_server_or_backoff(Retry(), rng=lambda: 1.0)
         assert wait(self._state(status_error(429, headers={"retry-after": "5"}), 1)) == 0.0
+
+    def test_each_call_s_retry_budget_holds_for_its_own_requests_on_a_shared_budget(
+        self,
+    ) -> None:
+        """Every call of a ``Fanout`` records its attempts in one budget, but the share of
+        prompt retries is each call's own ``Retry.budget``: a call with ``budget=0`` backs
+        off beside one that retries at once (the last call to send set the ratio for
+        all of them, so one call's setting overwrote the other's)."""
+        shared = RetryBudget()
+        eager = _wait_server_or_backoff(Retry(initial_wait=1.0), rng=lambda: 1.0, budget=shared)
+        careful = _wait_server_or_backoff(
+            Retry(initial_wait=1.0, budget=0), rng=lambda: 1.0, budget=shared
+        )
+        failed = self._state(status_error(500), 1)
+        assert eager(failed) == 0.05  # a sporadic failure: again at once (with jitter)
+        assert careful(failed) == 1.0  # no prompt retries for this call: backoff
+        assert eager(failed) == 0.05

@@ -226,8 +226,7 @@ class RetryBudget:
     """What recent attempts say about the endpoint: how many failed, and how many of
     them were retries (see the module docstring). Shared by every call of a ``Fanout``."""
 
-    def __init__(self, ratio: float = 0.4) -> None:
-        self.ratio = ratio
+    def __init__(self) -> None:
         self._outcomes: deque[tuple[bool, bool]] = deque(maxlen=_BUDGET_WINDOW)  # (failed, retry)
 
     def record(self, *, failed: bool, retry: bool) -> None:
@@ -243,12 +242,13 @@ class RetryBudget:
         """Most recent attempts failed: the endpoint is sick, not unlucky."""
         return len(self._outcomes) >= 5 and self.failure_share > _CLUSTER_SHARE
 
-    def allows_prompt_retry(self) -> bool:
-        """Within the budget (none at all with a ratio of 0)."""
-        if self.ratio <= 0:
+    def allows_prompt_retry(self, ratio: float) -> bool:
+        """Within a budget of ``ratio`` retries an attempt (a call's ``Retry.budget``;
+        none at all with 0)."""
+        if ratio <= 0:
             return False
         retries = sum(r for _, r in self._outcomes)
-        return retries < max(_MIN_PROMPT_RETRIES, self.ratio * len(self._outcomes))
+        return retries < max(_MIN_PROMPT_RETRIES, ratio * len(self._outcomes))
 
 
 class _wait_server_or_backoff(wait_base):
@@ -276,7 +276,11 @@ class _wait_server_or_backoff(wait_base):
             if asked is not None:
                 return min(asked, self._retry.max_wait)
         budget = self._budget
-        if budget is not None and not budget.clustered() and budget.allows_prompt_retry():
+        if (
+            budget is not None
+            and not budget.clustered()
+            and budget.allows_prompt_retry(self._retry.budget)
+        ):
             return float(self._rng() * _PROMPT_RETRY_JITTER_S)
         ceiling = min(
             self._retry.max_wait,

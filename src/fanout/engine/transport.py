@@ -194,7 +194,6 @@ class Transport:
         tally: Tally,
         check: Callable[[ChatCompletion], None] | None,
     ) -> ChatCompletion:
-        self.budget.ratio = opts.retry.budget
         retrying = build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget)
         try:
             return await self._retried(retrying, params, opts, stats, tally, check)
