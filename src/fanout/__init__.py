@@ -52,6 +52,7 @@ from .core.models import Question as Question
 from .core.models import Report as Report
 from .core.models import Usage as Usage
 from .core.money import Pricing as Pricing
+from .core.notgiven import NOT_GIVEN as NOT_GIVEN
 from .engine.facade import Fanout as Fanout
 from .engine.facade import ask_many as ask_many
 from .engine.facade import plan as plan
@@ -85,6 +86,7 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
     __version__ = "0.0.0"
 
 __all__ = [
+    "NOT_GIVEN",
     "Answer",
     "Answers",
     "BudgetExceededError",

@@ -16,6 +16,7 @@ from ..cache import Cache
 from ..core.config import Policy, Retry
 from ..core.exceptions import ConfigError
 from ..core.models import Answer, Usage
+from ..core.notgiven import NOT_GIVEN, given_or
 from ..core.params import params_problem
 from ..core.plans import Plan, PlanRevision
 from .reach import ReachGate
@@ -24,6 +25,10 @@ from .spending import Pricer, SpendCap
 from .structured import Structured, structured_of
 
 __all__ = [
+    "CALL_OPTIONS",
+    "FANOUT_OPTIONS",
+    "ONE_SHOT_OPTIONS",
+    "OPTIONS",
     "CallOptions",
     "CallStats",
     "OnAnswer",
@@ -38,10 +43,26 @@ __all__ = [
 OnError = Literal["raise", "return"]
 OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
-# fanout's own keyword arguments: offered as corrections of a misspelt one.
-OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "timeout", "progress",
-           "on_answer", "dedupe", "limiter", "endpoint", "client", "memory", "api", "pricing",
-           "max_cost", "cache")  # fmt: skip
+FANOUT_OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "limiter",
+                  "endpoint", "memory", "api", "pricing", "max_cost", "cache")  # fmt: skip
+"""``Fanout(...)``'s own keyword arguments (the others are ``create()`` parameters): the
+defaults of its calls, and what its calls share."""
+
+CALL_OPTIONS = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
+                "on_answer", "dedupe", "api", "max_cost", "cache")  # fmt: skip
+"""A call's own keyword arguments (``Fanout.ask_many``, ``Fanout.as_completed``), each
+the ``Fanout``'s setting for this call when given (``NOT_GIVEN``: not given)."""
+
+ONE_SHOT_OPTIONS = tuple(
+    name
+    for name in dict.fromkeys(("client", *FANOUT_OPTIONS, *CALL_OPTIONS))
+    if name not in ("limiter", "endpoint")
+)
+"""``fanout.ask_many``'s and ``fanout.ask_many_sync``'s: a ``Fanout``'s and its call's
+together (a ``Fanout`` of their own: no limiter or endpoint model to share)."""
+
+OPTIONS = tuple(sorted({"client", *FANOUT_OPTIONS, *CALL_OPTIONS}))
+"""Every keyword argument of fanout's own: offered as corrections of a misspelt one."""
 
 
 @dataclass
@@ -122,44 +143,44 @@ def check_on_error(on_error: object) -> None:
 
 
 def resolve_options(
-    defaults: CallOptions,
-    *,
-    model: str | None,
-    system: str | None,
-    retry: Retry | None,
-    policy: Policy | str | None,
-    on_error: OnError | None,
-    timeout: float | None,
-    progress: bool,
-    on_answer: OnAnswer | None,
-    dedupe: bool,
-    create_kwargs: dict[str, Any],
-    api: str | None = None,
+    defaults: CallOptions, given: Mapping[str, Any], create_kwargs: dict[str, Any]
 ) -> CallOptions:
-    """The call's overrides on top of the ``Fanout``'s ``defaults``, checked.
+    """The call's options ``given`` (names of :data:`CALL_OPTIONS`; one left out or
+    ``NOT_GIVEN`` is the ``Fanout``'s) on top of the ``Fanout``'s ``defaults``, checked.
+    ``None`` given clears a setting that can be off (``system=None``: no system prompt);
+    for the others (a model, a policy, a retry, ``on_error``, an API), it is the
+    ``Fanout``'s. ``max_cost`` and ``cache`` are the ``Fanout``'s to resolve.
 
     ``defaults.model`` may be empty (the ``Fanout`` has none): then the call must
     name one."""
-    resolved_model = model or defaults.model or create_kwargs.pop("model", None)
+
+    def option(name: str) -> Any:
+        value = given.get(name)
+        return getattr(defaults, name) if value is None or value is NOT_GIVEN else value
+
+    resolved_model = option("model") or create_kwargs.pop("model", None)
     if not resolved_model:
         raise ConfigError("no model: pass model= to Fanout(...) or to the call")
     if not isinstance(resolved_model, str):
         raise ConfigError(f"model must be a model's name (a str), got {resolved_model!r}")
-    resolved_system = system if system is not None else defaults.system
+    resolved_system = given_or(given.get("system", NOT_GIVEN), defaults.system)
     if resolved_system is not None and not isinstance(resolved_system, str):
         raise ConfigError(f"system must be a str, got {type(resolved_system).__name__}")
+    on_answer = option("on_answer")
     if on_answer is not None and not callable(on_answer):
         raise ConfigError(f"on_answer must be a function, got {type(on_answer).__name__}")
-    resolved_policy = Policy.coerce(policy) if policy is not None else defaults.policy
-    if on_error is not None:
-        check_on_error(on_error)
-    if retry is not None and not isinstance(retry, Retry):
+    policy = given.get("policy")
+    resolved_policy = defaults.policy if policy in (None, NOT_GIVEN) else Policy.coerce(policy)
+    check_on_error(option("on_error"))
+    retry = option("retry")
+    if not isinstance(retry, Retry):
         raise ConfigError(f"retry must be a fanout.Retry, not {type(retry).__name__}")
+    timeout = option("timeout")
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
     ):
         raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    resolved_api = api or defaults.api
+    resolved_api = option("api")
     check_api(resolved_api)
     kwargs = {**defaults.create_kwargs, **chat_names(create_kwargs, resolved_api)}
     check_create_kwargs(kwargs)
@@ -171,13 +192,13 @@ def resolve_options(
     return CallOptions(
         model=resolved_model,
         system=resolved_system,
-        retry=retry or defaults.retry,
+        retry=retry,
         policy=resolved_policy,
-        on_error=on_error or defaults.on_error,
+        on_error=option("on_error"),
         timeout=timeout,
-        progress=progress,
+        progress=option("progress"),
         on_answer=on_answer,
-        dedupe=dedupe,
+        dedupe=option("dedupe"),
         create_kwargs=kwargs,
         api=resolved_api,
         structured=structured,

@@ -26,12 +26,14 @@ from ..core.exceptions import ConfigError
 from ..core.logs import register_secret
 from ..core.models import Answer, Answers, Question
 from ..core.money import PricingSetting
+from ..core.notgiven import NOT_GIVEN, NotGiven
 from ..core.plans import Plan
 from ..endpoint.memory import EndpointMemory, MemorySetting
 from ..endpoint.model import EndpointModel
 from ..limits._local import RateLimiter
 from .caching import call_cache
 from .call import (
+    CALL_OPTIONS,
     CallOptions,
     CallStats,
     OnAnswer,
@@ -157,7 +159,7 @@ class Fanout:
         questions: Iterable[QuestionLike],
         *,
         model: str | None = None,
-        system: str | None = None,
+        system: str | NotGiven | None = NOT_GIVEN,
         policy: Policy | str | None = None,
         **create_kwargs: Any,
     ) -> Plan:
@@ -190,7 +192,7 @@ class Fanout:
         questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
         *,
         model: str | None = None,
-        system: str | None = None,
+        system: str | NotGiven | None = NOT_GIVEN,
         retry: Retry | None = None,
         policy: Policy | str | None = None,
         on_error: OnError | None = None,
@@ -220,6 +222,9 @@ class Fanout:
 
         ``cache``: this call's response cache instead of the ``Fanout``'s (``False``:
         none); see docs/cache.md.
+
+        An option left out is the ``Fanout``'s; ``system=None`` sends no system prompt
+        where the ``Fanout`` has one (see :data:`fanout.NOT_GIVEN`).
         """
         opts = self._options(
             model=model,
@@ -272,10 +277,9 @@ class Fanout:
         yielded, then :class:`CallAbortedError` is raised.
         """
         check_container(questions)
-        named = ("model", "system", "retry", "policy", "on_error", "timeout", "progress",
-                 "on_answer", "dedupe", "api", "max_cost", "cache")  # fmt: skip
         opts = self._options(
-            **{k: overrides.pop(k) for k in named if k in overrides}, create_kwargs=overrides
+            **{k: overrides.pop(k) for k in CALL_OPTIONS if k in overrides},
+            create_kwargs=overrides,
         )
         send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
         stats = CallStats()
@@ -352,8 +356,10 @@ class Fanout:
         create_kwargs: dict[str, Any],
         max_cost: object = None,
         cache: CacheSetting = None,
-        **overrides: Any,
+        **given: Any,
     ) -> CallOptions:
+        """The call's options: those ``given`` (see ``call.resolve_options``) on top of
+        this ``Fanout``'s settings, with the spend caps and the response cache."""
         defaults = CallOptions(
             model=self.model or "",
             system=self.system,
@@ -367,10 +373,7 @@ class Fanout:
             create_kwargs=self.create_kwargs,
             api=self.api,
         )
-        named = {"model": None, "system": None, "retry": None, "policy": None, "on_error": None,
-                 "timeout": None, "progress": False, "on_answer": None, "dedupe": True,
-                 "api": None}  # fmt: skip
-        opts = resolve_options(defaults, **{**named, **overrides}, create_kwargs=create_kwargs)
+        opts = resolve_options(defaults, given, create_kwargs)
         caps = call_caps(self.spend_cap, max_cost, self.pricer, opts.model)
         cache_used = self.cache if cache is None else coerce_cache(cache)
         return dataclasses.replace(opts, pricer=self.pricer, caps=caps, cache=cache_used)
@@ -461,7 +464,7 @@ def plan(
     questions: Iterable[QuestionLike],
     *,
     model: str = "dry-run",
-    system: str | None = None,
+    system: str | NotGiven | None = NOT_GIVEN,
     policy: Policy | str = "auto",
     limits: Limits | None = None,
     fanout: Fanout | None = None,

@@ -31,6 +31,7 @@ import os
 import socket
 import threading
 from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterable
+from decimal import Decimal
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -40,6 +41,7 @@ from ..cache import CacheSetting
 from ..core.config import Limits, Policy, Retry
 from ..core.exceptions import ConfigError, LoopDeadlockError
 from ..core.models import Answers
+from ..core.money import PricingSetting
 from ..endpoint.memory import MemorySetting
 from .call import OnAnswer, OnError
 from .facade import ask_many
@@ -65,6 +67,9 @@ def ask_many_sync(
     on_answer: OnAnswer | None = None,
     dedupe: bool = True,
     memory: MemorySetting = None,
+    api: str = "chat",
+    pricing: PricingSetting = None,
+    max_cost: float | Decimal | None = None,
     cache: CacheSetting = None,
     **create_kwargs: Any,
 ) -> Answers:
@@ -101,6 +106,9 @@ def ask_many_sync(
                 on_answer=on_answer,
                 dedupe=dedupe,
                 memory=memory,
+                api=api,
+                pricing=pricing,
+                max_cost=max_cost,
                 cache=cache,
                 **create_kwargs,
             )

@@ -59,9 +59,11 @@ from pydantic import ValidationError
 from ..core.exceptions import BudgetExceededError, JobError, QuotaExceededError
 from ..core.logs import redact, redact_registered
 from ..core.models import Answer, Question
+from ..core.notgiven import NOT_GIVEN, given_or
 from ..core.params import params_problem
 from ..core.progress import count_lines, expected_total
 from ..core.tiers import tier_factor
+from ..engine.call import CALL_OPTIONS
 from ..engine.spending import call_caps
 from ._output import BOM, Done, JobOutput, id_key, log
 from ._shard import Shard
@@ -74,9 +76,9 @@ __all__ = ["BadLine", "JobSummary", "fingerprint", "run_jsonl"]
 
 _QUESTION_KEYS = {"id", "question", "system", "expected_tokens", "trusted"}
 _POSITION = re.compile(r"question \d+")
-# Keyword arguments of Fanout.as_completed that are not part of the request sent.
-_CALL_OPTIONS = {"model", "system", "retry", "policy", "on_error", "timeout", "progress",
-                 "on_answer", "dedupe", "max_cost", "cache"}  # fmt: skip
+# A call's own keyword arguments, not create() parameters; but the API stays in the
+# fingerprint: the same question through another API is another request.
+_NOT_SENT = frozenset(CALL_OPTIONS) - {"api"}
 
 
 @dataclass(frozen=True)
@@ -168,11 +170,10 @@ def _call_request(
 ) -> tuple[object, str | None, dict[str, Any]]:
     """(model, system, create() parameters) of a call on ``fo`` with ``overrides``,
     resolved the way the engine resolves them."""
-    params = {**fo.create_kwargs, **{k: v for k, v in overrides.items() if k not in _CALL_OPTIONS}}
+    params = {**fo.create_kwargs, **{k: v for k, v in overrides.items() if k not in _NOT_SENT}}
     model = overrides.get("model") or fo.model or params.get("model")
     params.pop("model", None)
-    system = overrides.get("system")
-    return model, system if system is not None else fo.system, params
+    return model, given_or(overrides.get("system", NOT_GIVEN), fo.system), params
 
 
 class _NotStrictJSONError(ValueError):
