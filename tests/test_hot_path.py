@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import anyio
 
-from fanout.engine.dispatch import _Evidence
+from fanout.engine.replanning import Evidence
 from fanout.planning import EndpointModel
 
 
@@ -37,7 +37,7 @@ def test_a_young_fit_is_still_redone_every_16_responses() -> None:
 
 
 def test_a_response_makes_no_new_event_while_nobody_waits_for_one() -> None:
-    evidence = _Evidence()
+    evidence = Evidence()
     event = evidence._event
     evidence.add()
     evidence.report()
@@ -46,7 +46,7 @@ def test_a_response_makes_no_new_event_while_nobody_waits_for_one() -> None:
 
 
 async def test_a_response_wakes_whoever_waits_for_one() -> None:
-    evidence = _Evidence()
+    evidence = Evidence()
     woken: list[int] = []
 
     async def wait() -> None:

@@ -284,9 +284,9 @@ def test_requests_in_flight_are_expected_back_as_the_planner_costs_them() -> Non
     several in flight, the latest of them. (One question is costed directly: a job's
     revisions ran ``estimate_groups`` for each of up to 64 in flight, per question.)"""
     from fanout import Question
-    from fanout.engine.dispatch import sent_until
     from fanout.engine.intake import Job
     from fanout.engine.planning import estimate_groups, question_tokens
+    from fanout.engine.replanning import sent_until
 
     jobs = [Job(index=i, question=Question(text=f"What is {'x ' * (4 * i)}{i}?"), params={},
                 key=str(i)) for i in range(3)]  # fmt: skip

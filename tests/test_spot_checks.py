@@ -16,6 +16,7 @@ from typing import Any
 from openai import AsyncOpenAI
 
 import fanout
+from fanout.engine.spotting import decide
 from fanout.sim import answer_for
 
 from ._scripted import response, scripted_server
@@ -210,3 +211,27 @@ async def test_groups_waiting_for_the_last_checks_go_checked_when_those_disagree
         f"{len(wrong)} answers belong to another question: {wrong}; {len(merged)} merged "
         f"requests; checks {answers.report.merge_checks}"
     )
+
+
+class TestTheRule:
+    """``spotting.decide``: what one merged group does, from the agreement counted so far
+    (compared, agreed, misattributed), with nothing sent (the call's ``Replanner`` applies
+    it as each group can be sent)."""
+
+    def test_agreement_under_the_threshold_asks_the_group_alone(self) -> None:
+        assert decide((8, 5, 0), 0.75, merged=0, checking=0) == "alone"
+        assert decide((3, 0, 0), 0.75, merged=0, checking=0) != "alone"  # too few compared
+
+    def test_established_agreement_checks_one_group_in_four(self) -> None:
+        said = [decide((9, 9, 0), 0.75, merged=n, checking=0) for n in range(8)]
+        assert said == ["check", "merge", "merge", "merge"] * 2
+
+    def test_a_few_checks_short_the_group_waits_for_those_in_flight(self) -> None:
+        """4 of 4 agreed: five more establish it; with five checks out, the next group
+        waits for them; with fewer, it is checked too."""
+        assert decide((4, 4, 0), 0.75, merged=0, checking=5) == "wait"
+        assert decide((4, 4, 0), 0.75, merged=0, checking=4) == "check"
+
+    def test_after_a_misattribution_every_group_is_checked_and_none_waits(self) -> None:
+        assert decide((40, 39, 1), 0.75, merged=0, checking=30) == "check"
+        assert decide(None, 0.75, merged=0, checking=0) == "check"

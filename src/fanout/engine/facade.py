@@ -43,9 +43,10 @@ from .call import (
     check_on_error,
     resolve_options,
 )
-from .dispatch import commit_plan, drive, open_plan, plan_to_price
+from .dispatch import drive
 from .estimates import estimate_costs
 from .intake import Job, QuestionLike, check_container, params_for, to_question
+from .replanning import commit_plan, open_plan, plan_to_price
 from .responses import chat_names, check_responses_kwargs
 from .results import aborted, assemble
 from .spending import (
