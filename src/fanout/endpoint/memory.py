@@ -61,13 +61,21 @@ if TYPE_CHECKING:
     from .model import EndpointModel
 
 
+class Learned(Protocol):
+    """What the memory reads and sets of what the engine learned of the endpoint."""
+
+    endpoint: EndpointModel
+    json_ok: bool
+
+
 class Transport(Protocol):
     """What the memory reads and sets on the engine's transport: a protocol, so that
     this package needs nothing from the engine above it."""
 
     limiter: RateLimiter
-    endpoint: EndpointModel
-    json_ok: bool
+
+    @property
+    def learner(self) -> Learned: ...
 
     async def check_limiter(self) -> None: ...
 
@@ -255,8 +263,8 @@ class EndpointMemory:
             if doc is None:
                 log.warning("endpoint memory %s ignored: %s", where, problem)
             else:
-                if transport.endpoint.estimate().observations == 0:
-                    transport.endpoint.restore(doc.endpoint)
+                if transport.learner.endpoint.estimate().observations == 0:
+                    transport.learner.endpoint.restore(doc.endpoint)
                 seed = getattr(transport.limiter, "seed_limits", None)
                 if seed is not None:
                     seed(
@@ -268,7 +276,7 @@ class EndpointMemory:
                 if trust is not None:
                     trust.seed(doc.limits.resets)
                 if doc.json_schema_refused:
-                    transport.json_ok = False
+                    transport.learner.json_ok = False
                 log.debug("endpoint memory loaded from %s", where)
         self._last = json.dumps(self._document(transport), sort_keys=True)
 
@@ -308,14 +316,14 @@ class EndpointMemory:
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "key": endpoint_key(self._base_url, self._model or ""),
-            "endpoint": transport.endpoint.snapshot(),
+            "endpoint": transport.learner.endpoint.snapshot(),
             "limits": {
                 "rpm": limits.get("rpm"),
                 "tpm": limits.get("tpm"),
                 "burst_requests": limits.get("burst_requests"),
                 "resets": trust.learned() if trust is not None else None,
             },
-            "json_schema_refused": not transport.json_ok,
+            "json_schema_refused": not transport.learner.json_ok,
         }
 
     async def keep(self, transport: Transport, model: str) -> None:

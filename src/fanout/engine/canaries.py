@@ -137,7 +137,7 @@ async def check_with_canary(
     result = CheckResult(compared=1, agreed=int(agreed), misattributed=0)
     fmt = SCHEMA_FORMAT if request.structured else request.format
     if reply.replied and not filtered:  # a filtered reply tells nothing of merging
-        transport.endpoint.observe_merge_check(fmt, 1, result.agreed, result.misattributed)
+        transport.learner.endpoint.observe_merge_check(fmt, 1, result.agreed, result.misattributed)
     trusted = agreed  # one compared: its agreement is all or nothing, whatever the threshold
     k = len(group)
     stats.merge_checks.append(

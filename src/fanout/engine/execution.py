@@ -202,7 +202,7 @@ async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: Call
     if completion.usage is not None and choice.finish_reason != "length":
         # An answer cut at max_tokens says how long the cap is, not the answers: learned,
         # it would shorten the estimates of calls without that cap (12x on cost).
-        transport.endpoint.observe_answer(completion.usage.completion_tokens)
+        transport.learner.endpoint.observe_answer(completion.usage.completion_tokens)
     choices = [c.message.content or "" for c in ordered]  # n > 1: all of them
     parsed = _structured_value(completion, job)
     return Answer(
@@ -254,7 +254,7 @@ def merge_format_for(transport: Transport, policy: Policy) -> str:
     endpoint takes ``response_format``, tagged text where it refused it."""
     if policy.merge_format != "auto":
         return policy.merge_format
-    return "json" if transport.json_ok else "text"
+    return "json" if transport.learner.json_ok else "text"
 
 
 async def send_merged(
@@ -292,7 +292,7 @@ async def send_merged(
                 and _refuses_response_format(exc)
             ):
                 log.info("endpoint refuses response_format; merging with tagged text from now on")
-                transport.json_ok = False
+                transport.learner.json_ok = False
                 request = build_merged(texts, "text")
                 continue
             log.debug(
@@ -355,13 +355,13 @@ async def deliver_merged(
     # tells nothing of merging: the filter would cut the question asked alone as well.
     k = len(request.tags)
     if not reply.filtered:
-        transport.endpoint.observe_merged(k, sum(tag in found for tag in request.tags))
+        transport.learner.endpoint.observe_merged(k, sum(tag in found for tag in request.tags))
     billed = reply.reply_usage
     if billed is not None and reply.complete:
         own_prompt = sum(3 + estimate_text_tokens(text) for text in request.questions)
         shared = 3 + (3 + estimate_text_tokens(opts.system) if opts.system else 0)
         own_answers = sum(estimate_text_tokens(text) for text in found.values())
-        transport.endpoint.observe_merge_usage(
+        transport.learner.endpoint.observe_merge_usage(
             max(0.0, (billed.prompt_tokens - shared - own_prompt) / k),
             max(0.0, (billed.completion_tokens - own_answers) / k),
         )
@@ -381,8 +381,8 @@ async def deliver_merged(
             reask.append((job, share))
             continue
         # The answer's own length: its share less the merge's framing per answer.
-        framing = transport.endpoint.merge_answer_overhead or MERGE_ANSWER_OVERHEAD
-        transport.endpoint.observe_answer(max(1, own_shares[i] - framing))
+        framing = transport.learner.endpoint.merge_answer_overhead or MERGE_ANSWER_OVERHEAD
+        transport.learner.endpoint.observe_answer(max(1, own_shares[i] - framing))
         q = job.question
         answer = Answer(
             index=job.index,
@@ -495,7 +495,7 @@ async def check_merged(
         [found.get(request.tags[i]) for i in checked],
     )
     if reply.replied and not filtered:  # a filtered reply tells nothing of merging
-        transport.endpoint.observe_merge_check(
+        transport.learner.endpoint.observe_merge_check(
             fmt, result.compared, result.agreed, result.misattributed
         )
     agreement = opts.policy.merge_agreement

@@ -46,6 +46,7 @@ from .call import (
 from .dispatch import drive
 from .estimates import estimate_costs
 from .intake import Job, QuestionLike, check_container, params_for, to_question
+from .learning import Learner
 from .replanning import commit_plan, open_plan, plan_to_price
 from .responses import chat_names, check_responses_kwargs
 from .results import aborted, assemble
@@ -122,7 +123,8 @@ class Fanout:
         (Chat Completions, the default) or ``"responses"`` (``client.responses.create``)."""
         if api == "responses":
             check_responses_kwargs(self.create_kwargs)
-        self._transport = Transport(client, self.limits, limiter=limiter, endpoint=endpoint)
+        self._learner = Learner(endpoint)
+        self._transport = Transport(client, self.limits, limiter=limiter, learner=self._learner)
         self._memory = EndpointMemory(memory, str(client.base_url))
         self.pricer = Pricer(check_pricing(pricing), str(client.base_url))
         """Prices this ``Fanout``'s answers: ``pricing``, then the price library."""
@@ -144,11 +146,11 @@ class Fanout:
     @property
     def endpoint(self) -> EndpointModel:
         """What this ``Fanout`` has learned about the endpoint's timing."""
-        return self._transport.endpoint
+        return self._learner.endpoint
 
     @endpoint.setter
     def endpoint(self, model: EndpointModel) -> None:
-        self._transport.endpoint = model
+        self._learner.endpoint = model
 
     @property
     def peak_in_flight(self) -> int:

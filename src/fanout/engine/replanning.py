@@ -75,10 +75,10 @@ def plan_batch(
     return plan_jobs(
         batch,
         opts,
-        endpoint=transport.endpoint,
+        endpoint=transport.learner.endpoint,
         budget=transport.limiter.budget() if budget is None else budget,
         max_concurrency=transport.limits.max_concurrency,
-        shared_prompt_cached=transport.has_sent_shared(opts.system),
+        shared_prompt_cached=transport.learner.has_sent_shared(opts.system),
         merge_format=merge_format_for(transport, opts.policy),
     )
 
@@ -88,7 +88,7 @@ def open_plan(transport: Transport, batch: list[Job], opts: CallOptions) -> Open
     are known (or the policy is not auto), else weighed under hypotheses of them
     (``_opening``)."""
     budget = planning_room(transport.limiter.budget(), len(batch))
-    known = answer_lengths_known(batch, opts, transport.endpoint.answer_tokens)
+    known = answer_lengths_known(batch, opts, transport.learner.endpoint.answer_tokens)
     if opts.policy.mode != "auto" or (known and not room_in_doubt(budget, len(batch))):
         plan = plan_batch(transport, batch, opts, budget)
         return Opening(wave=0, plan=plan, uncertain=False)
@@ -102,7 +102,7 @@ def plan_to_price(transport: Transport, batch: list[Job], opts: CallOptions, pla
     the answer lengths unknown, its candidates at the documented assumption (200 tokens,
     at most ``max_tokens``) rather than at the short answers an opening may commit to:
     an estimate before spending should not be the cheapest case."""
-    if answer_lengths_known(batch, opts, transport.endpoint.answer_tokens):
+    if answer_lengths_known(batch, opts, transport.learner.endpoint.answer_tokens):
         return plan
     priced = plan_batch(transport, batch, opts)
     same = [c for c in priced.candidates if c.label == plan.chosen.label]
@@ -345,7 +345,7 @@ class Replanner:
         in_flight: Iterable[tuple[float, list[Job]]],
     ) -> int:
         """Record a decision (``Report.revisions``); return its place there."""
-        stats, endpoint = self.stats, self.transport.endpoint
+        stats, endpoint = self.stats, self.transport.learner.endpoint
         revision = PlanRevision(
             at_s=clock.now() - self.started,
             trigger=trigger,
@@ -403,7 +403,7 @@ class Replanner:
     def replan_trigger(self, due: Due) -> str:
         if due.checks is not None and not self.check.out:
             return _checked(self.check.result)
-        learned = self.transport.endpoint.answer_tokens
+        learned = self.transport.learner.endpoint.answer_tokens
         known = (
             f"answers ~{learned:.0f} tokens"
             if learned is not None
@@ -417,7 +417,7 @@ class Replanner:
         time, until one plan is worth committing to; when the whole wave is back having
         taught nothing (it failed), or nothing comes in time, the best plan then."""
         transport, evidence = self.transport, self.evidence
-        wait = transport.endpoint.estimate().request_s(100, PRIOR_ANSWER_TOKENS)
+        wait = transport.learner.endpoint.estimate().request_s(100, PRIOR_ANSWER_TOKENS)
         trigger = "no answer from the first wave in time"
         with anyio.move_on_after(max(5.0, 2 * wait)):
             while True:
@@ -486,4 +486,4 @@ class Replanner:
             if group[0].structured is not None
             else merge_format_for(self.transport, self.opts.policy)
         )
-        return self.transport.endpoint.merge_agreement(fmt)
+        return self.transport.learner.endpoint.merge_agreement(fmt)

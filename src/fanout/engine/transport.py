@@ -4,9 +4,8 @@ Every request of a ``Fanout`` goes through its :class:`Transport`: it takes a pl
 under the concurrency cap and the rate limits, sends on the user's client copied
 with ``max_retries=0`` (fanout's retry layer is the only one), reads the rate-limit
 headers, settles the token estimate with the reported usage, backs everyone off
-after a 429, and teaches the endpoint model from each response. What it learns of
-the endpoint (its timing, whether it takes ``response_format``, which shared prompts
-it has seen) lives here, shared by every call on the ``Fanout``.
+after a 429, and hands each response to the ``Fanout``'s learner (``learning``), which
+keeps what it teaches of the endpoint. It sends and paces; it learns nothing itself.
 """
 
 from __future__ import annotations
@@ -14,8 +13,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +28,12 @@ from ..core.exceptions import FanoutError
 from ..core.models import Usage
 from ..core.params import answer_cap
 from ..core.redact import register_headers, register_secret
-from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_messages_tokens, estimate_request_tokens
 from ..limits._local import LocalLimiter, RateLimiter, current_ticket
 from ..limits._redis import RedisUnavailableError
 from .call import CallOptions, CallStats, Tally
 from .flex import is_flex, is_flex_refusal, send_flex
+from .learning import FirstTokenSeen, Learner
 from .queueing import QueueClock
 from .replies import checked_completion, clean_usage, completion_from_json
 from .responses import ResponsesStream, completion_of, to_responses
@@ -98,7 +96,7 @@ class Transport:
         limits: Limits,
         *,
         limiter: RateLimiter | None = None,
-        endpoint: EndpointModel | None = None,
+        learner: Learner | None = None,
     ) -> None:
         self.client = client.with_options(max_retries=0)
         # A server may echo the request's headers in an error: credentials there are masked.
@@ -110,17 +108,10 @@ class Transport:
         self._calls = 0  # calls running (see open_call)
         self._slots = anyio.CapacityLimiter(limits.max_concurrency)
         self._queue_clock = QueueClock()  # attempt deadlines, not counting a queue's wait
-        self.endpoint = endpoint or EndpointModel()
-        self.json_ok = True
-        """Until the endpoint refuses ``response_format``."""
+        self.learner = learner or Learner()
+        """Where every response goes to teach what it tells of the endpoint."""
         self.in_flight = 0
         self.peak_in_flight = 0
-        # Tokens of the requests answered so far: the work that finished during a
-        # request's life is the difference, which teaches the endpoint model how
-        # much requests delay each other.
-        self._done_prompt_tokens = 0
-        self._done_completion_tokens = 0
-        self._sent_shared: OrderedDict[int, None] = OrderedDict()  # see remember_shared
         self.budget = RetryBudget()
         self._stream_first = True  # stream the first request (see _exchange)
         self.quota_error: BaseException | None = None
@@ -160,10 +151,6 @@ class Transport:
                 self.limiter = LocalLimiter(self.limits)
         self._limiter_checked = True
 
-    def has_sent_shared(self, system: str | None) -> bool:
-        """Was ``system`` the start of a request answered before?"""
-        return bool(system) and hash(system) in self._sent_shared
-
     async def send(
         self,
         params: dict[str, Any],
@@ -179,8 +166,9 @@ class Transport:
         it too (an empty answer): its exception is retried or not like any other."""
         if is_flex(params):  # refusals retried later, or sent standard (engine/flex.py)
             prompt = estimate_messages_tokens(params["messages"], opts.model)
-            answer = answer_cap(params) or self.endpoint.answer_tokens or PRIOR_ANSWER_CAP
-            expected = self.endpoint.recent_estimate().request_s(prompt, answer)
+            endpoint = self.learner.endpoint
+            answer = answer_cap(params) or endpoint.answer_tokens or PRIOR_ANSWER_CAP
+            expected = endpoint.recent_estimate().request_s(prompt, answer)
             return await send_flex(
                 lambda p: self._send(p, opts, stats, tally, check), params, opts.retry, expected
             )
@@ -219,7 +207,7 @@ class Transport:
                     opts.pricer,
                     params,
                     opts.model,
-                    self.endpoint.answer_tokens,
+                    self.learner.endpoint.answer_tokens,
                     lambda: tally.usage,
                     lambda: tally.attempts,
                     lambda: self._attempt(params, opts, stats, tally),
@@ -259,7 +247,7 @@ class Transport:
         self, params: dict[str, Any], prompt_tokens: int, retry: Retry, others: int = 0
     ) -> float | None:
         """Seconds one attempt of this request may run (``retrying.attempt_deadline``)."""
-        return attempt_deadline(retry, params, prompt_tokens, self.endpoint, others)
+        return attempt_deadline(retry, params, prompt_tokens, self.learner.endpoint, others)
 
     async def _attempt(
         self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
@@ -279,7 +267,7 @@ class Transport:
             retry = tally.attempts > 1
             if retry:
                 stats.retries += 1
-            done_before = self._done_tokens()
+            done_before = self.learner.done_tokens()
             stats.in_flight += 1
             stats.peak = max(stats.peak, stats.in_flight)
             self.in_flight += 1
@@ -404,7 +392,7 @@ class Transport:
                         continue
                     now = clock.now()
                     if first is None and not hidden:
-                        first = _FirstToken(now, now, self._done_tokens(), len(text))
+                        first = _FirstToken(now, now, self.learner.done_tokens(), len(text))
                     if first is not None:
                         first.last = now
         except openai.APIError:
@@ -430,9 +418,6 @@ class Transport:
         args = to_responses({k: v for k, v in params.items() if k != "stream_options"})
         return ResponsesStream(await self.client.responses.create(**args))
 
-    def _done_tokens(self) -> tuple[int, int]:
-        return self._done_prompt_tokens, self._done_completion_tokens
-
     def _learn(
         self,
         completion: ChatCompletion,
@@ -443,11 +428,10 @@ class Transport:
         tally: Tally,
         first_token: _FirstToken | None = None,
     ) -> None:
-        """Settle the limits with the reported usage and teach the endpoint model: the
-        response, and for a streamed one also its first chunk, as a request that wrote
-        that chunk's tokens (with the response, it tells the decode speed from the
-        round trip even when every answer is as long as the next). Not when reasoning
-        or a tool call came before the first text: the tokens before it are unseen."""
+        """Settle the limits with the reported usage, count it, and hand the response
+        to the learner: for a streamed one also its first chunk, unless reasoning or a
+        tool call came before the first text (the tokens before it are unseen) or the
+        rest came all at once."""
         usage = completion.usage
         if usage is None:
             return
@@ -459,42 +443,21 @@ class Transport:
             cached_prompt_tokens=cached,
         )
         self.limiter.settle(reserve, _charged(params, usage.prompt_tokens, usage.completion_tokens))
+        seen = None
         reasoning = usage.completion_tokens_details
         if first_token is not None and not (reasoning and reasoning.reasoning_tokens):
             written = sum(len(choice.message.content or "") for choice in completion.choices)
             first_tokens = first_token.tokens_of(usage.completion_tokens, written)
             if first_token.spread(usage.completion_tokens, first_tokens):
-                self.endpoint.observe(
-                    prompt_tokens=usage.prompt_tokens,
-                    completion_tokens=first_tokens,
-                    latency_s=first_token.at - sent,
-                    others_prompt_tokens=first_token.done[0] - done_before[0],
-                    others_completion_tokens=first_token.done[1] - done_before[1],
-                    cached_prompt_tokens=cached,
-                )
-        self.endpoint.observe(
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            latency_s=clock.now() - sent,
-            others_prompt_tokens=self._done_prompt_tokens - done_before[0],
-            others_completion_tokens=self._done_completion_tokens - done_before[1],
-            cached_prompt_tokens=cached,
-            sent_at=sent,
+                seen = FirstTokenSeen(first_token.at, first_token.done, first_tokens)
+        self.learner.response(
+            completion,
+            params["messages"],
+            sent=sent,
+            done_before=done_before,
+            cached=cached,
+            first_token=seen,
         )
-        self._done_prompt_tokens += usage.prompt_tokens - cached
-        self._done_completion_tokens += usage.completion_tokens
-        self.remember_shared(params["messages"])
-
-    def remember_shared(self, messages: Sequence[Any]) -> None:
-        """Note the system prompt a request began with: an endpoint that caches
-        prefixes has it now (the planner then leaves its prefill out)."""
-        first = messages[0] if messages else None
-        if isinstance(first, Mapping) and first.get("role") == "system":
-            key = hash(str(first.get("content")))
-            self._sent_shared[key] = None
-            self._sent_shared.move_to_end(key)
-            while len(self._sent_shared) > 64:
-                self._sent_shared.popitem(last=False)
 
     async def stream_chunks(
         self,
