@@ -159,8 +159,10 @@ def compare(split: Sequence[str | None], merged: Sequence[str | None]) -> CheckR
     return CheckResult(compared=compared, agreed=agreed, misattributed=misattributed)
 
 
+CONFIDENCE = 0.95
+"""How sure the merge checks must be (one-sided) before spot checks thin out."""
 CONFIDENCE_Z = 1.645
-"""One-sided 95 %: how sure the merge checks must be before spot checks thin out."""
+"""The normal quantile of :data:`CONFIDENCE`, one-sided."""
 
 
 def established(counts: tuple[int, int, int] | None, threshold: float) -> bool:

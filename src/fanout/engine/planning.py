@@ -24,12 +24,12 @@ import heapq
 import logging
 import math
 
-from ..core.config import DEFAULT_MERGE_AGREEMENT, MERGE_CHECK_MIN, Policy
+from ..core.config import DEFAULT_MERGE_AGREEMENT, MERGE_CHECK_MIN, SPOT_CHECK_EVERY, Policy
 from ..core.params import answer_cap
 from ..core.plans import Budget, Candidate, MergeChecks, Plan, PlanInputs
 from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_text_tokens
-from .agreement import agreement_too_low, check_sample, still_to_check
+from .agreement import CONFIDENCE, agreement_too_low, check_sample, still_to_check
 from .call import CallOptions
 from .intake import Job
 from .structured import SCHEMA_FORMAT
@@ -617,7 +617,8 @@ def _with_checks_said(plan: Plan, policy: Policy, agreement: _Agreement) -> Plan
             + (
                 " Merged groups also ask their last question alone and take their merged "
                 "answers only if that one agrees: every group until the checks establish "
-                "agreement at 95 % confidence, then one in 4 (Policy.merge_agreement)."
+                f"agreement at {CONFIDENCE * 100:.0f} % confidence, then one in {SPOT_CHECK_EVERY} "
+                "(Policy.merge_agreement)."
             ),
         )
     return plan
