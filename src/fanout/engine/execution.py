@@ -18,7 +18,7 @@ import openai
 
 from .. import telemetry as telemetry
 from ..core import clock
-from ..core.config import DEFAULT_MERGE_AGREEMENT, Policy
+from ..core.config import DEFAULT_MERGE_AGREEMENT
 from ..core.exceptions import (
     BudgetExceededError,
     EmptyAnswerError,
@@ -58,7 +58,6 @@ __all__ = [
     "ask_one",
     "check_merged",
     "deliver_merged",
-    "merge_format_for",
     "question_error",
     "send_merged",
 ]
@@ -249,14 +248,6 @@ def _refuses_response_format(exc: BaseException) -> bool:
     return "response_format" in text or "json_schema" in text
 
 
-def merge_format_for(transport: Transport, policy: Policy) -> str:
-    """The format a merged request uses: the policy's, or for ``"auto"`` JSON where the
-    endpoint takes ``response_format``, tagged text where it refused it."""
-    if policy.merge_format != "auto":
-        return policy.merge_format
-    return "json" if transport.learner.json_ok else "text"
-
-
 async def send_merged(
     transport: Transport,
     group: list[Job],
@@ -269,7 +260,7 @@ async def send_merged(
     that failed is a reply that answers none (``MergedReply.replied`` False)."""
     policy = opts.policy
     structured = group[0].structured  # the call's: questions with their own are never merged
-    fmt = "json" if structured is not None else merge_format_for(transport, policy)
+    fmt = "json" if structured is not None else transport.learner.merge_format(policy)
     texts = [job.question.text for job in group]
     request = build_merged(texts, fmt, structured=structured)
     while True:

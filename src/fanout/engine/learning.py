@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core import clock
+from ..core.config import Policy
 from ..endpoint.model import EndpointModel
 
 if TYPE_CHECKING:
@@ -52,6 +53,13 @@ class Learner:
         self._done_prompt_tokens = 0
         self._done_completion_tokens = 0
         self._sent_shared: OrderedDict[int, None] = OrderedDict()  # see remember_shared
+
+    def merge_format(self, policy: Policy) -> str:
+        """The format a merged request uses: the policy's, or for ``"auto"`` JSON where
+        the endpoint takes ``response_format``, tagged text where it refused it."""
+        if policy.merge_format != "auto":
+            return policy.merge_format
+        return "json" if self.json_ok else "text"
 
     def done_tokens(self) -> tuple[int, int]:
         """(prompt, completion) tokens of every request answered so far."""

@@ -39,7 +39,6 @@ from ..core.plans import Budget, Plan, PlanRevision
 from .agreement import CheckResult, check_sample, established
 from .call import CallOptions, CallStats
 from .canaries import Canaries, Canary
-from .execution import merge_format_for
 from .intake import Job
 from .opening import Opening, answer_lengths_known, open_batch, planning_room, room_in_doubt
 from .planning import (
@@ -79,7 +78,7 @@ def plan_batch(
         budget=transport.limiter.budget() if budget is None else budget,
         max_concurrency=transport.limits.max_concurrency,
         shared_prompt_cached=transport.learner.has_sent_shared(opts.system),
-        merge_format=merge_format_for(transport, opts.policy),
+        merge_format=transport.learner.merge_format(opts.policy),
     )
 
 
@@ -484,6 +483,6 @@ class Replanner:
         fmt = (
             SCHEMA_FORMAT
             if group[0].structured is not None
-            else merge_format_for(self.transport, self.opts.policy)
+            else self.transport.learner.merge_format(self.opts.policy)
         )
         return self.transport.learner.endpoint.merge_agreement(fmt)
