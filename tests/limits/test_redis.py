@@ -1,0 +1,330 @@
+"""Limits shared through a real redis-server (started here on loopback)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import fanout
+from fanout import Limits
+from fanout.limits import RedisLimiter
+from fanout.limits._local import current_ticket
+
+from .._redis_server import free_port, redis_server
+from ..conftest import SimFactory
+
+WORKER = Path(__file__).resolve().parents[1] / "_redis_worker.py"
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A redis-server of our own on 127.0.0.1 (CI installs the binary; see .ci/run)."""
+    yield from redis_server(tmp_path_factory.mktemp("redis"))
+
+
+async def test_four_processes_share_one_rpm_budget(sim: SimFactory, redis_url: str) -> None:
+    """4 processes, one key, one RPM limit: no 429s, and within 25 % of the ideal time.
+
+    The sim polices 600 rpm over 5-model-second windows (a bucket of 50 requests,
+    refilled at 20 per wall second); four processes pacing on their own would each
+    burst and overrun it. The ideal follows the rate; the bucket's room, reported in
+    the headers, may make the processes a little faster than that, never 4 times. The
+    rate is low enough for five Python processes on two busy cores to keep up.
+    """
+    scale, rpm_model, per_process, bucket = 2, 600, 50, 50
+    rpm_wall = rpm_model * scale  # 20 requests per wall second
+    async with sim(
+        time_scale=scale, rpm=rpm_model, limit_period_s=5.0, answer_tokens=2, rtt_s=0.05
+    ) as (server, _):
+        procs = [
+            await asyncio.create_subprocess_exec(
+                sys.executable, str(WORKER), server.base_url, redis_url, str(rpm_wall),
+                str(per_process), f"w{i}",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+            )
+            for i in range(4)
+        ]  # fmt: skip
+        for p in procs:  # every worker started and connected, however long that took
+            assert p.stdout is not None
+            assert (await p.stdout.readline()).strip() == b"ready"
+        start_at = time.time() + 0.3
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write(f"{start_at}\n".encode())
+            await p.stdin.drain()
+        outs = [json.loads((await p.communicate())[0]) for p in procs]
+        wall = max(o["finished_at"] for o in outs) - start_at
+        ideal = 4 * per_process / (rpm_wall / 60)
+        print(f"4 processes: {wall:.2f}s for {4 * per_process} requests, ideal {ideal:.2f}s, "
+              f"ratio {wall / ideal:.3f}, 429s {server.stats.rate_limited}")  # fmt: skip
+        assert server.stats.rate_limited == 0
+        assert sum(o["answered"] for o in outs) == 4 * per_process
+        # Generous: leases are renewed and re-checked while waiting (measured 1.0-1.1 idle).
+        assert wall <= 1.25 * ideal, (wall, ideal)
+        # They did share one budget: at most the bucket went early.
+        assert wall >= 0.9 * (4 * per_process - bucket) / (rpm_wall / 60), (wall, ideal)
+
+
+async def test_a_cool_down_reaches_every_process(redis_url: str) -> None:
+    """A 429 seen by one limiter pauses another using the same redis."""
+    a = RedisLimiter(Limits(rpm=6000), redis_url, namespace="cool")
+    b = RedisLimiter(Limits(rpm=6000), redis_url, namespace="cool")
+    a.cool_down(0.4)
+    await asyncio.sleep(0.05)  # the pause is written in the background
+    waited = await b.acquire(0)
+    assert waited >= 0.3
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_shared_requests_are_paced_across_limiters(redis_url: str) -> None:
+    """Two limiters on one budget of 1200 rpm together take 40 in >= 39/20 s: evenly
+    spaced, with no burst the endpoint did not report room for."""
+    limiters = [RedisLimiter(Limits(rpm=1200), redis_url, namespace="pace") for _ in range(2)]
+    start = time.monotonic()
+    await asyncio.gather(*[lim.acquire(0) for lim in limiters for _ in range(20)])
+    assert time.monotonic() - start >= 0.98 * 39 / 20
+    for lim in limiters:
+        await lim.aclose()
+
+
+async def test_room_reported_by_one_process_lets_every_process_send(redis_url: str) -> None:
+    """Remaining 10, reported to one limiter's request: 10 go at once, from either."""
+    a = RedisLimiter(Limits(rpm=60), redis_url, namespace="room")
+    b = RedisLimiter(Limits(rpm=60), redis_url, namespace="room")
+    await a.acquire(0)
+    a.observe({"x-ratelimit-remaining-requests": "10"})
+    await asyncio.sleep(0.05)  # the report is written in the background
+    start = time.monotonic()
+    await b.acquire(0)  # b's first request, on the room a's answer reported
+    b.observe({})
+    await asyncio.gather(*[a.acquire(0) for _ in range(5)], *[b.acquire(0) for _ in range(4)])
+    assert time.monotonic() - start < 0.5  # at 60 rpm, paced, these would take 10 s
+    for lim in (a, b):
+        await lim.aclose()
+
+
+async def test_after_a_reported_reset_the_full_room_is_back_for_every_process(
+    redis_url: str,
+) -> None:
+    """Room for 10 (remaining 9 on the first answer), spent; the last answer says 0
+    left and the window empty in 0.3 s. After that, another process's first request
+    goes at once, streamed: it checks the reset's promise (see limits/_redis_trust.py);
+    its answer reports the room back, and the other 9 go at once. Paced at 60 rpm
+    behind the 10 already sent, they would take 20 s."""
+    a = RedisLimiter(Limits(rpm=60), redis_url, namespace="reset")
+    b = RedisLimiter(Limits(rpm=60), redis_url, namespace="reset")
+    await a.acquire(0)
+    a.observe({"x-ratelimit-remaining-requests": "9"})
+    a.attempt_done()
+    await asyncio.sleep(0.05)  # reports are written in the background
+    start = time.monotonic()
+    for _ in range(9):
+        await a.acquire(0)
+        a.attempt_done()
+    assert time.monotonic() - start < 0.5  # the reported room
+    a.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "0.3s"})
+    await asyncio.sleep(0.5)
+    start = time.monotonic()
+    await b.acquire(0)  # b's first request, into the room the reset promised
+    ticket = current_ticket.get()
+    assert ticket is not None and ticket.on_reset and ticket.probe
+    b.observe({"x-ratelimit-remaining-requests": "9"})
+    b.attempt_done()
+    await asyncio.sleep(0.05)  # reports are written in the background
+    await asyncio.gather(*[b.acquire(0) for _ in range(9)])
+    assert time.monotonic() - start < 0.5
+    assert (b.reset_trust.state, b.reset_trust.kept) == ("unknown", 1)  # kept once
+    for lim in (a, b):
+        await lim.aclose()
+
+
+async def test_a_process_reserves_its_other_slots_once_its_first_request_is_answered(
+    redis_url: str,
+) -> None:
+    """A process's first request may reach the endpoint late (a new connection): its
+    other requests reserve their slots in the shared schedule only after its answer
+    has moved the schedule by that delay, or after 1 s without one."""
+    limiter = RedisLimiter(Limits(rpm=60_000), redis_url, namespace="first")
+    await limiter.acquire(0)
+    second = asyncio.ensure_future(limiter.acquire(0))
+    await asyncio.sleep(0.3)
+    assert not second.done()  # 60,000 rpm would have let it go at once
+    limiter.observe({})
+    await asyncio.wait_for(second, 0.5)
+    other = RedisLimiter(Limits(rpm=60_000), redis_url, namespace="first-other")
+    await asyncio.wait_for(other.acquire(0), 0.5)  # another process's first does not wait
+    await other.aclose()
+    await limiter.aclose()
+
+
+async def test_unreachable_redis_fails_before_anything_is_sent(sim: SimFactory) -> None:
+    """A dead redis: a clear error and no request; with fallback_local, local limits."""
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    async with sim(time_scale=100, answer_tokens=2) as (server, client):
+        fo = fanout.Fanout(client, model="m", limits=Limits(rpm=6000, backend=dead))
+        with pytest.raises(fanout.RedisUnavailableError, match="cannot reach redis"):
+            await fo.ask_many(["a?", "b?"])
+        assert server.stats.requests == []
+        fallback = fanout.Fanout(
+            client, model="m", limits=Limits(rpm=6000, backend=dead, fallback_local=True)
+        )
+        answers = await fallback.ask_many(["a?", "b?"])
+        assert answers.report.answered == 2
+
+
+async def test_the_endpoint_memory_is_shared_through_redis(
+    sim: SimFactory, redis_url: str, tmp_path: Path
+) -> None:
+    """With a redis backend, what one Fanout learned of the endpoint is kept in that
+    redis (for a week), not in a file, and the next Fanout using it starts from it."""
+    import redis
+
+    limits = Limits(rpm=60_000, backend=redis_url, namespace="memory")
+    questions = [f"q{i}? {{{{tokens=3}}}}" for i in range(20)]
+    async with sim(time_scale=20) as (_, client):
+        first = fanout.Fanout(client, model="sim-1", limits=limits, memory=tmp_path)
+        await first.ask_many(questions, policy="split")
+        second = fanout.Fanout(client, model="sim-1", limits=limits, memory=True)
+        await second.ask_many(["one more? {{tokens=3}}"], policy="split")
+    for fo in (first, second):
+        await fo.limiter.aclose()  # type: ignore[attr-defined]
+    learned = first.endpoint.estimate().observations  # and one response (and first token)
+    assert learned >= len(questions)
+    assert learned + 1 <= second.endpoint.estimate().observations <= learned + 2
+    assert second.endpoint.answer_tokens == pytest.approx(3.0)
+    assert os.listdir(tmp_path) == []
+    store = redis.Redis.from_url(redis_url)
+    try:
+        (key,) = store.keys("fanout:memory:memory:*")
+        assert 6 * 86400 < store.ttl(key) <= 7 * 86400
+        assert json.loads(store.get(key))["key"].endswith("/v1 sim-1")  # type: ignore[arg-type]
+    finally:
+        store.close()
+
+
+class _Clients:
+    """The connections a redis-server has open, and has ever accepted (``INFO``), as
+    seen from one connection of its own."""
+
+    def __init__(self, url: str) -> None:
+        import redis
+
+        self._probe = redis.Redis.from_url(url)
+
+    def open(self) -> int:
+        return int(self._probe.info("clients")["connected_clients"]) - 1  # less the probe
+
+    def accepted(self) -> int:
+        return int(self._probe.info("stats")["total_connections_received"])
+
+    async def settle_at(self, expected: int) -> int:
+        """The open count once it reaches ``expected`` (a closed socket takes the
+        server a moment to see), or what it is after 3 s."""
+        for _ in range(60):
+            if (now := self.open()) == expected:
+                return now
+            await asyncio.sleep(0.05)
+        return self.open()
+
+    def close(self) -> None:
+        self._probe.close()
+
+
+async def test_a_one_shot_call_with_redis_limits_closes_the_connections_it_opened(
+    sim: SimFactory, redis_url: str
+) -> None:
+    """fanout.ask_many with limits shared through redis builds its own limiter: once the
+    call returns, every connection it opened (many: one per request waiting on redis at
+    once) is closed, not left for the garbage collector (a loop of such calls ran out
+    of file descriptors)."""
+    clients = _Clients(redis_url)
+    try:
+        before, accepted = clients.open(), clients.accepted()
+        limits = Limits(rpm=6000, backend=redis_url, namespace="one-shot")
+        async with sim(time_scale=20, answer_tokens=2) as (_, client):
+            for policy in ("split", "auto"):
+                answers = await fanout.ask_many(
+                    [f"q{i}?" for i in range(10)], client=client, model="m", limits=limits,
+                    policy=policy, memory=False,
+                )  # fmt: skip
+                assert answers.report.answered == 10
+                assert clients.accepted() > accepted  # it did talk to redis
+                assert await clients.settle_at(before) == before
+                accepted = clients.accepted()
+    finally:
+        clients.close()
+
+
+async def test_a_fanout_closes_its_redis_connections_between_calls_and_reopens_them(
+    sim: SimFactory, redis_url: str
+) -> None:
+    """A long-lived Fanout (ask_many, then as_completed) holds no redis connection
+    between its calls, and each call connects again."""
+    clients = _Clients(redis_url)
+    try:
+        before = clients.open()
+        limits = Limits(rpm=6000, backend=redis_url, namespace="long-lived")
+        async with sim(time_scale=20, answer_tokens=2) as (_, client):
+            fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
+            assert (await fo.ask_many(["a?", "b?", "c?"])).report.answered == 3
+            assert await clients.settle_at(before) == before
+            accepted = clients.accepted()
+            got = [a async for a in fo.as_completed(["d?", "e?"])]
+            assert sorted(a.index for a in got) == [0, 1] and all(a.error is None for a in got)
+            assert clients.accepted() > accepted
+            assert await clients.settle_at(before) == before
+    finally:
+        clients.close()
+
+
+async def test_a_limiter_the_user_passed_in_is_left_open_for_them(
+    sim: SimFactory, redis_url: str
+) -> None:
+    """A RedisLimiter given to a Fanout is the user's: the call does not close it (it
+    stays connected and usable); the user's aclose does."""
+    clients = _Clients(redis_url)
+    try:
+        before = clients.open()
+        limiter = RedisLimiter(Limits(rpm=6000), redis_url, namespace="users")
+        async with sim(time_scale=20, answer_tokens=2) as (_, client):
+            fo = fanout.Fanout(client, model="m", limiter=limiter, memory=False)
+            assert (await fo.ask_many(["a?", "b?"])).report.answered == 2
+            await asyncio.sleep(0.2)
+            assert clients.open() > before
+            assert await limiter.acquire(0) >= 0  # still usable
+        await limiter.aclose()
+        assert await clients.settle_at(before) == before
+    finally:
+        clients.close()
+
+
+def test_a_backend_must_be_a_redis_url() -> None:
+    """Anything else is a configuration error."""
+    with pytest.raises(fanout.ConfigError, match="redis URL"):
+        Limits(rpm=10, backend="http://example.invalid")
+
+
+def test_without_the_redis_package_the_hint_works_as_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A redis backend without the redis package names install commands that work
+    today: the package itself, or the extra from a checkout."""
+    from importlib.metadata import metadata
+
+    monkeypatch.setitem(sys.modules, "redis", None)
+    monkeypatch.setitem(sys.modules, "redis.asyncio", None)
+    with pytest.raises(fanout.ConfigError) as info:
+        RedisLimiter(Limits(rpm=60), "redis://127.0.0.1:6379/0")
+    assert "pip install redis (in a checkout of fanout: pip install -e '.[redis]')" in str(
+        info.value
+    )
+    assert "redis" in (metadata("llm-fanout").get_all("Provides-Extra") or [])
