@@ -17,7 +17,7 @@ from fanout.sim import answer_for
 
 from .._scripted import scripted_server
 from .._virtual import on_virtual_time
-from .test_merge_check import _policy, _shifting
+from ._merged_prompts import _policy, _shifting
 
 if TYPE_CHECKING:
     from ..conftest import SimFactory

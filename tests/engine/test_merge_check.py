@@ -8,7 +8,6 @@ and compares (``Policy.merge_agreement``); what it finds is remembered.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from fanout.sim import answer_for
 
 from .._scripted import scripted_server
 from .._virtual import on_virtual_time
+from ._merged_prompts import _policy, _shifting
 
 if TYPE_CHECKING:
     from ..conftest import SimFactory
@@ -35,10 +35,6 @@ QUESTIONS = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(12)]
 # request limit is checked group by group by canaries instead (tests/test_canaries.py).
 MANY = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(30)]
 TIGHT = {"time_scale": SCALE, "rpm": 6}
-
-
-def _policy(**kw: Any) -> fanout.Policy:
-    return fanout.Policy(expected_tokens=2, **kw)
 
 
 class TestTheJudge:
@@ -76,26 +72,6 @@ class TestWhenAgreementIsEstablished:
         """A misattribution seen: no number of agreeing checks establishes agreement."""
         assert not established((500, 499, 1), 0.75)
         assert still_to_check((40, 39, 1), 0.75) is None
-
-
-def _shifting(body: dict[str, Any]) -> str:
-    """A model that answers each question alone rightly and, merged, gives every
-    question after the first the answer of the one before (a parse that succeeds)."""
-    user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
-    if "Answer each of the following" not in user:
-        return answer_for(user, 2)
-    listed = [line for line in user.split("\n\n", 1)[1].splitlines() if line.startswith("[")]
-    tags = [line[1 : line.index("]")] for line in listed]
-    questions = [line[line.index("]") + 2 :] for line in listed]
-    answers = [answer_for(questions[max(i - 1, 0)], 2) for i in range(len(questions))]
-    if body.get("response_format"):
-        keys = body["response_format"]["json_schema"]["schema"]["required"]
-        return json.dumps(dict(zip(keys, answers, strict=True)))
-    nonce = tags[0].rsplit("-", 1)[0]
-    sections = "".join(
-        f"[{t}] {q}\n{a}\n" for t, q, a in zip(tags, questions, answers, strict=True)
-    )
-    return sections + f"[{nonce}-end]"
 
 
 @on_virtual_time

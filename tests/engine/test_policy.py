@@ -10,7 +10,7 @@ from fanout.sim import answer_for
 
 from .._virtual import loop_time, on_virtual_time
 from ..conftest import SimFactory
-from .test_merging import HOSTILE
+from ._merged_prompts import HOSTILE
 
 
 def _learned(*, serializes: bool) -> EndpointModel:

@@ -20,7 +20,7 @@ from fanout.sim import answer_for
 
 from .._scripted import response, scripted_server
 from .._virtual import on_virtual_time
-from .test_merge_check import _policy, _shifting
+from ._merged_prompts import _policy, _shifting
 
 
 @dataclass

@@ -11,35 +11,7 @@ from fanout.limits import LocalLimiter, parse_duration
 from fanout.limits._local import current_ticket
 
 from .._virtual import on_virtual_time
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def _limiter(limits: Limits, clock: FakeClock) -> LocalLimiter:
-    return LocalLimiter(limits, clock=clock, sleep=clock.sleep, rng=lambda: 0.0)
-
-
-async def _send_times(
-    limiter: LocalLimiter, clock: FakeClock, n: int, tokens: int = 0
-) -> list[float]:
-    """Send ``n`` requests, each answered (attempt_done) before the next goes, but the
-    last, whose headers the test may then report."""
-    times = []
-    for i in range(n):
-        if i:
-            limiter.attempt_done()
-        await limiter.acquire(tokens)
-        times.append(clock.now)
-    return times
+from ._fake_clock import FakeClock, _limiter, _send_times
 
 
 def _most_in_any_window(times: list[float], window: float) -> int:

@@ -17,7 +17,7 @@ from fanout.sim import answer_for
 
 from .._virtual import on_virtual_time
 from ..conftest import SimFactory
-from .test_limiter import FakeClock, _limiter, _send_times
+from ._fake_clock import FakeClock, _limiter, _send_times
 
 TPM = 600 * 65  # 650 tokens in any 1 s: ten of these requests (prompt + max_tokens 50)
 POLICED = {"tpm": TPM, "limit_period_s": 1.0, "limit_policing": "sliding",
