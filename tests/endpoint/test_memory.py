@@ -19,8 +19,9 @@ import fanout
 from fanout import Limits
 from fanout.core.config import DEFAULT_MAX_GROUP_SIZE, MERGE_CHECK_SAMPLE
 from fanout.endpoint.memory import STALE_AFTER_S, EndpointMemory, endpoint_key
-from fanout.endpoint.model import EndpointModel
+from fanout.endpoint.model import EndpointModel, EndpointSnapshot
 
+from .._virtual import on_virtual_time
 from ..conftest import SimFactory
 
 SHORT = [f"Question {i}: what is {i} plus one? {{{{tokens=3}}}}" for i in range(40)]
@@ -453,3 +454,39 @@ class TestCommandLine:
         learned = first.endpoint.estimate().observations
         assert learned >= len(SHORT)
         assert f"{learned} observations remembered from earlier runs" in out
+
+
+def test_send_times_kept_through_many_processes_still_load() -> None:
+    """Each process restores the endpoint memory, counts its own send times from after
+    the remembered ones (plus a gap of 1e6 s) and saves them: the latest send time grows
+    by about 1e6 s a process, and past 1e7 (``_MAX_VALUE``) the saved snapshot no longer
+    validates, so the whole endpoint memory is ignored on the next run."""
+    snapshot = None
+    for generation in range(15):
+        model = EndpointModel()
+        if snapshot is not None:
+            model.restore(EndpointSnapshot.model_validate(snapshot))
+        clock = 5000.0 + generation  # this process's monotonic clock
+        for i in range(4):
+            model.observe(prompt_tokens=20, completion_tokens=50, latency_s=0.5,
+                          sent_at=clock + 0.1 * i)  # fmt: skip
+        snapshot = model.snapshot()
+        EndpointSnapshot.model_validate(snapshot)  # what the next process loads
+
+
+@on_virtual_time
+async def test_the_endpoint_memory_still_loads_after_a_dozen_runs(
+    sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Twelve Fanouts, one after another, each starting from the endpoint memory the one
+    before saved (as twelve runs of ``fanout run`` would): every one of them loads it.
+    Each run's send times are kept 1e6 s after the remembered ones, so the eleventh
+    memory holds send times past 1e7 s and is ignored ("bad values")."""
+    caplog.set_level(logging.WARNING, logger="fanout")
+    async with sim(time_scale=20) as (_, client):
+        for run in range(12):
+            fo = fanout.Fanout(client, model="sim-1", memory=tmp_path)
+            await fo.ask_many([f"run {run} question {i} {{{{tokens=3}}}}" for i in range(3)],
+                              policy="split")  # fmt: skip
+    ignored = [r.getMessage() for r in caplog.records if "endpoint memory" in r.getMessage()]
+    assert ignored == []

@@ -6,6 +6,8 @@ and abandoning it at its deadline only sends it again at the back of the queue."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 
 import fanout
@@ -84,3 +86,36 @@ async def test_an_answer_restarts_the_clock_of_a_request_sent_a_moment_before_it
             tg.start_soon(attempt, long_after, "sent long after")
             tg.start_soon(answer, long_after, SAME_TIME_S + 0.5)
     assert outcome == {"sent just after": True, "sent long after": False}
+
+
+@on_virtual_time
+async def test_requests_queued_behind_known_slots_are_not_timed_out(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """A server of 4 slots; a warm-up of sixteen 800-token answers teaches the endpoint
+    model the slots (as tests/test_endpoint_slots.py does), then 64 more are sent at once
+    (a Fanout's default window). The 64th waits 15 rounds for a slot. The automatic
+    attempt deadline comes from a fit of the *services* once slots are known (the waits
+    taken out, so the slowdown per request in flight is ~0), but the dispatcher still
+    sends 64 at once: the deadline of a request deep in the server's queue is shorter than
+    its wait, and it is abandoned and sent again (model level: 94 s for 31 ahead on 4
+    slots of 12 s answers, which wait 96 s; bd16363, no slots: 176 s). The floor
+    ``min_attempt_timeout`` (30 s by default) is lowered to the simulator's time scale;
+    ``max_tokens=1000`` near the answers' length (without it the deadline assumes answers
+    four times the usual length, which hides the wait)."""
+    async with sim(time_scale=50, slots=4, rtt_s=1.0, stream_chunk_tokens=16) as (_, client):
+        await fanout.Fanout(client, model="sim-1", memory=False).ask_many(
+            ["a first answer {{tokens=2}}"] * 3, policy="split"
+        )
+        warm = fanout.Fanout(client, model="sim-1", memory=tmp_path)
+        await warm.ask_many([f"warm-up {i} {{{{tokens=800}}}}" for i in range(16)],
+                            policy="split")  # fmt: skip
+        fo = fanout.Fanout(client, model="sim-1", memory=tmp_path)
+        answers = await fo.ask_many(
+            [f"Question {i} {{{{tokens=800}}}}" for i in range(64)], policy="split",
+            retry=fanout.Retry(min_attempt_timeout=0.1), on_error="return", max_tokens=1000,
+        )  # fmt: skip
+    report = answers.report
+    assert report.revisions[0].plan.inputs.endpoint.slots == 4  # the slots were known
+    assert report.failed == 0
+    assert report.retries == 0, f"{report.retries} attempts abandoned in the server's queue"
