@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,3 +54,28 @@ def test_a_line_with_its_question_under_another_key_says_which_key(
     assert main(["run", str(src), str(dst), "--no-progress", "--sim-time-scale", "100"]) == 3
     (warning,) = [r.getMessage() for r in caplog.records if "missing or empty" in r.getMessage()]
     assert f'the question goes under "question"; this line has {key!r}' in warning
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [(["--base-url", "http://127.0.0.1:9/v1", "--model", "m"], "no API key"),
+     (["--base-url", "http://127.0.0.1:9/v1", "--api-key", "k"], "--model is required"),
+     (["--max-tokens", "0", "--sim-time-scale", "100"], "max_tokens must be a positive int")],
+)  # fmt: skip
+def test_a_run_that_cannot_start_for_an_option_exits_2(
+    tmp_path: Any, flags: list[str], says: str
+) -> None:
+    """No key, no model with --base-url, or --max-tokens 0 (which the Python API refuses):
+    one line and exit 2, the documented code for a bad option; nothing is answered."""
+    import os
+    import subprocess
+    import sys
+
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    src.write_text('{"id": 1, "question": "hi?"}\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    proc = subprocess.run([sys.executable, "-m", "fanout", "run", str(src), str(dst), *flags],
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert says in proc.stderr
+    assert not dst.exists() or dst.read_text(encoding="utf-8") == ""

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import openai
 import pytest
+from openai import AsyncOpenAI
 
 import fanout
 from fanout.sim import answer_for
 
+from .._reply_server import Reply, Request, as_json, completion, serve_replies
 from .._virtual import loop_time, on_virtual_time
 
 if TYPE_CHECKING:
@@ -651,3 +653,46 @@ class TestUnreachableEndpoint:
         assert message.count("question 0") == 1
         assert info.value.__cause__ is info.value.errors[0]
         assert isinstance(info.value.errors[0].__cause__, openai.APIConnectionError)
+
+
+# wall clock: serve_replies answers from a thread (see tests/_virtual.py)
+async def test_choices_come_back_in_the_order_of_their_index() -> None:
+    """``n=2`` with index 1 listed before index 0: ``text`` is choice 0's."""
+
+    def reply(_: Request) -> Reply:
+        choices = [
+            {"index": 1, "finish_reason": "stop", "message": {"role": "assistant", "content": "SECOND"}},
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "FIRST"}},
+        ]  # fmt: skip
+        return as_json(completion(choices))
+
+    with serve_replies(reply) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        answers = await fanout.ask_many(["q?"], client=client, model="m", n=2, memory=False)
+        await client.close()
+    assert answers[0].text == "FIRST"
+    assert answers[0].choices == ["FIRST", "SECOND"]
+
+
+# wall clock: serve_replies answers from a thread (see tests/_virtual.py)
+async def test_a_duplicate_of_a_failed_question_names_its_own_position() -> None:
+    """The same failing question at positions 0 and 2: the copy's error has index 2 and
+    its message says question 2 (asked once, as question 0), not 'question 0 failed'."""
+
+    def reply(request: Request) -> Reply:
+        if request.question == "bad?":
+            return as_json({"error": {"message": "no", "type": "invalid_request_error"}}, 400)
+        return as_json(completion([{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": "ok"}}]))  # fmt: skip
+
+    with serve_replies(reply) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        answers = await fanout.ask_many(["bad?", "good?", "bad?"], client=client, model="m",
+                                        on_error="return", memory=False)  # fmt: skip
+        await client.close()
+    error: Any = answers[2].error
+    assert isinstance(error, fanout.QuestionError)
+    assert error.index == 2
+    assert str(error).startswith("question 2 failed")
+    assert str(error).endswith("(asked once, as question 0)")
+    assert str(answers[0].error).startswith("question 0")

@@ -6,6 +6,7 @@ import email.utils
 import time
 
 import httpx
+import httpx2
 import openai
 import pytest
 from tenacity import RetryCallState
@@ -104,3 +105,19 @@ class TestWaits:
         """429: the retry layer adds no wait; the limiter's cool-down holds everyone."""
         wait = _wait_server_or_backoff(Retry(), rng=lambda: 1.0)
         assert wait(self._state(status_error(429, headers={"retry-after": "5"}), 1)) == 0.0
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [httpx2.ReadError("connection reset mid-body"), httpx2.RemoteProtocolError("peer closed"),
+     httpx2.DecodingError("Error -3 while decompressing data")],
+)  # fmt: skip
+def test_an_error_while_reading_a_body_is_retried(exc: Exception) -> None:
+    """The SDK wraps errors of sending a request, not of reading its body: a reset
+    mid-body or a body that does not decompress is a connection error all the same."""
+    assert is_retryable(exc)
+
+
+def test_an_error_of_the_request_itself_is_not_retried() -> None:
+    """An invalid URL (a bug of the caller's) is no connection error."""
+    assert not is_retryable(httpx2.UnsupportedProtocol("no scheme"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
@@ -9,6 +11,7 @@ from openai.types.chat import ChatCompletion
 import fanout
 from fanout.sim import answer_for
 
+from .._reply_server import Reply, Request, answer_to, as_json, good, serve_replies
 from .._virtual import loop_time, on_virtual_time
 from ..conftest import SimFactory
 
@@ -185,3 +188,77 @@ class TestWrap:
             with pytest.raises(fanout.PartialFailureError) as info:
                 await ask_with_the_sdk(wrapped, "1. What is A?\n2. What is B?")
             assert len(info.value.answers) == 2
+
+
+# --- streamed split prompts whose parts fail ---------------------------------------------
+_SPLIT = {"fanout": "split"}
+
+
+async def _read(stream: Any, into: list[str]) -> None:
+    """Read a wrapped stream to its end (or its error), keeping the text it brought."""
+    async for chunk in stream:
+        into.extend(c.delta.content or "" for c in chunk.choices)
+
+
+# wall clock: serve_replies answers from a thread (see tests/_virtual.py)
+async def test_a_streamed_split_prompt_whose_middle_part_fails_carries_every_part() -> None:
+    """Three parts streamed through fanout.wrap, the second refused with a 400: the
+    stream fails with PartialFailureError carrying all three answers in the prompt's
+    order (the streamed first part's text included), the failed one at index 1 and
+    named as question 1, as the same prompt unstreamed would."""
+
+    def reply(request: Request) -> Reply:
+        if request.question == "Explain Y.":
+            return as_json({"error": {"message": "no", "type": "invalid_request_error"}}, 400)
+        return good(request)
+
+    prompt = "1. What is X?\n2. Explain Y.\n3. Who is Z?"
+    with serve_replies(reply) as server:
+        async with AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0) as raw:
+            client = fanout.wrap(raw, memory=False, limits=fanout.Limits(rpm=60_000))
+            stream = await client.chat.completions.create(
+                model="m", stream=True, extra_body=_SPLIT,
+                messages=[{"role": "user", "content": prompt}],
+            )  # fmt: skip
+            seen: list[str] = []
+            with pytest.raises(fanout.PartialFailureError) as info:
+                await _read(stream, seen)
+    answers = info.value.answers
+    assert [a.index for a in answers] == [0, 1, 2]
+    assert [a.question for a in answers] == ["What is X?", "Explain Y.", "Who is Z?"]
+    assert answers[0].text == answer_to("What is X?") == "".join(seen).removeprefix("1. ")
+    assert answers[2].text == answer_to("Who is Z?")
+    error: Any = answers[1].error
+    assert isinstance(error, fanout.QuestionError) and error.index == 1
+    assert str(error).startswith("question 1 ")
+    assert "part 1:" in str(info.value)
+    assert answers.report.questions == 3 and answers.report.failed == 1
+
+
+@on_virtual_time
+async def test_a_stream_cut_inside_the_live_part_is_a_fanout_error_naming_it() -> None:
+    """The simulator cuts the live part's stream half-way (and whichever of the first
+    two requests is the other part's, which is retried): its first words have gone to
+    the caller, so it is not asked again; the stream fails with PartialFailureError,
+    not the HTTP library's RemoteProtocolError, naming question 0, with the other
+    part's answer in it."""
+    from fanout.testing import open_sim
+
+    messages: list[Any] = [{"role": "user", "content": "1. What is X?\n2. Who wrote Hamlet?"}]
+    schedule = {1: "stream_cut", 2: "stream_cut"}
+    async with open_sim(time_scale=20, answer_tokens=30, fault_schedule=schedule) as sim:
+        client = fanout.wrap(sim.client, memory=False, limits=fanout.Limits(rpm=60_000))
+        stream = await client.chat.completions.create(
+            model=sim.model, messages=messages, stream=True, extra_body=_SPLIT
+        )
+        seen: list[str] = []
+        with pytest.raises(fanout.PartialFailureError) as info:
+            await _read(stream, seen)
+    first, second = info.value.answers
+    text = "".join(seen)
+    assert text.startswith("1. ") and len(text) > 3  # the live part's first words came
+    error: Any = first.error
+    assert isinstance(error, fanout.QuestionError) and error.index == 0
+    assert "question 0" in str(error) and "stream broke" in str(error)
+    assert "RemoteProtocolError" in type(error.__cause__).__name__
+    assert second.error is None and second.text and second.question == "Who wrote Hamlet?"
