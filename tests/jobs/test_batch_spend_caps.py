@@ -1,8 +1,8 @@
-"""Spend caps on batch jobs, from a review of the first version (1d0133c), whose code
-failed each of these: a run with nothing to submit crashed, the never-sent questions
-were skipped by --no-retry-failed, a billed request that brought no answer was not
-counted, a resumed state without reservations counted $0, and the Fanout's own cap was
-ignored by batch jobs."""
+"""Spend caps on batch jobs: a job whose first request does not fit stops at the cap,
+the questions never sent are asked again even with --no-retry-failed, a billed request
+that brought no answer counts, a resumed state without worst cases keeps the cap, the
+Fanout's own cap holds for its batch jobs, and a line whose model has no price is
+refused under a cap. (The first version of the caps, 1d0133c, failed each of these.)"""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from fanout.engine.planning import MERGE_ANSWER_OVERHEAD
 from fanout.engine.spending import Pricer, worst_case
 from fanout.jobs import BatchOptions, JobSummary, run_job
 
-from ._virtual import on_virtual_time
-from .conftest import SimFactory
+from .._virtual import on_virtual_time
+from ..conftest import SimFactory
 
 pytestmark = pytest.mark.slow
 
