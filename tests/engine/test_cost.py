@@ -13,6 +13,7 @@ import pytest
 
 import fanout
 from fanout import Pricing, Usage
+from fanout.engine.spending import Pricer, worst_case
 from fanout.money import cost_of
 
 from .._virtual import on_virtual_time
@@ -357,3 +358,84 @@ def test_fanout_plan_says_why_its_two_tables_count_answers_differently(
     assert " 12 " in plan_table
     assert " 600 " in cost_table
     assert "answer tok: before any answer of this endpoint is measured" in cost_table
+
+
+# --- a spend cap reserves the whole request: extra_body, n, predictions -------------------
+OUT_ONLY = Pricer(pricing=Pricing(input=0, output=1_000_000))  # $1 per output token
+MSG = [{"role": "user", "content": "hi"}]
+
+
+def _out_tokens(params: dict[str, Any]) -> Decimal:
+    """The output tokens a request's worst case reserves (input is free)."""
+    return worst_case(OUT_ONLY, params, "m", None)
+
+
+def test_extra_body_max_tokens_is_reserved_as_the_answer_cap() -> None:
+    """extra_body is merged into the request body by the openai client, so a
+    max_tokens there is the one the server obeys: the worst case must reserve it."""
+    params = {"messages": MSG, "max_tokens": 10, "extra_body": {"max_tokens": 5000}}
+    assert _out_tokens(params) >= 5000, _out_tokens(params)
+
+
+def test_extra_body_n_multiplies_the_reserved_answers() -> None:
+    """n in extra_body makes the server bill n answers: the worst case must count them."""
+    params = {"messages": MSG, "max_tokens": 10, "extra_body": {"n": 5}}
+    assert _out_tokens(params) >= 50, _out_tokens(params)
+
+
+def test_n_multiplies_the_reserved_answers() -> None:
+    assert _out_tokens({"messages": MSG, "max_tokens": 10, "n": 3}) == 30
+
+
+def test_max_completion_tokens_is_reserved() -> None:
+    assert _out_tokens({"messages": MSG, "max_completion_tokens": 77}) == 77
+
+
+def test_a_zero_or_negative_max_tokens_reserves_the_uncapped_default_not_nothing() -> None:
+    for bad in (0, -5):
+        assert _out_tokens({"messages": MSG, "max_tokens": bad}) >= 1000
+
+
+def test_a_prediction_is_reserved_as_output() -> None:
+    pred = {"type": "content", "content": "z" * 400}
+    assert _out_tokens({"messages": MSG, "max_tokens": 10, "prediction": pred}) >= 110
+
+
+@on_virtual_time
+async def test_extra_body_n_does_not_let_the_spend_pass_the_cap(sim: SimFactory) -> None:
+    """End to end: max_tokens set, a cap that one request's worst case fits twice over;
+    extra_body={'n': 5} makes each reply bill five answers. The spend must stay under
+    the cap (docs: with max_cost and max_tokens set, the spend never passes it)."""
+    price = Pricing(input=0, output=1000)
+    async with sim(time_scale=100, answer_tokens=30) as (_, client):
+        fo = fanout.Fanout(client, model="m", pricing=price, memory=False)
+        one = worst_case(Pricer(pricing=price), {"model": "m", "max_tokens": 10, "messages":
+                         [{"role": "user", "content": "What is 0?"}]}, "m", None)  # fmt: skip
+        cap = one * 2
+        answers = await fo.ask_many([f"What is {i}?" for i in range(4)], policy="split",
+                                    max_tokens=10, extra_body={"n": 5}, max_cost=cap,
+                                    on_error="return")  # fmt: skip
+    spent = answers.report.cost
+    assert spent is not None and spent <= cap, (spent, cap)
+
+
+@on_virtual_time
+async def test_concurrent_requests_with_tools_never_pass_the_cap(sim: SimFactory) -> None:
+    """Twenty questions at once, each carrying ~2,000 tokens of tools, under a cap a
+    few of them fit: the spend stays under it."""
+    tools = [{"type": "function", "function": {"name": f"t{i}", "description": "word " * 400,
+                                               "parameters": {"type": "object"}}}
+             for i in range(4)]  # fmt: skip
+    price = Pricing(input=1, output=1)
+    async with sim(time_scale=100, answer_tokens=5) as (_, client):
+        fo = fanout.Fanout(client, model="m", pricing=price, memory=False)
+        probe = await fo.ask_many(["What is A?"], policy="split", max_tokens=20, tools=tools)
+        one = probe[0].cost
+        assert one is not None
+        cap = one * Decimal("3.5")
+        answers = await fo.ask_many([f"What is {i}?" for i in range(20)], policy="split",
+                                    max_tokens=20, tools=tools, max_cost=cap,
+                                    on_error="return")  # fmt: skip
+    spent = answers.report.cost
+    assert spent is not None and spent <= cap, (spent, cap)
+    assert any(isinstance(a.error, fanout.BudgetExceededError) for a in answers)

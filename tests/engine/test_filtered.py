@@ -264,3 +264,31 @@ async def test_a_wrapped_responses_call_with_a_filtered_part_is_incomplete_for_i
     assert response.incomplete_details is not None
     assert response.incomplete_details.reason == "content_filter"
     assert PARTIAL in response.output_text
+
+
+@on_virtual_time
+async def test_a_streamed_reply_the_filter_cut_is_marked_and_counted() -> None:
+    """The wrapper's stream of a filtered reply ends with finish_reason content_filter."""
+    async with scripted_server(lambda body: "partial", finish=lambda body: "content_filter") as s:
+        client = AsyncOpenAI(base_url=s.base_url, api_key="k")
+        wrapped = fanout.wrap(client, memory=False)
+        stream = await wrapped.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "Hello?"}], stream=True
+        )
+        finishes = [c.choices[0].finish_reason async for c in stream if c.choices]
+        await client.close()
+    assert "content_filter" in finishes, finishes
+
+
+@on_virtual_time
+async def test_a_filtered_answer_is_asked_again_not_cached(tmp_path: Path) -> None:
+    """Filtered on one call: a second identical call asks again (never cached)."""
+    async with scripted_server(lambda body: "partial", finish=lambda body: "content_filter") as s:
+        client = AsyncOpenAI(base_url=s.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", memory=False, temperature=0,
+                           cache=tmp_path / "c.sqlite3")  # fmt: skip
+        first = await fo.ask_many(["Q?"], policy="split")
+        second = await fo.ask_many(["Q?"], policy="split")
+        await client.close()
+    assert first.report.filtered == 1 and second.report.filtered == 1
+    assert len(s.requests) == 2 and not second[0].cached

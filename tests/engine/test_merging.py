@@ -537,3 +537,52 @@ def test_one_codec_builds_a_merged_request_and_reads_its_reply() -> None:
     twice = read_merged(request, _completion(repeated), None)
     assert set(twice.found) == {request.tags[1]}  # an answer given to two answers neither
     assert len(twice.with_repeats) == 3  # a canary's is compared as it came
+
+
+# --- the merged codec: shares, parameters, sections out of order, filtered and odd values ---
+@pytest.mark.parametrize("members", [1, 2, 3])
+def test_shares_add_up_to_the_usage_with_a_canary_riding(members: int) -> None:
+    texts = ["What is 1?", "What is 2?", "What is 3?"]
+    req = build_merged(texts, "json", nonce="n")
+    content = json.dumps(dict(zip(req.keys, ["a", "bb" * 50, "c"], strict=True)))
+    reply = read_merged(req, _completion(content, prompt=100, out=37), None)
+    shares = reply.shares(members)
+    assert sum(s.prompt_tokens for s in shares) == 100
+    assert sum(s.completion_tokens for s in shares) == 37
+
+
+def test_merged_params_scale_max_completion_tokens_and_keep_context() -> None:
+    req = build_merged(["What is 1?", "What is 2?"], "text", nonce="n")
+    ctx = [{"role": "user", "content": "shared doc"}]
+    params = merged_params(req, model="m", system="sys", create_kwargs={"max_completion_tokens": 50},
+                           context=ctx)  # fmt: skip
+    assert params["max_completion_tokens"] >= 100
+    assert [m["content"] for m in params["messages"][:2]] == ["sys", "shared doc"]
+
+
+def test_text_sections_out_of_order_go_to_their_own_tags() -> None:
+    texts = ["What is 1?", "What is 2?"]
+    req = build_merged(texts, "text", nonce="n")
+    t1, t2 = req.tags
+    content = f"[{t2}] What is 2?\ntwo\n[{t1}] What is 1?\none\n[n-end]"
+    reply = read_merged(req, _completion(content, prompt=100, out=37), None)
+    assert reply.found == {t1: "one", t2: "two"}
+
+
+def test_a_filtered_merged_reply_answers_none_even_when_complete() -> None:
+    texts = ["What is 1?", "What is 2?"]
+    req = build_merged(texts, "json", nonce="n")
+    content = json.dumps(dict(zip(req.keys, ["one", "two"], strict=True)))
+    reply = read_merged(req, _completion(content, "content_filter", prompt=100, out=37), None)
+    assert reply.filtered and reply.found == {} and not reply.complete
+    assert sum(s.total_tokens for s in reply.shares(2)) == 137
+
+
+def test_a_merged_reply_with_null_or_non_string_values_answers_none_of_those() -> None:
+    texts = ["What is 1?", "What is 2?", "What is 3?"]
+    req = build_merged(texts, "json", nonce="n")
+    k = list(req.keys)
+    content = json.dumps({k[0]: None, k[1]: 2, k[2]: "three"})
+    reply = read_merged(req, _completion(content, prompt=100, out=37), None)
+    assert reply.found.get(req.tags[2]) == "three"
+    assert req.tags[0] not in reply.found

@@ -312,3 +312,17 @@ class TestDryRunAndOverrides:
         assert fanout.Policy.coerce("merge") == fanout.Policy(mode="merge")
         assert fanout.Policy(objective="cost").slack == 0.25
         assert fanout.Policy().slack == 0.05
+
+
+@on_virtual_time
+async def test_a_merged_group_answers_every_question_or_names_it(sim: SimFactory) -> None:
+    """Nothing lost: a forced merge of eight questions, each gets an answer or an
+    error naming it, and the answers' usage adds up to the report's."""
+    qs = [f"What is {i}?" for i in range(8)]
+    async with sim(time_scale=100, answer_tokens=8) as (_, client):
+        fo = fanout.Fanout(client, model="m", memory=False)
+        answers = await fo.ask_many(qs, policy="merge", max_tokens=30, on_error="return")
+    assert len(answers) == 8
+    for a in answers:
+        assert a.text or (a.error is not None and f"question {a.index}" in str(a.error))
+    assert sum(a.usage.total_tokens for a in answers) == answers.report.total_tokens
