@@ -696,3 +696,24 @@ async def test_a_duplicate_of_a_failed_question_names_its_own_position() -> None
     assert str(error).startswith("question 2 failed")
     assert str(error).endswith("(asked once, as question 0)")
     assert str(answers[0].error).startswith("question 0")
+
+
+async def test_a_refused_key_stops_the_rest_of_its_call_only(sim: SimFactory) -> None:
+    """In the library: after a 401, the call's other questions are not sent (each
+    fails naming the refusal); the next call on the same Fanout tries again (a key
+    from a callable may have been renewed)."""
+    async with sim(time_scale=100, answer_tokens=3, api_key="sk-right-key-0123456789") as (
+        server,
+        client,
+    ):
+        # One request at a time: those waiting when the 401 comes are not sent.
+        fo = fanout.Fanout(client.with_options(api_key="wrong"), model="m", policy="split",
+                           limits=fanout.Limits(max_concurrency=1))  # fmt: skip
+        for _call in range(2):
+            server.reset_stats()
+            answers = await fo.ask_many([f"q{i}?" for i in range(12)], on_error="return")
+            assert len(server.stats.requests) == 1
+            assert all(a.error is not None for a in answers)
+            not_sent = [a for a in answers if a.attempts == 0]
+            assert len(not_sent) == 11
+            assert all("refused with 401 invalid_api_key" in str(a.error) for a in not_sent)
