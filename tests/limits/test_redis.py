@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 import fanout
@@ -17,6 +18,7 @@ from fanout import Limits
 from fanout.limits import RedisLimiter
 from fanout.limits._local import current_ticket
 
+from .._logs import _warnings
 from .._redis_server import free_port, redis_server
 from ..conftest import SimFactory
 
@@ -328,3 +330,156 @@ def test_without_the_redis_package_the_hint_works_as_written(
         info.value
     )
     assert "redis" in (metadata("llm-fanout").get_all("Provides-Extra") or [])
+
+
+# --- reservations given back: a call cancelled, a process killed, namespaces that disagree ---
+RPM = 120  # one slot every 0.51 s
+SLOT_S = 60 / RPM * 1.02
+QUEUED = 16  # reservations a call leaves queued: 8 s of slots
+
+
+async def _queue(limiter: RedisLimiter, n: int) -> list[asyncio.Task[float]]:
+    """A first request answered, then ``n`` more waiting for their slots."""
+    await limiter.acquire(0)
+    limiter.observe({})
+    limiter.attempt_done()
+    tasks = [asyncio.ensure_future(limiter.acquire(0)) for _ in range(n)]
+    await asyncio.sleep(0.3)  # every one has reserved its slot
+    assert not any(t.done() for t in tasks[1:])
+    return tasks
+
+
+async def test_slots_of_a_cancelled_call_are_given_back(redis_url: str) -> None:
+    """16 reservations queued, then cancelled: another process's request waits for a
+    slot or so, not for the 16 (it did, 29 s at 60 rpm with 28 queued)."""
+    a = RedisLimiter(Limits(rpm=RPM), redis_url, namespace="cancelled")
+    b = RedisLimiter(Limits(rpm=RPM), redis_url, namespace="cancelled")
+    tasks = await _queue(a, QUEUED)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    waited = await b.acquire(0)
+    for lim in (a, b):
+        await lim.aclose()
+    assert waited < 3 * SLOT_S, waited  # 16 slots would be 8 s
+
+
+async def test_slots_of_a_cancelled_fanout_call_are_given_back(
+    sim: SimFactory, redis_url: str
+) -> None:
+    """The same through ``ask_many``: a call cancelled with its questions waiting for
+    their shared slots leaves the next process's call no queue to wait behind."""
+    limits = Limits(rpm=RPM, backend=redis_url, namespace="cancelled-call")
+    async with sim(time_scale=20) as (_, client):
+        first = fanout.Fanout(client, model="sim-1", limits=limits)
+        with anyio.move_on_after(1.0):
+            await first.ask_many([f"q{i}? {{{{tokens=2}}}}" for i in range(QUEUED)],
+                                 policy="split")  # fmt: skip
+        later = fanout.Fanout(client, model="sim-1", limits=limits)
+        answers = await later.ask_many(["one more? {{tokens=2}}"], policy="split")
+    for fo in (first, later):
+        await fo.limiter.aclose()  # type: ignore[attr-defined]
+    assert answers.report.limit_wait_s < 3 * SLOT_S, answers.report.limit_wait_s
+
+
+_QUEUER = """
+import asyncio, sys
+from fanout import Limits
+from fanout.limits import RedisLimiter
+
+async def main():
+    limiter = RedisLimiter(Limits(rpm=float(sys.argv[2])), sys.argv[1], namespace="killed",
+                           lease_s=float(sys.argv[3]))
+    await limiter.acquire(0)
+    limiter.observe({})
+    tasks = [asyncio.ensure_future(limiter.acquire(0)) for _ in range(int(sys.argv[4]))]
+    await asyncio.sleep(0.5)
+    print("queued", flush=True)
+    await asyncio.gather(*tasks)
+
+asyncio.run(main())
+"""
+
+
+async def test_slots_of_a_killed_process_expire_with_its_lease(redis_url: str) -> None:
+    """A process killed (SIGKILL) with 16 reservations queued: another process's request,
+    already waiting behind them, goes once the dead one's lease (1 s here) has run out
+    instead of after the 16 slots."""
+    lease = 1.0
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _QUEUER, redis_url, str(RPM), str(lease), str(QUEUED),
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert proc.stdout is not None
+    assert (await proc.stdout.readline()).strip() == b"queued"
+    proc.kill()
+    await proc.wait()
+    b = RedisLimiter(Limits(rpm=RPM), redis_url, namespace="killed", lease_s=lease)
+    waited = await b.acquire(0)
+    await b.aclose()
+    assert waited < QUEUED * SLOT_S / 2, waited  # behind the 16: 8 s
+
+
+async def test_processes_that_disagree_on_a_namespace_are_warned(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One process at 6000 rpm, another at 0.5 on the same namespace: a reservation the
+    slow one waits for holds the fast one back (two minutes here), and each says so once."""
+    fast = RedisLimiter(Limits(rpm=6000), redis_url, namespace="disagree")
+    slow = RedisLimiter(Limits(rpm=0.5), redis_url, namespace="disagree")
+    await fast.acquire(0)
+    fast.observe({})
+    await slow.acquire(0)
+    slow.observe({})
+    waiting = asyncio.ensure_future(slow.acquire(0))  # its next slot: 2 minutes on
+    await asyncio.sleep(0.3)
+    for _ in range(2):  # warned once only
+        held = asyncio.ensure_future(fast.acquire(0))
+        await asyncio.sleep(0.5)
+        assert not held.done()  # queued behind the slow one's waiting reservation
+        held.cancel()
+        await asyncio.gather(held, return_exceptions=True)
+    waiting.cancel()
+    await asyncio.gather(waiting, return_exceptions=True)
+    for lim in (fast, slow):
+        await lim.aclose()
+    warnings = _warnings(caplog, "disagree on its limits")
+    assert len(warnings) == 2, warnings
+    assert all("'disagree'" in w for w in warnings)
+    assert any("6000" in w and "0.5" in w for w in warnings)
+
+
+async def test_a_slow_process_cancelled_does_not_stall_a_fast_one(redis_url: str) -> None:
+    """A process at rpm=0.5 sends one request, queues five more, and is cancelled; a
+    process at rpm=6000 on the same namespace sends at once (it waited out the slow one's
+    two-minute spacing of the request it sent: still waiting 20 s later), and then at its
+    own pace, while the slow one, alone, still keeps its own."""
+    slow = RedisLimiter(Limits(rpm=0.5), redis_url, namespace="slow-cancelled")
+    fast = RedisLimiter(Limits(rpm=6000), redis_url, namespace="slow-cancelled")
+    try:
+        await slow.acquire(0)
+        slow.observe({})
+        queued = [asyncio.ensure_future(slow.acquire(0)) for _ in range(5)]
+        await asyncio.sleep(0.3)
+        for task in queued:
+            task.cancel()
+        await asyncio.gather(*queued, return_exceptions=True)
+        waits = []
+        for _ in range(5):
+            waits.append(await asyncio.wait_for(fast.acquire(0), 20))
+            fast.observe({})
+        assert sum(waits) < 1.0, waits  # 5 sends at 100 a second: about 0.04 s
+        alone = RedisLimiter(Limits(rpm=0.5), redis_url, namespace="slow-alone")
+        try:
+            await alone.acquire(0)
+            alone.observe({})
+            again = asyncio.ensure_future(alone.acquire(0))
+            await asyncio.sleep(0.5)
+            assert not again.done()  # its next slot is two minutes on
+            again.cancel()
+            await asyncio.gather(again, return_exceptions=True)
+        finally:
+            await alone.aclose()
+    finally:
+        for lim in (slow, fast):
+            await lim.aclose()
