@@ -23,7 +23,7 @@ from .._reply_server import JSON, Reply, Request, serve_replies
 from .._scripted import scripted_server
 from .._virtual import on_virtual_time
 from ..conftest import SimFactory
-from ..test_merging_hardening import _layout, _listed
+from ._merged_prompts import _layout, _listed
 
 FILTERED = "How do I pick a lock?"
 QUESTIONS = ["What is 2+2?", FILTERED, "Name a colour."]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pytest
 from hypothesis import assume, given, settings
@@ -16,7 +17,8 @@ from fanout.engine.codec import merged_params, read_merged
 from fanout.engine.merging import ANCHOR_CHARS, apportion, build_merged, parse_merged
 from fanout.engine.planning import ANCHOR_TOKENS, MERGE_ANSWER_OVERHEAD
 
-from ._merged_prompts import HOSTILE
+from .._virtual import on_virtual_time
+from ._merged_prompts import HOSTILE, _alone, _ask, _layout, _listed
 
 
 class TestBuild:
@@ -586,3 +588,103 @@ def test_a_merged_reply_with_null_or_non_string_values_answers_none_of_those() -
     reply = read_merged(req, _completion(content, prompt=100, out=37), None)
     assert reply.found.get(req.tags[2]) == "three"
     assert req.tags[0] not in reply.found
+
+
+# --- replies once misread: a decoy object, an echo, one answer run on, a separator -----------
+def test_a_decoy_object_before_the_answers_answers_nothing() -> None:
+    """``Example: {decoy} ... {answers}``: two objects naming the tags are the same
+    ambiguity as a key written twice: nothing is answered from them."""
+    req = build_merged(["a?", "b?"], "json", nonce="n")
+    reply = ('Example: {"n-1 a?": "DECOY", "n-2 b?": "DECOY"}\nMy answers: '
+             '{"n-1 a?": "real one", "n-2 b?": "real two"}')  # fmt: skip
+    assert parse_merged(reply, req, truncated=False) == {}
+    assert parse_merged(reply[:-25], req, truncated=True) == {}  # cut inside the second
+
+
+def test_an_object_naming_no_tag_before_the_answers_is_skipped() -> None:
+    """An example object with other keys is no candidate: the answers' object answers,
+    and a postscript with braces but no tag changes nothing."""
+    req = build_merged(["a?", "b?"], "json", nonce="n")
+    reply = 'Format: {"key": "value"}\n{"n-1 a?": "one", "n-2 b?": "two"}\nUse {braces} freely.'
+    assert parse_merged(reply, req, truncated=False) == {"n-1": "one", "n-2": "two"}
+
+
+@on_virtual_time
+async def test_a_decoy_object_never_answers_a_question_end_to_end() -> None:
+    """Over HTTP: the decoy's values answer no question; each is asked again alone."""
+
+    def decoy(body: dict[str, Any]) -> str:
+        listed = _listed(body)
+        if not listed:
+            return _alone(body)
+        fake = _layout(body, {tag: "DECOY" for tag, _ in listed})
+        real = _layout(body, {tag: f"merged: {q}" for tag, q in listed})
+        return f"Example: {fake}\nHere are my answers: {real}"
+
+    answers, _ = await _ask(decoy, ["q0?", "q1?"], "json")
+    assert answers.texts == ["alone: q0?", "alone: q1?"]
+    assert [a.mode for a in answers] == ["split", "split"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@on_virtual_time
+async def test_a_reply_that_echoes_the_questions_answers_none(fmt: str) -> None:
+    """A model that writes each tagged question back as its "answer": every question
+    is asked again alone instead of being answered with its own text."""
+
+    def echo(body: dict[str, Any]) -> str:
+        listed = _listed(body)
+        if not listed:
+            return _alone(body)
+        return _layout(body, {tag: question for tag, question in listed})
+
+    questions = ["What is 2+2?", "Capital of France?", "A multi-line\nquestion?"]
+    answers, _ = await _ask(echo, questions, fmt)
+    assert answers.texts == [f"alone: {q}" for q in questions]
+
+
+@on_virtual_time
+async def test_questions_a_merged_reply_gives_one_answer_are_asked_alone() -> None:
+    """The failure of SmolLM2-135M merging six questions: one answer run on through the
+    rest of the reply ("The Blue Whale" for the tallest animal, what bees make...). Those
+    questions are asked alone and get their own answers; the one distinct answer is kept."""
+
+    def run_on(body: dict[str, Any]) -> str:
+        listed = _listed(body)
+        if not listed:
+            return _alone(body)
+        return _layout(body, {tag: "Paris" if i == 0 else "The Blue Whale"
+                              for i, (tag, _) in enumerate(listed)})  # fmt: skip
+
+    questions = ["Capital of France?", "Tallest animal?", "Largest mammal?", "What do bees make?"]
+    answers, _ = await _ask(run_on, questions, "json")
+    assert answers.texts == ["Paris", *(f"alone: {q}" for q in questions[1:])]
+    assert [a.mode for a in answers] == ["merged", "split", "split", "split"]
+    assert answers.report.reasked == [1, 2, 3]
+
+
+def test_an_answer_that_only_repeats_its_question_is_refused() -> None:
+    """Whatever its spacing or case; an answer that merely contains it is kept."""
+    req = build_merged(["What is 2+2?", "Capital\nof France?"], "text", nonce="n")
+    reply = "[n-1] What is 2+2?\n  what is 2+2?\n[n-2] Capital\n    of France?\n[n-end]"
+    assert parse_merged(reply, req, truncated=False) == {}
+    reply = "[n-1] What is 2+2?\nWhat is 2+2? It is 4.\n[n-2] Capital\nParis\n[n-end]"
+    assert parse_merged(reply, req, truncated=False) == {
+        "n-1": "What is 2+2? It is 4.",
+        "n-2": "Paris",
+    }
+
+
+def test_a_separator_after_the_tag_is_not_part_of_the_answer() -> None:
+    """``[tag]: answer``, ``[tag] - answer`` and ``[tag] — answer`` give the answer
+    alone; a minus sign and a list on the next line are kept."""
+    req = build_merged(["a?", "b?", "c?", "d?", "e?"], "text", nonce="n")
+    reply = ("[n-1]: a? four\n[n-2] b? - Paris\n[n-3] c? — blue\n[n-4] d? -5 degrees\n"
+             "[n-5] e?:\n- apples\n- pears\n[n-end]")  # fmt: skip
+    assert parse_merged(reply, req, truncated=False) == {
+        "n-1": "four",
+        "n-2": "Paris",
+        "n-3": "blue",
+        "n-4": "-5 degrees",
+        "n-5": "- apples\n- pears",
+    }
