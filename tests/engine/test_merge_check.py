@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 SCALE = 10
 QUESTIONS = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(12)]
 # Enough for more merged groups than a first check samples: a smaller call under a
-# request limit is checked group by group by canaries instead (tests/test_canaries.py).
+# request limit is checked group by group by canaries instead (tests/engine/test_canaries.py).
 MANY = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(30)]
 TIGHT = {"time_scale": SCALE, "rpm": 6}
 

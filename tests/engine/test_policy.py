@@ -194,7 +194,7 @@ class TestAutoPolicy:
         qs = [f"One word for colour {i}? {{{{tokens=1}}}}" for i in range(5)]
         async with sim(time_scale=scale, rpm=3) as (server, client):
             fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=3 * scale))
-            # The cost model's choice (the merge check, tests/test_merge_check.py, off).
+            # The cost model's choice (the merge check, tests/engine/test_merge_check.py, off).
             policy = fanout.Policy(expected_tokens=1, merge_agreement=None)
             answers = await fo.ask_many(qs, policy=policy)
             assert answers.report.plan is not None
@@ -220,7 +220,7 @@ class TestAutoPolicy:
                 fanout.Question(text=f"One word: item {i}? {{{{tokens=1}}}}", expected_tokens=1)
                 for i in range(5)
             ]
-            # The cost model's choice (the merge check, tests/test_merge_check.py, off).
+            # The cost model's choice (the merge check, tests/engine/test_merge_check.py, off).
             answers = await fo.ask_many(
                 qs, policy=fanout.Policy(objective="cost", merge_agreement=None)
             )

@@ -93,7 +93,7 @@ async def test_requests_queued_behind_known_slots_are_not_timed_out(
     sim: SimFactory, tmp_path: Path
 ) -> None:
     """A server of 4 slots; a warm-up of sixteen 800-token answers teaches the endpoint
-    model the slots (as tests/test_endpoint_slots.py does), then 64 more are sent at once
+    model the slots (as tests/endpoint/test_endpoint_slots.py does), then 64 more are sent at once
     (a Fanout's default window). The 64th waits 15 rounds for a slot. The automatic
     attempt deadline comes from a fit of the *services* once slots are known (the waits
     taken out, so the slowdown per request in flight is ~0), but the dispatcher still
