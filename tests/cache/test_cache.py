@@ -10,7 +10,6 @@ import os
 import sqlite3
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -19,7 +18,6 @@ import pytest
 import fanout
 from fanout.cache import request_key
 
-from .._redis_server import redis_server
 from .._virtual import on_virtual_time
 from ..conftest import SimFactory
 
@@ -416,11 +414,6 @@ class TestProcesses:
             hits, requests = await worker(5)
             assert (hits, requests) == (20, 0)
             assert len(server.stats.requests) == sent
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from redis_server(tmp_path_factory.mktemp("redis-cache"))
 
 
 class TestRedis:

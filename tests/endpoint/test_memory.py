@@ -10,7 +10,6 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from fanout.core.config import DEFAULT_MAX_GROUP_SIZE, MERGE_CHECK_SAMPLE
 from fanout.endpoint.memory import STALE_AFTER_S, EndpointMemory, endpoint_key
 from fanout.endpoint.model import EndpointModel, EndpointSnapshot
 
-from .._redis_server import redis_server
 from .._virtual import on_virtual_time
 from ..conftest import SimFactory
 
@@ -497,11 +495,6 @@ async def test_the_endpoint_memory_still_loads_after_a_dozen_runs(
 
 # --- a document with values out of place is refused whole -------------------------------
 FEW = SHORT[:6]  # the first six of SHORT
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from redis_server(tmp_path_factory.mktemp("redis"))
 
 
 def _damage(doc: dict[str, Any], damage: str) -> None:

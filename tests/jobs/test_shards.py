@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,7 @@ import pytest
 from fanout import JobError
 from fanout.jobs import Shard, combine_jsonl, run_jsonl
 
-from .._redis_server import redis_server
 from ..conftest import SimFactory
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from redis_server(tmp_path_factory.mktemp("redis"))
 
 
 def _write_questions(path: Path, n: int) -> list[object]:

@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -19,16 +18,10 @@ from fanout.limits import RedisLimiter
 from fanout.limits._local import current_ticket
 
 from .._logs import _warnings
-from .._redis_server import free_port, redis_server
+from .._redis_server import free_port
 from ..conftest import SimFactory
 
 WORKER = Path(__file__).resolve().parents[1] / "_redis_worker.py"
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A redis-server of our own on 127.0.0.1 (CI installs the binary; see .ci/run)."""
-    yield from redis_server(tmp_path_factory.mktemp("redis"))
 
 
 async def test_four_processes_share_one_rpm_budget(sim: SimFactory, redis_url: str) -> None:

@@ -7,28 +7,19 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 import fanout
 from fanout import Limits
 from fanout.limits._redis import RedisLimiter
 from fanout.sim import answer_for
 
-from .._redis_server import redis_server
 from ..conftest import SimFactory
 
 RPM = 1200  # 20 a second: a sliding window of 1 s holds 20
 SLIDING = {"rpm": RPM, "limit_period_s": 1.0, "limit_policing": "sliding",
            "answer_tokens": 2, "rtt_s": 0.01}  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from redis_server(tmp_path_factory.mktemp("redis"))
 
 
 async def _busy(stall_s: float, every_s: float) -> None:
