@@ -1,4 +1,4 @@
-"""A redis-server of our own on 127.0.0.1, as tests/test_redis.py starts one (a
+"""A redis-server of our own on 127.0.0.1, as tests/limits/test_redis.py starts one (a
 module of its own so that new test files share it without importing a test module)."""
 
 from __future__ import annotations

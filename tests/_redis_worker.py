@@ -1,4 +1,4 @@
-"""One of several processes sharing limits through redis (run by test_redis.py)."""
+"""One of several processes sharing limits through redis (run by limits/test_redis.py)."""
 
 from __future__ import annotations
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fanout.testing import SimFactory, open_sim
+
+from ._redis_server import redis_server
 
 __all__ = ["SimFactory"]
 
@@ -35,6 +38,13 @@ def sim() -> SimFactory:
     ``fanout.testing`` plugin's :func:`~fanout.testing.open_sim`, which users get as
     the ``fanout_sim_factory`` fixture."""
     return open_sim
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A redis-server of our own on 127.0.0.1, one for each test module that asks for
+    it (CI installs the binary; see .ci/run; the tests are skipped without it)."""
+    yield from redis_server(tmp_path_factory.mktemp("redis"))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -1,0 +1,121 @@
+"""Attempt deadlines do not count a request's wait in the endpoint's queue.
+
+A server with one slot answers one request at a time, first come first served: the
+last of eight requests sent together waits for the seven ahead of it. It is not hung,
+and abandoning it at its deadline only sends it again at the back of the queue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+
+import fanout
+from fanout.engine.queueing import SAME_TIME_S, QueueClock
+from fanout.sim import answer_for
+
+from .._virtual import on_virtual_time
+from ..conftest import SimFactory
+
+
+def _questions(n: int, tokens: int) -> list[str]:
+    return [f"queued question {i} {{{{tokens={tokens}}}}}" for i in range(n)]
+
+
+@on_virtual_time
+async def test_a_request_waiting_its_turn_in_the_queue_is_not_abandoned(sim: SimFactory) -> None:
+    """Eight 40-token answers on one slot: each takes about a third of the deadline,
+    the last waits about two deadlines behind the others; nothing is asked twice."""
+    questions = _questions(8, 40)
+    async with sim(time_scale=10, slots=1) as (server, client):
+        # The same eight first, with no deadline: the client's pool then holds eight open
+        # connections, so the timed burst waits for the queue, not for connections opened
+        # together (which alone made its first answer take longer than the deadline).
+        await fanout.ask_many(questions, client=client, model="m", policy="split")
+        one = await fanout.ask_many(questions[1:2], client=client, model="m", policy="split")
+        deadline = 3 * one[0].latency_s  # the last one waits about 8 answers' time
+        retry = fanout.Retry(attempt_timeout=deadline)
+        answers = await fanout.ask_many(questions, client=client, model="m", policy="split",
+                                        retry=retry)  # fmt: skip
+        sent = len(server.stats.requests) - 9
+    assert answers.texts == [answer_for(q, 40) for q in questions]
+    assert answers.report.retries == 0
+    assert sent == 8
+    assert answers.report.wall_s > 1.2 * deadline  # the queue did outlast the deadline
+
+
+@on_virtual_time
+async def test_a_hung_request_behind_answered_ones_is_still_abandoned(sim: SimFactory) -> None:
+    """The endpoint never answers the third of four requests on one slot: it is given up
+    a deadline after the last request ahead of it was answered, and asked again."""
+    async with sim(time_scale=50, slots=1, fault_schedule={3: "hang"}) as (_server, client):
+        retry = fanout.Retry(attempt_timeout=0.5)
+        answers = await fanout.ask_many(_questions(4, 5), client=client, model="m",
+                                        policy="split", retry=retry)  # fmt: skip
+    assert answers.report.answered == 4
+    assert answers.report.retries == 1
+    assert answers.texts == [answer_for(q, 5) for q in _questions(4, 5)]
+
+
+@on_virtual_time
+async def test_an_answer_restarts_the_clock_of_a_request_sent_a_moment_before_it() -> None:
+    """Requests sent together reach the server in any order, so one sent a moment after an
+    attempt may be queued ahead of it: its answer restarts that attempt's clock. A request
+    sent more than SAME_TIME_S after the attempt does not. (Two clocks, side by side: a
+    deadline of 2 s, the answer at 1 s, each attempt needs 2.5 s.)"""
+    outcome: dict[str, bool] = {}
+
+    async def attempt(clock: QueueClock, name: str) -> None:
+        outcome[name] = False
+        with clock.attempt(2.0):
+            await anyio.sleep(2.5)
+            outcome[name] = True
+
+    async def answer(clock: QueueClock, sent_after_s: float) -> None:
+        await anyio.sleep(0.01)
+        with clock.attempt(None) as sent:
+            pass
+        await anyio.sleep(1.0)
+        clock.answered(sent + sent_after_s)
+
+    just_after, long_after = QueueClock(), QueueClock()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(attempt, just_after, "sent just after")
+            tg.start_soon(answer, just_after, 0.0)
+            tg.start_soon(attempt, long_after, "sent long after")
+            tg.start_soon(answer, long_after, SAME_TIME_S + 0.5)
+    assert outcome == {"sent just after": True, "sent long after": False}
+
+
+@on_virtual_time
+async def test_requests_queued_behind_known_slots_are_not_timed_out(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """A server of 4 slots; a warm-up of sixteen 800-token answers teaches the endpoint
+    model the slots (as tests/endpoint/test_endpoint_slots.py does), then 64 more are sent at once
+    (a Fanout's default window). The 64th waits 15 rounds for a slot. The automatic
+    attempt deadline comes from a fit of the *services* once slots are known (the waits
+    taken out, so the slowdown per request in flight is ~0), but the dispatcher still
+    sends 64 at once: the deadline of a request deep in the server's queue is shorter than
+    its wait, and it is abandoned and sent again (model level: 94 s for 31 ahead on 4
+    slots of 12 s answers, which wait 96 s; bd16363, no slots: 176 s). The floor
+    ``min_attempt_timeout`` (30 s by default) is lowered to the simulator's time scale;
+    ``max_tokens=1000`` near the answers' length (without it the deadline assumes answers
+    four times the usual length, which hides the wait)."""
+    async with sim(time_scale=50, slots=4, rtt_s=1.0, stream_chunk_tokens=16) as (_, client):
+        await fanout.Fanout(client, model="sim-1", memory=False).ask_many(
+            ["a first answer {{tokens=2}}"] * 3, policy="split"
+        )
+        warm = fanout.Fanout(client, model="sim-1", memory=tmp_path)
+        await warm.ask_many([f"warm-up {i} {{{{tokens=800}}}}" for i in range(16)],
+                            policy="split")  # fmt: skip
+        fo = fanout.Fanout(client, model="sim-1", memory=tmp_path)
+        answers = await fo.ask_many(
+            [f"Question {i} {{{{tokens=800}}}}" for i in range(64)], policy="split",
+            retry=fanout.Retry(min_attempt_timeout=0.1), on_error="return", max_tokens=1000,
+        )  # fmt: skip
+    report = answers.report
+    assert report.revisions[0].plan.inputs.endpoint.slots == 4  # the slots were known
+    assert report.failed == 0
+    assert report.retries == 0, f"{report.retries} attempts abandoned in the server's queue"

@@ -1,0 +1,237 @@
+"""Auto's spot checks (engine/spotting.py): what merged groups do after the first merge
+check, on endpoints whose merged answers go wrong, or are right only four times in five.
+
+Written as an adversarial review of the first version of the thinning (checks in flight
+counted as agreeing, a two-group gate after a disagreement); each failed on it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from openai import AsyncOpenAI
+
+import fanout
+from fanout.engine.spotting import decide
+from fanout.sim import answer_for
+
+from .._scripted import response, scripted_server
+from .._virtual import on_virtual_time
+from ._merged_prompts import _policy, _shifting
+
+
+@dataclass
+class _Slow:
+    """A scripted endpoint that answers after ``delay_s`` and counts what is in flight."""
+
+    base_url: str = ""
+    in_flight: int = 0
+    merged: int = 0
+    # For every request: (merged?, requests in flight when it arrived, itself included)
+    arrivals: list[tuple[bool, int]] = field(default_factory=list)
+
+
+@asynccontextmanager
+async def _slow_server(delay_s: float, reply: Any = _shifting) -> AsyncIterator[_Slow]:
+    state = _Slow()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+            return
+        lines = head.split("\r\n")
+        fields = {k.lower(): v for k, v in (ln.split(": ", 1) for ln in lines[1:] if ": " in ln)}
+        body = json.loads(await reader.readexactly(int(fields.get("content-length", 0))) or b"{}")
+        user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        is_merged = "Answer each of the following" in user
+        state.in_flight += 1
+        state.arrivals.append((is_merged, state.in_flight))
+        try:
+            await asyncio.sleep(delay_s)
+            content = reply(body)
+        except BaseException:
+            writer.close()  # cancelled at the server's close: nothing left open
+            raise
+        finally:
+            state.in_flight -= 1
+        writer.write(response(content, streamed=bool(body.get("stream"))))
+        try:
+            await writer.drain()
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    state.base_url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+    try:
+        yield state
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@on_virtual_time
+async def test_questions_asked_alone_after_merging_stopped_go_as_the_limits_allow() -> None:
+    """A group that starts after the agreement fell under merge_agreement asks its
+    questions alone, as the next plan would: as many at once as the limits allow, not
+    held back with the merged groups that wait for checks to come back."""
+    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(48)]
+    async with _slow_server(1.0) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        limits = fanout.Limits(rpm=600, max_concurrency=16)
+        fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
+        # 4 of 4 agreed: five more would establish agreement, so five checked groups go
+        # and the others wait for them. (Groups of 6: smaller ones with a check's request
+        # each save too few requests, and the plan, costing the checks, would split.)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        answers = await fo.ask_many(questions, policy=_policy(max_group_size=6))
+        await client.close()
+    assert answers.texts == [answer_for(q, 2) for q in questions]
+    checks = answers.report.merge_checks
+    alone = [c for c in checks if c.startswith("a group of ") and "asked alone, not merged" in c]
+    assert alone, checks  # merging stopped once the first checked pairs came back
+    last_merged = max(i for i, (m, _) in enumerate(server.arrivals) if m)
+    after = [n for m, n in server.arrivals[last_merged + 1 :] if not m]
+    assert max(after) > 4, (
+        f"{len(after)} questions asked alone after merging stopped, at most {max(after)} "
+        f"in flight (max_concurrency 16, rpm 600 allows 10/s for 1 s answers)"
+    )
+
+
+def _right_first_then_shifting() -> Any:
+    """A model whose first two merged replies are right and every later one shifts
+    its answers by one (what the checks are there to catch)."""
+    merged = 0
+
+    def reply(body: dict[str, Any]) -> str:
+        nonlocal merged
+        user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        if "Answer each of the following" not in user:
+            return answer_for(user, 2)
+        merged += 1
+        if merged > 2:
+            return _shifting(body)
+        listed = [line for line in user.split("\n\n", 1)[1].splitlines() if line.startswith("[")]
+        tags = [line[1 : line.index("]")] for line in listed]
+        questions = [line[line.index("]") + 2 :] for line in listed]
+        answers = [answer_for(q, 2) for q in questions]
+        if body.get("response_format"):
+            keys = body["response_format"]["json_schema"]["schema"]["required"]
+            return json.dumps(dict(zip(keys, answers, strict=True)))
+        nonce = tags[0].rsplit("-", 1)[0]
+        sections = "".join(
+            f"[{t}] {q}\n{a}\n" for t, q, a in zip(tags, questions, answers, strict=True)
+        )
+        return sections + f"[{nonce}-end]"
+
+    return reply
+
+
+@on_virtual_time
+async def test_no_merged_answer_goes_unchecked_before_agreement_is_established() -> None:
+    """A cold call whose first merge check agrees (4 of 4: nothing established) and
+    whose later merged replies shift every answer by one: checks still in flight are
+    not counted as agreeing, so no group goes unchecked on their account, and every
+    answer is its own."""
+    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(48)]
+    async with scripted_server(_right_first_then_shifting()) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=600), memory=False)
+        answers = await fo.ask_many(questions, policy=_policy(max_group_size=3))
+        await client.close()
+    wrong = [a.index for a in answers if a.text != answer_for(questions[a.index], 2)]
+    assert not wrong, (
+        f"{len(wrong)} answers belong to another question: {wrong}; "
+        f"checks {answers.report.merge_checks}; memory {fo.endpoint.merge_agreement('json')}"
+    )
+
+
+def _four_in_five(body: dict[str, Any]) -> str:
+    """A model whose merged answers agree with its split ones four times in five (above
+    merge_agreement=0.75): a merged answer to question ``n`` with n % 5 == 4 is wrong."""
+    user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+    if "Answer each of the following" not in user:
+        return answer_for(user, 2)
+    listed = [line for line in user.split("\n\n", 1)[1].splitlines() if line.startswith("[")]
+    questions = [line[line.index("]") + 2 :] for line in listed]
+    answers = [
+        "Wrong answer" if int(q.split("colour ")[1].split("?")[0]) % 5 == 4 else answer_for(q, 2)
+        for q in questions
+    ]
+    keys = body["response_format"]["json_schema"]["schema"]["required"]
+    return json.dumps(dict(zip(keys, answers, strict=True)))
+
+
+@on_virtual_time
+async def test_an_endpoint_that_merges_well_enough_is_not_slower_under_auto_than_split() -> None:
+    """An endpoint and model whose merged answers agree four times in five (auto keeps
+    merging at merge_agreement=0.75) never gets its agreement established here: every
+    merged group is checked, and none waits for the others' checks (more would be
+    needed than are worth waiting for), so auto takes about split's time, not a round
+    trip per two groups. (Groups of 6: with a check's request each, groups of 3 cost
+    two requests for three questions, and the plan, costing the checks, splits.)"""
+    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(60)]
+    walls: dict[str, float] = {}
+    for mode in ("split", "auto"):
+        async with _slow_server(2.0, _four_in_five) as server:
+            client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+            limits = fanout.Limits(rpm=1200, max_concurrency=32)
+            fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
+            fo.endpoint.observe_merge_check("json", 40, 32, 0)
+            answers = await fo.ask_many(questions, policy=_policy(mode=mode, max_group_size=6))
+            await client.close()
+        walls[mode] = answers.report.wall_s
+        if mode == "auto":
+            merged = sum(1 for m, _ in server.arrivals if m)
+            assert merged >= 5, (merged, answers.report.plan)  # auto did merge
+    assert walls["auto"] < 1.5 * walls["split"], walls
+
+
+@on_virtual_time
+async def test_groups_waiting_for_the_last_checks_go_checked_when_those_disagree() -> None:
+    """A record of 13 of 14 (two more agreeing answers would establish agreement): two
+    checked groups go, the others wait for them; a model that now shifts its answers
+    makes them disagree, and the waiting groups go checked (or alone), never unchecked:
+    no answer of another question is delivered."""
+    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(24)]
+    async with scripted_server(_shifting) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=600), memory=False)
+        fo.endpoint.observe_merge_check("json", 14, 13, 0)
+        answers = await fo.ask_many(questions, policy=_policy(max_group_size=3))
+        await client.close()
+    wrong = [a.index for a in answers if a.text != answer_for(questions[a.index], 2)]
+    merged = [m for m in server.user_messages() if "Answer each of the following" in m]
+    assert not wrong, (
+        f"{len(wrong)} answers belong to another question: {wrong}; {len(merged)} merged "
+        f"requests; checks {answers.report.merge_checks}"
+    )
+
+
+class TestTheRule:
+    """``spotting.decide``: what one merged group does, from the agreement counted so far
+    (compared, agreed, misattributed), with nothing sent (the call's ``Replanner`` applies
+    it as each group can be sent)."""
+
+    def test_agreement_under_the_threshold_asks_the_group_alone(self) -> None:
+        assert decide((8, 5, 0), 0.75, merged=0, checking=0) == "alone"
+        assert decide((3, 0, 0), 0.75, merged=0, checking=0) != "alone"  # too few compared
+
+    def test_established_agreement_checks_one_group_in_four(self) -> None:
+        said = [decide((9, 9, 0), 0.75, merged=n, checking=0) for n in range(8)]
+        assert said == ["check", "merge", "merge", "merge"] * 2
+
+    def test_a_few_checks_short_the_group_waits_for_those_in_flight(self) -> None:
+        """4 of 4 agreed: five more establish it; with five checks out, the next group
+        waits for them; with fewer, it is checked too."""
+        assert decide((4, 4, 0), 0.75, merged=0, checking=5) == "wait"
+        assert decide((4, 4, 0), 0.75, merged=0, checking=4) == "check"
+
+    def test_after_a_misattribution_every_group_is_checked_and_none_waits(self) -> None:
+        assert decide((40, 39, 1), 0.75, merged=0, checking=30) == "check"
+        assert decide(None, 0.75, merged=0, checking=0) == "check"
