@@ -1,7 +1,7 @@
 """create() parameters: which fanout builds itself, which the SDK's ``create()`` takes,
 and what can be checked about their values before anything is sent.
 
-The call's keyword arguments (``_call``) and each ``Question.params`` (``_models``) are
+The call's keyword arguments (``engine/call.py``) and each ``Question.params`` (``core/models.py``) are
 checked here, so a typo or a value the server would refuse is one error up front, not
 a failure on every question.
 """

@@ -1,7 +1,7 @@
 """What a plan is made of and what it says: the planner's inputs and its outputs.
 
-Plain data, shared by the planner (``_planning``), the endpoint model that feeds it
-(``_endpoint``), the limiters that report their room (``Budget``) and the report that
+Plain data, shared by the planner (``engine/planning.py``), the endpoint model that feeds it
+(``endpoint/model.py``), the limiters that report their room (``Budget``) and the report that
 shows the plan (``_models.Report``). Imports nothing of fanout's but the money's
 plain data (``CostEstimate``).
 """

@@ -129,7 +129,7 @@ def read_merged(
             request=request, filtered=True, usage=usage, replied=True, reply_usage=reply_usage
         )
     truncated = choice.finish_reason == "length"
-    every = parse_merged(choice.message.content, request, truncated=truncated, repeats=False)
+    every = parse_merged(choice.message.content, request, truncated=truncated, drop_repeats=False)
     values: dict[str, Any] = {}
     if structured is not None:
         every, values = checked_values(every, structured)

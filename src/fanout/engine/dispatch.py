@@ -113,6 +113,8 @@ class _Run:
 
     async def first_check(self, group: list[Job], sample: int) -> None:
         """The call's first merge check, beside the groups after it."""
+        key = object()
+        self.in_flight[key] = (clock.now() - self.replan.started, group)
         result = None
         try:
             result = await check_merged(
@@ -127,6 +129,7 @@ class _Run:
         except Exception as exc:  # a bug of fanout's: kept, the finished answers not lost
             self.abort(exc, "fanout")
         finally:
+            del self.in_flight[key]
             self.replan.first_check_back(result)
             self._done()
 
@@ -180,10 +183,8 @@ class _Run:
         tg.start_soon(self.run_group, group, stream, wave)
 
     # --- plans -----------------------------------------------------------------------
-    def revise(self, plan: Plan, trigger: str, questions: int, *, first_batch: bool) -> int:
-        return self.replan.revise(
-            plan, trigger, questions, first_batch=first_batch, in_flight=self.in_flight.values()
-        )
+    def revise(self, plan: Plan, trigger: str, questions: int) -> int:
+        return self.replan.revise(plan, trigger, questions, self.in_flight.values())
 
     async def dispatch(self, tg: TaskGroup, batch: list[Job]) -> None:
         """Send the batch as the replanner plans it; while its answer lengths (or the
@@ -192,36 +193,28 @@ class _Run:
         responses double), until they are known. Nothing started is sent again: a
         re-plan covers only the questions still waiting."""
         replan = self.replan
-        first_batch = not self.stats.revisions
-        opening = replan.opening(batch)
+        opening = replan.open_batch(batch)
         adaptive = opening.uncertain
         pending = batch
         if opening.wave:
             wave, pending = batch[: opening.wave], batch[opening.wave :]
-            replan.evidence.wave_back = 0
-            self.revise(
-                opening.plan,
-                "first wave: answer lengths unknown",
-                len(wave),
-                first_batch=first_batch,
-            )
+            self.revise(opening.plan, replan.wave_trigger(), len(wave))
             for n, job in enumerate(wave):
+                # The wave's first request is streamed: its headers come with its first token.
                 await self.start(tg, [job], stream=n == 0, wave=True)
             plan, trigger, adaptive = await replan.after_wave(pending, len(wave))
         else:
-            plan, trigger = opening.plan, "the call's questions" if first_batch else "next batch"
+            plan, trigger = opening.plan, replan.batch_trigger()
         while pending:
             check = replan.first_check_of(plan)
             if check is not None:
-                pending = await self.send_first_check(
-                    tg, plan, trigger, pending, first_batch, check
-                )
+                pending = await self.send_first_check(tg, plan, trigger, pending, check)
                 if not pending:
                     break
                 trigger = await replan.first_check_back_yet()
                 plan, adaptive = replan.next_plan(pending)
                 continue
-            revision = self.revise(plan, trigger, len(pending), first_batch=first_batch)
+            revision = self.revise(plan, trigger, len(pending))
             due = replan.due_for(plan, adaptive)
             pending = await self.send_groups(tg, plan, pending, revision, due)
             if pending:
@@ -234,7 +227,6 @@ class _Run:
         plan: Plan,
         trigger: str,
         pending: list[Job],
-        first_batch: bool,
         check: tuple[list[int], int],
     ) -> list[Job]:
         """Merged answers not yet known to agree with split ones here: the first merged
@@ -243,7 +235,7 @@ class _Run:
         checked by canaries: on a real model a canary that agreed vouched for groups
         whose other answers were wrong, see ``canaries``.) Returns the questions left."""
         positions, sample = check
-        revision = self.revise(plan, trigger, len(pending), first_batch=first_batch)
+        revision = self.revise(plan, trigger, len(pending))
         self.replan.sent(revision, sample + 1)  # alone, and once merged
         group = [pending[i] for i in positions]
         taken = set(positions)

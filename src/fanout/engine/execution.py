@@ -2,7 +2,7 @@
 
 A group of one is a split request: the question alone, its answer as the endpoint
 wrote it. A larger group is a merged request: the questions under unforgeable tags
-in one prompt (``_merging``), the reply parsed back by those tags, its usage shared
+in one prompt (``merging``), the reply parsed back by those tags, its usage shared
 out, and every question whose answer did not come back whole asked again on its own.
 Each request goes through the :class:`~fanout.engine.transport.Transport`.
 """

@@ -246,13 +246,13 @@ def cut_by_filter(finish_reason: str | None) -> bool:
 
 
 def parse_merged(
-    content: str | None, request: MergedRequest, *, truncated: bool, repeats: bool = True
+    content: str | None, request: MergedRequest, *, truncated: bool, drop_repeats: bool = True
 ) -> dict[str, str]:
     """Answers found in a merged reply, by tag (see the module docstring for the
     grammars). Only clean, non-empty answers appear; the caller re-asks every tag
     that is missing. ``truncated``: the reply was cut by ``max_tokens`` (JSON only:
-    a tagged-text reply says as much by lacking its end line). ``repeats=False``: a
-    repeated answer is kept (a canary's, compared with the answer it is known to have)."""
+    a tagged-text reply says as much by lacking its end line). ``drop_repeats=False``:
+    a repeated answer is kept (a canary's, compared with the answer it is known to have)."""
     if not content:
         return {}
     if request.format == "json":
@@ -265,7 +265,7 @@ def parse_merged(
         found = _parse_text(content, request)
     asked = dict(zip(request.tags, request.questions, strict=False))
     found = {tag: text for tag, text in found.items() if not _echoes(text, asked.get(tag))}
-    return found if request.structured or not repeats else without_repeats(found)
+    return found if request.structured or not drop_repeats else without_repeats(found)
 
 
 def _words(text: str) -> str:

@@ -19,7 +19,7 @@ opening whose worst ratio to the best possible, over the hypotheses, is the smal
 wave would spend a scarce request, or every hypothesis leads to the same plan, it
 commits.
 
-Pure computation, like ``_planning``: no I/O, no clocks.
+Pure computation, like ``planning``: no I/O, no clocks.
 """
 
 from __future__ import annotations

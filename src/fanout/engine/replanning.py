@@ -85,7 +85,7 @@ def plan_batch(
 def open_plan(transport: Transport, batch: list[Job], opts: CallOptions) -> Opening:
     """The first plan of a batch: at once when its answer lengths and the limits' room
     are known (or the policy is not auto), else weighed under hypotheses of them
-    (``_opening``)."""
+    (``opening``)."""
     budget = planning_room(transport.limiter.budget(), len(batch))
     known = answer_lengths_known(batch, opts, transport.learner.endpoint.answer_tokens)
     if opts.policy.mode != "auto" or (known and not room_in_doubt(budget, len(batch))):
@@ -260,6 +260,8 @@ class Replanner:
         self.evidence = Evidence()
         self.check = FirstCheck()
         self.started = 0.0  # the call's start on the engine's clock (set by the runner)
+        self.first_batch = True  # the batch being planned is the call's first
+        self._lengths_known = False  # the batch's answer lengths were known when it opened
         self._canaries = Canaries()
         self._merged = 0  # merged groups sent unchecked or checked since established
         self._checking = 0  # spot checks in flight
@@ -308,8 +310,25 @@ class Replanner:
         self._back = anyio.Event()
 
     # --- the plans ---------------------------------------------------------------------
-    def opening(self, batch: list[Job]) -> Opening:
-        return open_plan(self.transport, batch, self.opts)
+    def open_batch(self, batch: list[Job]) -> Opening:
+        """How the next batch opens: a plan for it, or a first wave alone first."""
+        self.first_batch = not self.stats.revisions
+        self._lengths_known = answer_lengths_known(
+            batch, self.opts, self.transport.learner.endpoint.answer_tokens
+        )
+        opening = open_plan(self.transport, batch, self.opts)
+        if opening.wave:
+            self.evidence.wave_back = 0
+        return opening
+
+    def wave_trigger(self) -> str:
+        """What a first wave's plan is made after (``Report.revisions``)."""
+        unknown = "the limits' room" if self._lengths_known else "answer lengths"
+        return f"first wave: {unknown} unknown"
+
+    def batch_trigger(self) -> str:
+        """What a batch's plan is made after when it opens without a wave."""
+        return "the call's questions" if self.first_batch else "next batch"
 
     def next_plan(self, pending: list[Job]) -> tuple[Plan, bool]:
         """The plan of the questions still waiting, committed to (no second wave), and
@@ -339,11 +358,11 @@ class Replanner:
         plan: Plan,
         trigger: str,
         questions: int,
-        *,
-        first_batch: bool,
         in_flight: Iterable[tuple[float, list[Job]]],
     ) -> int:
-        """Record a decision (``Report.revisions``); return its place there."""
+        """Record a decision for ``questions`` of the batch, with the groups ``in_flight``
+        (each with when it started) as they stand (``Report.revisions``); return its place
+        there. The call's plan (``Report.plan``) is the first batch's, past its wave."""
         stats, endpoint = self.stats, self.transport.learner.endpoint
         revision = PlanRevision(
             at_s=clock.now() - self.started,
@@ -366,7 +385,7 @@ class Replanner:
             )
         else:
             stats.revisions.append(revision)
-        if (first_batch and not trigger.startswith("first wave")) or stats.plan is None:
+        if (self.first_batch and not trigger.startswith("first wave")) or stats.plan is None:
             stats.plan = plan
         telemetry.planned(plan)
         return len(stats.revisions) - 1
