@@ -16,7 +16,10 @@ The simulator runs at ``time_scale`` 1 (real seconds; a split run of the first c
 takes a minute), so the priors fanout starts from meet the speeds they describe.
 
 Each short-answer case also runs auto with the group cap lifted
-(``Policy(max_group_size=None)``), to show what the default cap of 6 costs there.
+(``Policy(max_group_size=None)``), to show what the default cap of 6 costs there, and
+with the merge checks off (``Policy(merge_agreement=None)``), to show what checking the
+merged answers costs (issue 35's targets: auto <= 0.25x split with the checks, <= 0.20x
+without).
 
 Run: ``python benchmarks/cold_start.py [--quick]`` (``--quick``: time_scale 10, for a
 look in seconds, the figures less faithful); writes ``results/cold_start.json``.
@@ -74,6 +77,9 @@ async def short_answers(scale: float, policing: str) -> dict[str, Any]:
     # The same with the group cap lifted: what the quality cap of 6 costs here.
     free = fanout.Policy(max_group_size=None)
     uncapped_s, uncapped = await _one_shot(config, questions, free, limits)
+    # And with the merge checks off: what checking the merged answers costs here.
+    unchecked = fanout.Policy(merge_agreement=None)
+    unchecked_s, unchecked_answers = await _one_shot(config, questions, unchecked, limits)
     report = auto.report
     row = {
         "policing": policing,
@@ -87,6 +93,10 @@ async def short_answers(scale: float, policing: str) -> dict[str, Any]:
         "uncapped_s": round(uncapped_s, 3),
         "uncapped_ratio": round(uncapped_s / split_s, 3),
         "uncapped_requests": uncapped.report.requests,
+        "unchecked_s": round(unchecked_s, 3),
+        "unchecked_ratio": round(unchecked_s / split_s, 3),
+        "unchecked_requests": unchecked_answers.report.requests,
+        "unchecked_correct_and_in_order": _correct(unchecked_answers, questions, 3),
         "revisions": [r.as_dict() for r in report.revisions],
     }
     print(f"short answers ({policing}): split {split_s:.2f}s ({split.report.requests} requests), "
@@ -96,6 +106,8 @@ async def short_answers(scale: float, policing: str) -> dict[str, Any]:
         print(f"    {r.at_s:6.2f}s  {r.plan.chosen.label:>12} for {r.questions:3}  ({r.trigger})")
     print(f"    with Policy(max_group_size=None): {uncapped_s:.2f}s "
           f"({uncapped.report.requests} requests): {uncapped_s / split_s:.3f}x")  # fmt: skip
+    print(f"    with Policy(merge_agreement=None): {unchecked_s:.2f}s "
+          f"({unchecked_answers.report.requests} requests): {unchecked_s / split_s:.3f}x")  # fmt: skip
     return row
 
 
