@@ -439,3 +439,25 @@ async def test_concurrent_requests_with_tools_never_pass_the_cap(sim: SimFactory
     spent = answers.report.cost
     assert spent is not None and spent <= cap, (spent, cap)
     assert any(isinstance(a.error, fanout.BudgetExceededError) for a in answers)
+
+
+@on_virtual_time
+async def test_a_question_on_a_model_without_a_price_is_not_sent_under_a_cap(
+    sim: SimFactory,
+) -> None:
+    """Under ``max_cost``, a question whose own ``params`` name a model with no known price
+    fails with an error naming that model, and is not sent; the others go. (They were
+    all sent, the cap counting them at $0.)"""
+    async with sim(time_scale=50) as (server, client):
+        fo = fanout.Fanout(client, model="gpt-4o-mini", memory=False, max_tokens=20,
+                           max_cost=1.0, policy="split")  # fmt: skip
+        questions = [
+            fanout.Question(text="Q0?"),
+            fanout.Question(text="Q1?", params={"model": "ft:my-own-model-xyz"}),
+        ]
+        answers = await fo.ask_many(questions, on_error="return")
+        sent = len(server.stats.requests)
+    assert answers[0].ok
+    assert answers[1].error is not None and "ft:my-own-model-xyz" in str(answers[1].error)
+    assert "not sent" in str(answers[1].error)
+    assert sent == 1

@@ -292,3 +292,23 @@ async def test_a_responses_call_takes_the_responses_name_for_its_answer_cap(
         with pytest.raises(fanout.ConfigError, match="both given"):
             await fanout.ask_many(["q?"], client=client, model="sim-1", api="responses",
                                   max_output_tokens=5, max_tokens=5)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "value"),
+    [("output_text", "text", None), ("output_text", "text", {"evil": 1}),
+     ("refusal", "refusal", None)],
+)  # fmt: skip
+def test_a_responses_part_that_holds_no_string_is_an_unreadable_reply(
+    kind: str, field: str, value: object
+) -> None:
+    """A text or refusal part whose value is not a string is a reply that cannot be read
+    (retried, then the question's error), never its ``str()``: ``None`` became the
+    answer "None" and ``{"evil": 1}`` the answer "{'evil': 1}"."""
+    from fanout.engine.responses import completion_of
+    from fanout.engine.retrying import UnreadableResponseError
+
+    reply = {"object": "response", "status": "completed", "id": "r", "model": "m",
+             "output": [{"type": "message", "content": [{"type": kind, field: value}]}]}  # fmt: skip
+    with pytest.raises(UnreadableResponseError, match=field):
+        completion_of(reply)

@@ -224,6 +224,17 @@ def _finish(response: Any, tool_calls: bool) -> str:
     return "tool_calls" if tool_calls else "stop"
 
 
+def _string(part: Any, field: str) -> str:
+    """A content part's ``field``, which must be a string: anything else is a reply that
+    cannot be read (not its ``str()`` taken for an answer: ``None`` is not "None")."""
+    value = _get(part, field, "")
+    if not isinstance(value, str):
+        raise UnreadableResponseError(
+            f"the reply's {_get(part, 'type')} part holds no string: {field}={value!r}"[:300]
+        )
+    return value
+
+
 def completion_of(response: Any) -> ChatCompletion:
     """A Responses API reply read as a chat completion of one choice (unchecked: the
     transport checks it as it checks every reply)."""
@@ -244,9 +255,9 @@ def completion_of(response: Any) -> ChatCompletion:
         if kind == "message":
             for part in _get(item, "content") or ():
                 if _get(part, "type") == "output_text":
-                    texts.append(str(_get(part, "text", "")))
+                    texts.append(_string(part, "text"))
                 elif _get(part, "type") == "refusal":
-                    refusals.append(str(_get(part, "refusal", "")))
+                    refusals.append(_string(part, "refusal"))
         elif kind == "function_call":
             calls.append(
                 {

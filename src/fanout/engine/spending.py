@@ -255,6 +255,14 @@ async def spend_on(
     what it cost (``usage_of``: the usage counted so far, read before and after)."""
     if not caps or pricer is None:
         return await attempt()
+    named = params.get("model")
+    priced_as = named if isinstance(named, str) else model
+    if not pricer.known(priced_as):  # a question's own model: its cost could not be capped
+        raise ConfigError(
+            f"max_cost needs a price for model {priced_as!r} (this question's model), and "
+            "none is known: give one with pricing=fanout.Pricing(input=..., output=...) or "
+            "pricing={model: Pricing(...)}; the question was not sent"
+        )
     need = worst_case(pricer, params, model, answer_tokens)
     await _reserve(caps, need)
     usage_before, attempts_before = usage_of(), attempts_of()
