@@ -512,3 +512,17 @@ class TestCommandLine:
                       "--cache-always")  # fmt: skip
             assert len(server.stats.requests) == 8
         assert answers(tmp_path / "b.jsonl") == answers(tmp_path / "a.jsonl")
+
+
+@pytest.mark.parametrize("text", ["", "   \n"])
+def test_an_entry_with_an_empty_answer_is_no_entry(text: str) -> None:
+    """A stored entry whose answer is empty (a tampered or foreign row: fanout never keeps
+    one) is a miss, not an answer of ""; an empty text beside tool calls is an answer."""
+    from fanout.cache._entry import decode
+
+    empty = {"v": 1, "text": text, "choices": [text], "finish_reason": "stop"}
+    assert decode(json.dumps(empty)) is None
+    calls = {**empty, "tool_calls": [{"id": "c", "type": "function",
+                                      "function": {"name": "f", "arguments": "{}"}}]}  # fmt: skip
+    entry = decode(json.dumps(calls))
+    assert entry is not None and entry.tool_calls

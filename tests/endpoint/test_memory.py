@@ -256,19 +256,24 @@ class TestSwitch:
 
 
 class TestBadFiles:
-    @pytest.mark.parametrize("damage", ["corrupt", "version", "stale", "foreign", "bad_values"])
+    @pytest.mark.parametrize(
+        "damage", ["corrupt", "version", "stale", "foreign", "bad_values", "fifo"]
+    )
     async def test_a_bad_document_is_ignored_with_one_warning(
         self, sim: SimFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
     ) -> None:
-        """Unreadable, another format version, a week old, for another endpoint, or
-        with nonsense inside: one warning, a cold start, the call answers, and a good
-        document replaces it."""
+        """Unreadable, another format version, a week old, for another endpoint, with
+        nonsense inside, or a FIFO in its place (whose open blocked the call): one
+        warning, a cold start, the call answers, and a good document replaces it."""
         async with sim(time_scale=20) as (_, client):
             await _learn(client, tmp_path)
             (path,) = _files(tmp_path)
             doc = json.loads(path.read_bytes())
             if damage == "corrupt":
                 path.write_bytes(path.read_bytes()[:100])
+            elif damage == "fifo":
+                path.unlink()
+                os.mkfifo(path)
             else:
                 if damage == "version":
                     doc["version"] = 99

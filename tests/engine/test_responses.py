@@ -312,3 +312,27 @@ def test_a_responses_part_that_holds_no_string_is_an_unreadable_reply(
              "output": [{"type": "message", "content": [{"type": kind, field: value}]}]}  # fmt: skip
     with pytest.raises(UnreadableResponseError, match=field):
         completion_of(reply)
+
+
+@on_virtual_time
+async def test_a_question_s_own_parameter_the_responses_api_has_no_place_for_is_its_error(
+    sim: SimFactory,
+) -> None:
+    """Under ``api="responses"``, a question whose own ``params`` hold ``n``, ``seed``,
+    ``stop`` or ``logprobs`` fails with an error naming the parameter, before it is sent,
+    as the call's own keyword arguments are refused; the other questions are answered.
+    (They were dropped in silence: ``n=2`` gave one answer and no error.)"""
+    async with sim(time_scale=100, answer_tokens=5) as (server, client):
+        fo = fanout.Fanout(client, model="m", api="responses", memory=False, policy="split")
+        questions = [fanout.Question(text="Q0?")] + [
+            fanout.Question(text=f"Q{i}?", params={name: value})
+            for i, (name, value) in enumerate(
+                [("n", 2), ("seed", 7), ("stop", ["x"]), ("logprobs", True)], start=1
+            )
+        ]
+        answers = await fo.ask_many(questions, on_error="return")
+        sent = len(server.stats.requests)
+    assert answers[0].ok and sent == 1
+    for answer, name in zip(answers[1:], ["n", "seed", "stop", "logprobs"], strict=True):
+        assert isinstance(answer.error, fanout.InvalidQuestionError), answer
+        assert f"{name}= has no equivalent in the Responses API" in str(answer.error)

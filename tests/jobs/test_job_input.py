@@ -209,3 +209,36 @@ def test_bad_per_question_parameters_are_one_line_each_with_a_suggestion(tmp_pat
     assert f"{src}:3: skipped: id 3: " in lines[1]
     assert "did you mean 'temperature'?" in lines[1]
     assert "validation error" not in proc.stderr.lower()
+
+
+async def test_a_system_or_id_of_the_wrong_type_is_a_bad_line_that_says_so(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """A line whose ``system`` is not a string (a number, an object, true, a list) is a
+    bad line naming it, not a question sent without its system prompt; an id that is an
+    object or an array is named as such, not as "missing". A null system is no system."""
+    src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"
+    lines = [
+        {"id": 1, "question": "Q1?", "system": 5},
+        {"id": 2, "question": "Q2?", "system": {"x": 1}},
+        {"id": 3, "question": "Q3?", "system": True},
+        {"id": 4, "question": "Q4?", "system": ["Be terse.", "Answer in French."]},
+        {"id": {"a": 1}, "question": "Q5?"},
+        {"id": [1], "question": "Q6?"},
+        {"id": 7, "question": "Q7?", "system": None},
+        {"id": 8, "question": "Q8?", "system": "Be terse."},
+    ]
+    src.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    async with sim(time_scale=100, answer_tokens=3) as (server, client):
+        summary = await run_jsonl(fanout.Fanout(client, model="m"), src, dst)
+        sent = len(server.stats.requests)
+    reasons = {b.line: b.reason for b in summary.bad_lines}
+    assert reasons == {
+        1: "id 1: system must be a string, not int",
+        2: "id 2: system must be a string, not object",
+        3: "id 3: system must be a string, not bool",
+        4: "id 4: system must be a string, not array",
+        5: "id must be a string or a number, not an object",
+        6: "id must be a string or a number, not an array",
+    }
+    assert summary.answered == 2 and sent == 2

@@ -4,7 +4,8 @@ An entry is a small JSON document: the answer's text, every choice, the finish
 reason, the tool calls, how it was obtained (``split`` or ``merged``), the usage
 and request ids of the request that got it, and when it was stored. It is read
 back whole, validated as a strict pydantic model: anything out of place (not JSON,
-another version, a field of the wrong type) is no entry, and the lookup a miss.
+another version, a field of the wrong type, an empty answer) is no entry, and the
+lookup a miss.
 Plain JSON, never pickle: a cache file someone else wrote cannot run code here.
 """
 
@@ -48,6 +49,8 @@ def decode(data: bytes | str, *, ttl_s: float | None = None) -> Entry | None:
         entry = Entry.model_validate(json.loads(data))
     except (ValueError, TypeError, RecursionError, ValidationError):
         return None
+    if not entry.text.strip() and not entry.tool_calls:
+        return None  # an empty reply is no answer (nor was one ever kept: a tampered entry)
     if ttl_s is not None and time.time() - entry.stored_at > ttl_s:
         return None
     return entry

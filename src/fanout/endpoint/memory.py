@@ -42,6 +42,7 @@ import json
 import logging
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -377,13 +378,23 @@ class EndpointMemory:
 def _read(path: Path) -> bytes | None:
     """The file's bytes; None if there is none (or, with a warning, if it cannot be read)."""
     try:
-        with path.open("rb") as f:
-            data = f.read(_MAX_BYTES + 1)
+        # Opened without blocking: a FIFO (or a device) put there would block the open,
+        # and with it the call, until someone wrote to it.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (FileNotFoundError, NotADirectoryError):  # nothing saved there yet
         return None
     except OSError as exc:
         log.warning("endpoint memory %s ignored: cannot read it: %s", path, exc)
         return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            log.warning("endpoint memory %s ignored: not a regular file", path)
+            return None
+        try:
+            data = f.read(_MAX_BYTES + 1)
+        except OSError as exc:
+            log.warning("endpoint memory %s ignored: cannot read it: %s", path, exc)
+            return None
     return data if len(data) <= _MAX_BYTES else b"(too large)"
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from ..core.exceptions import ConfigError, InvalidQuestionError
 from ..core.models import Answer, Question
 from .call import CallOptions, CallStats, Tally
+from .responses import check_responses_kwargs
 from .results import shared_copy
 from .structured import Structured, structured_of
 
@@ -220,6 +221,8 @@ class Intake:
                 continue
             params = params_for(question, self._opts)
             try:
+                if self._opts.api == "responses":  # its own parameters, as the call's are
+                    check_responses_kwargs(question.params)
                 structured = structured_for(question, self._opts, params)
             except ConfigError as exc:
                 await self._deliver(

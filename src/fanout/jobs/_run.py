@@ -246,8 +246,11 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
         )
     if not isinstance(record, dict):
         return None, None, BadLine(lineno, "not a JSON object")
-    if "id" not in record or record["id"] is None or isinstance(record["id"], (dict, list)):
+    if "id" not in record or record["id"] is None:
         return None, None, BadLine(lineno, "missing id")
+    if isinstance(record["id"], (dict, list)):
+        kind = "an object" if isinstance(record["id"], dict) else "an array"
+        return None, None, BadLine(lineno, f"id must be a string or a number, not {kind}")
     qid = id_key(record["id"])
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
@@ -264,6 +267,10 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
     problem = params_problem(params)
     if problem is not None:
         return None, qid, BadLine(lineno, f"id {qid}: {problem}")
+    system = record.get("system")
+    if system is not None and not isinstance(system, str):
+        kind = type(system).__name__.replace("dict", "object").replace("list", "array")
+        return None, qid, BadLine(lineno, f"id {qid}: system must be a string, not {kind}")
     expected = record.get("expected_tokens")
     trusted = record.get("trusted", True)
     if not isinstance(trusted, bool):
@@ -273,7 +280,7 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
             text=question,
             id=qid,
             params=params,
-            system=record.get("system") if isinstance(record.get("system"), str) else None,
+            system=system,
             expected_tokens=expected if isinstance(expected, int) and expected > 0 else None,
             trusted=trusted,
         )
