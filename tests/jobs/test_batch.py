@@ -814,3 +814,57 @@ async def test_a_forced_merge_known_to_agree_still_records_its_answers_as_unchec
     assert len(records) == len(_COLOURS)
     assert all(r["merged"] == "unchecked" for r in records)
     assert summary.batch_unchecked == len(_COLOURS)
+
+
+def _api_error(status: int, message: str) -> Exception:
+    import httpx
+    import openai
+
+    request = httpx.Request("GET", "http://127.0.0.1/v1/batches/x")
+    response = httpx.Response(status, request=request)
+    cls = openai.InternalServerError if status >= 500 else openai.BadRequestError
+    return cls(message, response=response, body={"message": message})  # type: ignore[arg-type]
+
+
+async def test_a_batch_api_hiccup_is_retried_and_a_refusal_ends_the_job_in_one_line(
+    sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading a batch fails with a 500 twice: the one retry layer tries again and the job
+    ends answered. Creating a batch is refused (400): the job stops with a JobError that
+    names the step, the refusal, and that the same command resumes, in one line (what the
+    CLI prints of a FanoutError, exit 2). Both escaped as openai exceptions (a traceback on the CLI, and a
+    job meant to run for hours ended by one 500)."""
+    from openai.resources.batches import AsyncBatches
+
+    import fanout
+
+    retrieve, create = AsyncBatches.retrieve, AsyncBatches.create
+    failures = [_api_error(500, "upstream hiccup"), _api_error(500, "upstream hiccup")]
+
+    async def flaky_retrieve(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return await retrieve(self, *args, **kwargs)
+
+    monkeypatch.setattr(AsyncBatches, "retrieve", flaky_retrieve)
+    src = _questions(tmp_path / "q.jsonl", 6)
+    retry = fanout.Retry(initial_wait=0.01, max_wait=0.05)
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (_, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), memory=False, retry=retry)
+        summary = JobSummary()
+        await run_job(summary, fo, src, tmp_path / "a.jsonl", batch=True,
+                      options=BatchOptions(poll_s=0.05))  # fmt: skip
+        assert summary.answered == 6 and not failures
+
+        async def refused_create(self: Any, *args: Any, **kwargs: Any) -> Any:
+            raise _api_error(400, "token_limit_exceeded: the batch holds too many tokens")
+
+        monkeypatch.setattr(AsyncBatches, "create", refused_create)
+        with pytest.raises(fanout.JobError) as caught:
+            await run_job(JobSummary(), fo, src, tmp_path / "b.jsonl", batch=True,
+                          options=BatchOptions(poll_s=0.05))  # fmt: skip
+        monkeypatch.setattr(AsyncBatches, "create", create)
+    said = str(caught.value)
+    assert "\n" not in said
+    assert said.startswith("the Batch API failed to create the batch of ")
+    assert "400 token_limit_exceeded" in said and "run the same command again" in said

@@ -30,14 +30,18 @@ The spend caps are kept on each request's worst case (``_batch_cap``, ``_within_
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import anyio
+import openai
 
 from ..core import clock
 from ..core.exceptions import BudgetExceededError, ConfigError, JobError, QuestionError
@@ -49,6 +53,7 @@ from ..engine.codec import merged_params
 from ..engine.flex import flex_until
 from ..engine.intake import messages_for
 from ..engine.merging import build_merged
+from ..engine.retrying import build_retrying
 from ._batch_cap import BatchCap
 from ._batch_lines import read_file, read_line
 from ._batch_merge import MERGE_FORMAT, UNCHECKED, batch_group_size, warn_unchecked
@@ -65,6 +70,8 @@ from ._run import (
     run_into,
 )
 from ._spend import not_sent
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..engine.facade import Fanout
@@ -330,7 +337,9 @@ class _BatchJob:
         policy = overrides.get("policy") or fo.policy
         self.policy = policy
         self.group_size = batch_group_size(policy, group_size)  # a batch checks no merge
-        self.client = fo.client
+        # The one retry layer is fanout's (``_api``): the SDK's own retries are off.
+        self.client = fo.client.with_options(max_retries=0)
+        self.retry = fo.retry
         self.pending: dict[str, _Item] = {}
         self.progress: BatchProgress | None = None
 
@@ -499,13 +508,35 @@ class _BatchJob:
         return body
 
     # --- the phases -----------------------------------------------------------------
+    async def _api(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        """One call of the Files or Batch API, retried by the one retry layer where
+        another attempt is worth it (5xx, 429, a connection lost, a timeout); any other
+        failure ends the job in one line naming ``what``. The answers recorded so far are
+        kept, and the state too: the same command resumes."""
+        try:
+            async for attempt in build_retrying(self.retry, sleep=anyio.sleep):
+                with attempt:
+                    return await call()
+        except openai.APIError as exc:
+            status = getattr(exc, "status_code", None)
+            said = f"{status} {exc.message}" if status is not None else exc.message
+            raise JobError(
+                f"the Batch API failed to {what}: {said}; the answers recorded so far are "
+                "kept: run the same command again to resume"
+            ) from exc
+        raise AssertionError("unreachable: tenacity re-raises the last failure")
+
     async def _advance(self) -> None:
         for chunk in self.state.active():
             if chunk["file_id"] is None:
                 await self._upload(chunk)
             if chunk["batch_id"] is None:
                 await self._create(chunk)
-            batch = await self.client.batches.retrieve(chunk["batch_id"])
+            batch_id = chunk["batch_id"]
+            batch = await self._api(
+                f"read batch {batch_id}",
+                functools.partial(self.client.batches.retrieve, batch_id),
+            )
             if batch.status in _TERMINAL:
                 await self._collect(chunk, batch)
             elif self.progress is not None:
@@ -522,28 +553,39 @@ class _BatchJob:
         name = f"fanout-{chunk['key']}.jsonl"
         path = batch_dir(self.dst) / chunk["file"]
         data = path.read_bytes()
-        found = None
-        async for f in await self.client.files.list(purpose="batch"):
-            if f.filename == name and f.bytes == len(data):
-                found = f  # uploaded by a run killed before it recorded the id
-                break
+
+        async def uploaded() -> Any:
+            async for f in await self.client.files.list(purpose="batch"):
+                if f.filename == name and f.bytes == len(data):
+                    return f  # uploaded by a run killed before it recorded the id
+            return None
+
+        found = await self._api("list the uploaded files", uploaded)
         if found is None:
-            found = await self.client.files.create(file=(name, data), purpose="batch")
+            found = await self._api(
+                f"upload {name}",
+                lambda: self.client.files.create(file=(name, data), purpose="batch"),
+            )
         chunk["file_id"] = found.id
         self.state.save()
 
     async def _create(self, chunk: dict[str, Any]) -> None:
-        found = None
-        async for b in await self.client.batches.list():
-            if (b.metadata or {}).get("fanout_chunk") == chunk["key"]:
-                found = b  # created by a run killed before it recorded the id
-                break
+        async def created() -> Any:
+            async for b in await self.client.batches.list():
+                if (b.metadata or {}).get("fanout_chunk") == chunk["key"]:
+                    return b  # created by a run killed before it recorded the id
+            return None
+
+        found = await self._api("list the batches", created)
         if found is None:
-            found = await self.client.batches.create(
-                input_file_id=chunk["file_id"],
-                endpoint=_ENDPOINT,
-                completion_window="24h",
-                metadata={"fanout_chunk": chunk["key"], "fanout_output": self.dst.name[:400]},
+            found = await self._api(
+                f"create the batch of {chunk['file']}",
+                lambda: self.client.batches.create(
+                    input_file_id=chunk["file_id"],
+                    endpoint=_ENDPOINT,
+                    completion_window="24h",
+                    metadata={"fanout_chunk": chunk["key"], "fanout_output": self.dst.name[:400]},
+                ),
             )
         chunk["batch_id"] = found.id
         self.state.save()
@@ -553,7 +595,10 @@ class _BatchJob:
         lines: dict[str, dict[str, Any]] = {}
         for kind, file_id in (("output", batch.output_file_id), ("error", batch.error_file_id)):
             if file_id:
-                content = await self.client.files.content(file_id)
+                content = await self._api(
+                    f"download the {kind} file {file_id} of batch {batch.id}",
+                    functools.partial(self.client.files.content, file_id),
+                )
                 for custom_id, line in read_file(content.text, batch.id, kind, file_id).items():
                     lines.setdefault(custom_id, line)  # an error line never hides an answer
         again: list[_Item] = []
