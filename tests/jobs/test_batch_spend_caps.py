@@ -231,3 +231,35 @@ async def test_a_capped_batch_job_refuses_a_line_whose_model_has_no_price(
         with pytest.raises(ConfigError, match="unpriced-x"):
             await run_job(JobSummary(), fo, src, dst, batch=True, options=FAST, max_cost=1)
         assert not server.batches.batches
+
+
+@on_virtual_time
+async def test_batch_answers_that_come_without_usage_cost_their_reservation(
+    sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Output lines whose responses carry no usage: each answer counts its request's
+    reservation against the cap, as an online reply without usage does, so a job capped
+    at three requests' worst cases stops there. (They counted $0: every batch and all
+    the questions were submitted, whatever the cap.)"""
+    from fanout.jobs._batch_lines import read_file
+
+    def without_usage(*args: Any, **kwargs: Any) -> dict[str, dict[str, Any]]:
+        lines = read_file(*args, **kwargs)
+        for line in lines.values():
+            body = (line.get("response") or {}).get("body")
+            if isinstance(body, dict):
+                body.pop("usage", None)
+        return lines
+
+    monkeypatch.setattr("fanout.jobs._batch.read_file", without_usage)
+    questions = [f"What is {i}?" for i in range(12)]
+    src, dst = _write(tmp_path / "q.jsonl", questions), tmp_path / "a.jsonl"
+    w = _worst(questions[0], max_tokens=10)
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (_, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), pricing=PRICE, memory=False,
+                    max_tokens=10)  # fmt: skip
+        summary = JobSummary()
+        await run_job(summary, fo, src, dst, batch=True, options=FAST, max_cost=3 * w + w / 2)
+    assert summary.stopped_for_budget
+    assert 1 <= summary.answered <= 3 and summary.answered + summary.failed == 12
+    assert summary.cost is not None and summary.cost <= 3 * w + w / 2

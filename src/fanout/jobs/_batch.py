@@ -37,6 +37,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -627,6 +628,11 @@ class _BatchJob:
                         )
                     again.append(item)
                     continue
+                if not answer.usage.total_tokens and "worst" in meta:
+                    # No usage with it: under a cap it costs its request's reservation (its
+                    # share of it), as an online reply without usage does.
+                    share = Decimal(meta["worst"]) / len(meta["ids"])
+                    answer = answer.model_copy(update={"cost": share})
                 self._write(item, answer, "batch", merged=meta["merged"] is not None)
         if batch.status == "failed" and batch.errors and batch.errors.data:
             first = batch.errors.data[0]
