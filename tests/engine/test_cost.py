@@ -461,3 +461,21 @@ async def test_a_question_on_a_model_without_a_price_is_not_sent_under_a_cap(
     assert answers[1].error is not None and "ft:my-own-model-xyz" in str(answers[1].error)
     assert "not sent" in str(answers[1].error)
     assert sent == 1
+
+
+@on_virtual_time
+async def test_a_cap_holds_on_a_prompt_denser_in_tokens_than_the_estimate(
+    sim: SimFactory,
+) -> None:
+    """A prompt of 400 punctuation marks, which the simulator (like real tokenizers on
+    such text) bills at about a token each, where the estimate counts one per 4
+    characters: under a cap of half its cost the question is not sent. Its worst case is
+    counted at a token per byte where tiktoken does not know the model (it was reserved
+    at ~130 tokens and spent $0.41 on a $0.20 cap)."""
+    async with sim(time_scale=50) as (server, client):
+        fo = fanout.Fanout(client, model="sim-1", memory=False, max_tokens=5, max_cost=0.2,
+                           pricing=Pricing(input=1000, output=1000))  # fmt: skip
+        answers = await fo.ask_many([",." * 200], on_error="return")
+        sent = len(server.stats.requests)
+    assert fo.spend_cap is not None and fo.spend_cap.spent <= Decimal("0.2")
+    assert sent == 0 and isinstance(answers[0].error, fanout.BudgetExceededError)

@@ -31,7 +31,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["estimate_messages_tokens", "estimate_request_tokens", "estimate_text_tokens"]
+__all__ = [
+    "estimate_messages_tokens",
+    "estimate_request_tokens",
+    "estimate_text_tokens",
+    "worst_request_tokens",
+]
 
 _PER_MESSAGE = 3
 _PER_REQUEST = 3
@@ -54,7 +59,10 @@ _NOT_PROMPT = frozenset(
 
 
 @lru_cache(maxsize=8)
-def _tiktoken_counter(model: str) -> Callable[[str], int] | None:
+def _tiktoken_counter(model: str, *, exact: bool = False) -> Callable[[str], int] | None:
+    """tiktoken's count for ``model``'s encoding, else (not ``exact``) for o200k_base;
+    None where tiktoken or its cached files are missing (or, ``exact``, where it does
+    not know the model: not an OpenAI one)."""
     try:
         import tiktoken
     except ImportError:
@@ -64,6 +72,8 @@ def _tiktoken_counter(model: str) -> Callable[[str], int] | None:
             try:
                 encoding = tiktoken.encoding_for_model(model)
             except KeyError:
+                if exact:
+                    return None
                 encoding = tiktoken.get_encoding("o200k_base")
     except Exception:  # no cached file, or a broken install
         return None
@@ -136,9 +146,36 @@ def estimate_request_tokens(params: Mapping[str, Any], model: str | None = None)
     """Estimated prompt tokens a chat request is billed for: its messages' text (as
     :func:`estimate_messages_tokens`), each message's other fields (tool calls, names),
     and every request field the model reads, as its JSON (see the module docstring)."""
-    messages = params.get("messages") or []
-    total = estimate_messages_tokens(messages, model)
     counter = _tiktoken_counter(model or "gpt-4o")
+    total = estimate_messages_tokens(params.get("messages") or [], model)
+    return total + _fields_tokens(params, counter or _json_tokens)
+
+
+def worst_request_tokens(params: Mapping[str, Any], model: str | None = None) -> int:
+    """The most prompt tokens a request can be billed for, whatever the endpoint's
+    tokenizer (a spend cap's worst case): where tiktoken knows ``model``'s own encoding
+    (an OpenAI model, its files cached), its count, which is exact; else one token per
+    UTF-8 byte of every text the model reads, which no byte-level tokenizer exceeds
+    (the estimate's one per 4 characters was 2-4 times low on dense text, and a cap was
+    passed by as much)."""
+    exact = _tiktoken_counter(model or "", exact=True) if model else None
+    if exact is not None:
+        return estimate_request_tokens(params, model)
+    total = _PER_REQUEST
+    for message in params.get("messages") or []:
+        if isinstance(message, Mapping):
+            total += _PER_MESSAGE + _utf8_bytes(_content_text(message.get("content")))
+    return total + _fields_tokens(params, _utf8_bytes)
+
+
+def _utf8_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _fields_tokens(params: Mapping[str, Any], count: Callable[[str], int]) -> int:
+    """The tokens of a request's fields other than its messages' text, each as JSON."""
+    messages = params.get("messages") or []
+    total = 0
     extras: list[Any] = []
     for message in messages:
         if isinstance(message, Mapping):
@@ -152,8 +189,7 @@ def estimate_request_tokens(params: Mapping[str, Any], model: str | None = None)
     if rest:
         extras.append(rest)
     for extra in extras:
-        text = _json_text(extra)
-        total += counter(text) if counter else _json_tokens(text)
+        total += count(_json_text(extra))
     return total
 
 

@@ -36,7 +36,7 @@ from ..core.money import (
     tier_of,
 )
 from ..core.params import answer_cap
-from ..endpoint.tokens import estimate_request_tokens, estimate_text_tokens
+from ..endpoint.tokens import estimate_text_tokens, worst_request_tokens
 
 __all__ = [
     "OverBudgetError",
@@ -173,12 +173,13 @@ def worst_case(
 ) -> Decimal:
     """The most a request sent with ``params`` is expected to cost: its prompt (with a
     margin: the messages and every other field billed as prompt, tools and the response
-    format's schema among them, see ``estimate_request_tokens``) and its ``max_tokens``
+    format's schema among them, counted as ``worst_request_tokens`` does: exactly where
+    tiktoken knows the model, else a token per byte) and its ``max_tokens``
     (else four times the answers seen, else 1000) times ``n``, plus a predicted output
     (``prediction``, billed as output where it is rejected), at the full price of its
     tier (``tier``, else the one its parameters ask for: a request in a batch is priced
     at the batch tier)."""
-    prompt = estimate_request_tokens(params, model)
+    prompt = worst_request_tokens(params, model)
     prompt = int(prompt * PROMPT_MARGIN) + PROMPT_MARGIN_TOKENS
     sent = body_of(params)  # extra_body's fields are the body's: the server obeys them
     cap = answer_cap(sent)
