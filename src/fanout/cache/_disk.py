@@ -36,27 +36,43 @@ class DiskStore:
         self._lock = anyio.Lock()
 
     def _open(self) -> sqlite3.Connection:
-        if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
-            )
+        """The connection, made on first use. Processes opening a new file at the same
+        moment can get "database is locked" at once, whatever the busy timeout (the
+        switch to write-ahead logging does not wait for the others): tried again then,
+        with a growing pause, for up to ``BUSY_TIMEOUT_S``."""
+        if self._db is not None:
+            return self._db
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline, pause = time.monotonic() + BUSY_TIMEOUT_S, 0.01
+        while True:
             try:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
+                self._db = self._connect()
+                return self._db
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)  # on the store's worker thread, not the loop
+            pause = min(pause * 2, 0.5)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
+        )
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
+                "value BLOB NOT NULL, stored_at REAL NOT NULL) WITHOUT ROWID"
+            )
+            if self._ttl_s is not None:
                 db.execute(
-                    f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
-                    "value BLOB NOT NULL, stored_at REAL NOT NULL) WITHOUT ROWID"
+                    f"DELETE FROM {_TABLE} WHERE stored_at < ?", (time.time() - self._ttl_s,)
                 )
-                if self._ttl_s is not None:
-                    db.execute(
-                        f"DELETE FROM {_TABLE} WHERE stored_at < ?", (time.time() - self._ttl_s,)
-                    )
-            except BaseException:
-                db.close()
-                raise
-            self._db = db
-        return self._db
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def _get(self, keys: list[str]) -> dict[str, bytes]:
         db = self._open()
