@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -159,17 +160,15 @@ async def test_a_checks_answers_asked_alone_are_kept_when_the_call_times_out() -
         assert f"question {a.index} " in str(a.error)
 
 
-@on_virtual_time
-async def test_a_sampled_question_whose_alone_request_failed_takes_its_trusted_merged_answer() -> (
-    None
-):
-    """The first merge check asks the last two of a group of four alone; the last one's
-    request is refused (400), the other agrees with its merged answer. The merged
-    answers are trusted, so the refused question takes its merged answer rather than the
-    refusal (it used to keep the error while the merged reply answered it)."""
+async def _last_refused_alone(
+    model: Callable[[dict[str, Any]], str],
+) -> tuple[fanout.Answers, list[dict[str, Any]]]:
+    """A call that is one merged group of four under a tight limit, on a scripted
+    ``model`` that refuses (400) the last question whenever it is asked alone: its
+    answers, and the bodies of the requests the endpoint took."""
     last = QUESTIONS[3]
     async with scripted_server(
-        _faithful, status=lambda b: 400 if not _merged(b) and last in json.dumps(b) else 200
+        model, status=lambda b: 400 if not _merged(b) and last in json.dumps(b) else 200
     ) as server:
         client = AsyncOpenAI(base_url=server.base_url, api_key="k")
         fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=12), memory=False)
@@ -178,7 +177,19 @@ async def test_a_sampled_question_whose_alone_request_failed_takes_its_trusted_m
             QUESTIONS[:4], policy=_policy(max_group_size=4), on_error="return"
         )
         await client.close()
-    assert len([b for b in server.requests if _merged(b)]) == 1  # the check was made
+    return answers, server.requests
+
+
+@on_virtual_time
+async def test_a_sampled_question_whose_alone_request_failed_takes_its_trusted_merged_answer() -> (
+    None
+):
+    """The first merge check asks the last two of a group of four alone; the last one's
+    request is refused (400), the other agrees with its merged answer. The merged
+    answers are trusted, so the refused question takes its merged answer rather than the
+    refusal (it used to keep the error while the merged reply answered it)."""
+    answers, requests = await _last_refused_alone(_faithful)
+    assert len([b for b in requests if _merged(b)]) == 1  # the check was made
     assert [a.error for a in answers] == [None] * 4
     assert answers.texts == [answer_for(q, 2) for q in QUESTIONS[:4]]
     assert [a.mode for a in answers] == ["merged", "merged", "split", "merged"]
@@ -192,21 +203,11 @@ async def test_a_sampled_question_whose_alone_request_failed_keeps_its_error_whe
     """The same refusal where the merged answers are shifted by one: nothing vouches for
     the merged answer of the refused question, so it keeps the error of its own request
     (asked alone with its retries already; not asked a third time)."""
-    last = QUESTIONS[3]
-    async with scripted_server(
-        _shifting, status=lambda b: 400 if not _merged(b) and last in json.dumps(b) else 200
-    ) as server:
-        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
-        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=12), memory=False)
-        _bills_prompts_flat(fo)
-        answers = await fo.ask_many(
-            QUESTIONS[:4], policy=_policy(max_group_size=4), on_error="return"
-        )
-        await client.close()
+    answers, requests = await _last_refused_alone(_shifting)
     assert answers.texts[:3] == [answer_for(q, 2) for q in QUESTIONS[:3]]
     assert isinstance(answers[3].error, fanout.FanoutError)
     assert "400" in str(answers[3].error) or "refused" in str(answers[3].error)
-    assert sum(1 for b in server.requests if last in json.dumps(b)) == 2  # merged, alone
+    assert sum(1 for b in requests if QUESTIONS[3] in json.dumps(b)) == 2  # merged, alone
 
 
 @on_virtual_time

@@ -25,6 +25,7 @@ from fanout.engine.spending import Pricer, worst_case
 from fanout.jobs import BatchOptions, JobSummary, run_job
 from fanout.sim import answer_for
 
+from .._virtual import on_virtual_time
 from ..conftest import SimFactory
 
 pytestmark = pytest.mark.slow
@@ -411,6 +412,7 @@ async def test_flex_refusals_are_retried_at_flex_or_sent_standard_near_the_deadl
         assert server.stats.rate_limited == 0
 
 
+@on_virtual_time
 async def test_a_flex_request_s_expected_time_counts_its_answer_cap_under_either_name(
     sim: SimFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -826,6 +828,7 @@ def _api_error(status: int, message: str) -> Exception:
     return cls(message, response=response, body={"message": message})  # type: ignore[arg-type]
 
 
+@on_virtual_time
 async def test_a_batch_api_hiccup_is_retried_and_a_refusal_ends_the_job_in_one_line(
     sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

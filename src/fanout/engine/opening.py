@@ -63,6 +63,8 @@ class Opening:
     """The answer lengths were unknown when it was chosen: re-plan as they come in."""
     fallback: Plan | None = None
     """The best plan to commit to for all of them, if no evidence comes in time."""
+    lengths_known: bool = True
+    """The answer lengths were known (only the limits' room was in doubt)."""
 
 
 def answer_lengths_known(jobs: list[Job], opts: CallOptions, learned: float | None) -> bool:
@@ -232,6 +234,7 @@ def open_batch(
             plan=dataclasses.replace(first_plan, reason=reason),
             uncertain=True,
             fallback=committed[commit],
+            lengths_known=lengths_known,
         )
     chosen = committed[commit]
     reason = (
@@ -239,4 +242,6 @@ def open_batch(
         f"estimate {doubt}."
     )
     chosen = dataclasses.replace(chosen, reason=reason)
-    return Opening(wave=0, plan=chosen, uncertain=True, fallback=chosen)
+    return Opening(
+        wave=0, plan=chosen, uncertain=True, fallback=chosen, lengths_known=lengths_known
+    )

@@ -261,7 +261,7 @@ class Replanner:
         self.check = FirstCheck()
         self.started = 0.0  # the call's start on the engine's clock (set by the runner)
         self.first_batch = True  # the batch being planned is the call's first
-        self._lengths_known = False  # the batch's answer lengths were known when it opened
+        self._opening: Opening  # the last batch's (set by open_batch)
         self._canaries = Canaries()
         self._merged = 0  # merged groups sent unchecked or checked since established
         self._checking = 0  # spot checks in flight
@@ -313,17 +313,14 @@ class Replanner:
     def open_batch(self, batch: list[Job]) -> Opening:
         """How the next batch opens: a plan for it, or a first wave alone first."""
         self.first_batch = not self.stats.revisions
-        self._lengths_known = answer_lengths_known(
-            batch, self.opts, self.transport.learner.endpoint.answer_tokens
-        )
-        opening = open_plan(self.transport, batch, self.opts)
+        opening = self._opening = open_plan(self.transport, batch, self.opts)
         if opening.wave:
             self.evidence.wave_back = 0
         return opening
 
     def wave_trigger(self) -> str:
         """What a first wave's plan is made after (``Report.revisions``)."""
-        unknown = "the limits' room" if self._lengths_known else "answer lengths"
+        unknown = "the limits' room" if self._opening.lengths_known else "answer lengths"
         return f"first wave: {unknown} unknown"
 
     def batch_trigger(self) -> str:

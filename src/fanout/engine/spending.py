@@ -257,10 +257,11 @@ async def spend_on(
     if not caps or pricer is None:
         return await attempt()
     named = params.get("model")
-    priced_as = named if isinstance(named, str) else model
-    if not pricer.known(priced_as):  # a question's own model: its cost could not be capped
+    # The call's model was checked for a price with its caps (``call_caps``); a
+    # question's own model is checked here, before an attempt reserves anything.
+    if isinstance(named, str) and named != model and not pricer.known(named):
         raise ConfigError(
-            f"max_cost needs a price for model {priced_as!r} (this question's model), and "
+            f"max_cost needs a price for model {named!r} (this question's model), and "
             "none is known: give one with pricing=fanout.Pricing(input=..., output=...) or "
             "pricing={model: Pricing(...)}; the question was not sent"
         )
