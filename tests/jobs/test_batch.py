@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 from collections import Counter
@@ -871,3 +872,40 @@ async def test_a_batch_api_hiccup_is_retried_and_a_refusal_ends_the_job_in_one_l
     assert "\n" not in said
     assert said.startswith("the Batch API failed to create the batch of ")
     assert "400 token_limit_exceeded" in said and "run the same command again" in said
+
+
+@on_virtual_time
+async def test_a_state_naming_a_batch_the_endpoint_does_not_have_says_how_to_go_on(
+    sim: SimFactory, tmp_path: Path
+) -> None:
+    """A job stopped while its batch runs, resumed against another endpoint (one that
+    never made that batch): running the same command again would fail the same way, and
+    --overwrite would throw the recorded answers away. The one-line error says to point
+    --base-url at the endpoint that made it or to delete the state, and deleting the
+    state asks the questions again with nothing lost."""
+    import anyio
+
+    import fanout
+
+    src, dst = _questions(tmp_path / "q.jsonl", 4), tmp_path / "a.jsonl"
+    state = tmp_path / "a.jsonl.batches"
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=500) as (_, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), memory=False)
+        with anyio.move_on_after(5):
+            await run_job(JobSummary(), fo, src, dst, batch=True,
+                          options=BatchOptions(poll_s=0.05))  # fmt: skip
+    assert "batch_id" in (state / "state.json").read_text()
+    async with sim(time_scale=100, answer_tokens=3, batch_completion_s=1) as (_, client):
+        fo = Fanout(client, model="m", policy=Policy(mode="split"), memory=False)
+        with pytest.raises(fanout.JobError) as caught:
+            await run_job(JobSummary(), fo, src, dst, batch=True,
+                          options=BatchOptions(poll_s=0.05))  # fmt: skip
+        said = str(caught.value)
+        assert "\n" not in said and "404" in said
+        assert "run the same command again" not in said
+        assert "--base-url" in said and f"delete {state}" in said
+        shutil.rmtree(state)
+        summary = JobSummary()
+        await run_job(summary, fo, src, dst, batch=True, options=BatchOptions(poll_s=0.05))
+        assert summary.answered == 4
+    assert sorted(r["id"] for r in _records(dst)) == list(range(4))

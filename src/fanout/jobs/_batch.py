@@ -518,6 +518,17 @@ class _BatchJob:
             async for attempt in build_retrying(self.retry, sleep=anyio.sleep):
                 with attempt:
                     return await call()
+        except openai.NotFoundError as exc:
+            # The state names a batch or file this endpoint does not have (made on
+            # another endpoint, or deleted): running the same command again fails the
+            # same way, and --overwrite would throw the recorded answers away.
+            raise JobError(
+                f"the Batch API failed to {what}: 404 {exc.message}; the batch state "
+                f"{self.state.path} names a batch or file this endpoint does not have: "
+                "point --base-url at the endpoint that made it, or delete "
+                f"{self.state.path.parent} to ask its questions again (the answers "
+                f"recorded in {self.dst} are kept)"
+            ) from exc
         except openai.APIError as exc:
             status = getattr(exc, "status_code", None)
             said = f"{status} {exc.message}" if status is not None else exc.message
