@@ -366,6 +366,39 @@ class TestWrap:
         assert second.choices[0].message.content == first.choices[0].message.content
         assert fanout.report_of(second).cache_hits == 3  # type: ignore[union-attr]
 
+    @on_virtual_time
+    async def test_a_streamed_split_prompt_takes_its_live_part_from_the_cache_too(
+        self, sim: SimFactory, tmp_path: Path
+    ) -> None:
+        """``stream=True``: the first part, streamed live, is kept and looked up like the
+        others. Asked twice, the second stream sends nothing and says the same (the live
+        part was sent again on every call). An answer kept by a call without a stream
+        serves the stream's live part, and the other way round."""
+        prompt = "1. What is X?\n2. What is Y?\n3. What is Z?"
+        async with sim(time_scale=100, answer_tokens=5) as (server, client):
+            wrapped = fanout.wrap(client, cache=tmp_path / "c.sqlite3", policy="split")
+            kwargs = {"model": "m", "temperature": 0,
+                      "messages": [{"role": "user", "content": prompt}]}  # fmt: skip
+
+            async def streamed() -> str:
+                stream = await wrapped.chat.completions.create(**kwargs, stream=True)  # type: ignore[call-overload]
+                return "".join(
+                    [c.choices[0].delta.content or "" async for c in stream if c.choices]
+                )
+
+            first = await streamed()
+            assert len(server.stats.requests) == 3
+            second = await streamed()
+            assert len(server.stats.requests) == 3
+            assert second == first and first.startswith("1. ") and "\n\n3. " in first
+
+            other = prompt.replace("X", "W")  # its live part (W) is new
+            kwargs["messages"] = [{"role": "user", "content": other}]
+            whole = await wrapped.chat.completions.create(**kwargs)  # type: ignore[call-overload]
+            assert len(server.stats.requests) == 4
+            assert await streamed() == whole.choices[0].message.content
+            assert len(server.stats.requests) == 4
+
 
 _WORKER = textwrap.dedent(
     """

@@ -30,8 +30,10 @@ from ..core.exceptions import ConfigError
 from ..core.models import Answer, Answers, Question, Usage
 from ..detection._detector import Detection, detect
 from ..detection._llm import detect_with_model
+from ..engine.caching import CallCache, call_cache
+from ..engine.call import CallStats
 from ..engine.facade import Fanout
-from ..engine.intake import messages_for
+from ..engine.intake import Job, messages_for
 from ..engine.spending import reserve_stream, settle_stream
 from ._failures import first_answer, first_failed, raise_for_parts
 from ._parts import (
@@ -463,6 +465,18 @@ class _Live:
         return "".join(self.shown)
 
 
+async def _cached(cache: CallCache | None, job: Job) -> Answer | None:
+    """``job``'s answer from the response cache, or None (no cache, or a miss)."""
+    hits: list[Answer] = []
+
+    async def take(_job: Job, answer: Answer) -> None:
+        hits.append(answer)
+
+    if cache is not None:
+        await cache.take_hits([job], take)
+    return hits[0] if hits else None
+
+
 class _PartStream:
     """A split prompt's parts as one stream (``FanoutClient.stream_parts``): the first
     part streamed live, the others asked meanwhile and given whole, in order."""
@@ -513,11 +527,22 @@ class _PartStream:
                 "messages": messages_for(self.questions[0], self.fo.system),
             }
             yield self._head(0)
-            live = _Live()
-            async with contextlib.aclosing(self._stream_first(params, end, live)) as first_part:
-                async for text in first_part:
-                    yield text
-            first = self._first_of(live, end, params)
+            async with self._cache() as cache:
+                # Looked up and kept like every other part: a hit is given whole.
+                job = Job(index=0, question=self.questions[0], params=params, key="0")
+                first = await _cached(cache, job)
+                if first is not None:
+                    end.add(first, 0, 0)
+                    yield (first.text or "").strip()
+                else:
+                    live = _Live()
+                    streamed = self._stream_first(params, end, live)
+                    async with contextlib.aclosing(streamed) as first_part:
+                        async for text in first_part:
+                            yield text
+                    first = self._first_of(live, end, params)
+                    if first is not None and cache is not None:
+                        await cache.keep(first)
             if first is None:
                 # No text came (an empty reply, a refusal, a cut before the first words):
                 # the part is asked again whole, judged and retried like every other
@@ -538,6 +563,14 @@ class _PartStream:
             # Read to its end, closed, or dropped: the parts not needed any more stop.
             if self.rest is not None and not self.rest.done():
                 self.rest.cancel()
+
+    def _cache(self) -> contextlib.AbstractAsyncContextManager[CallCache | None]:
+        """The response cache of the first part's request, as the others' call has it."""
+        fo = self.fo
+        opts = fo._options(
+            create_kwargs=dict(self.kwargs), model=self.model, policy=self.policy, api=self.api
+        )
+        return call_cache(fo._transport, opts, CallStats(), opts.cache)
 
     async def _stream_first(
         self, params: dict[str, Any], end: StreamEnd, live: _Live
