@@ -78,6 +78,24 @@ def test_detection_jobs_profiles_and_the_wrapper_load_when_first_used() -> None:
     ]
 
 
+def test_the_response_cache_s_store_and_entries_load_when_a_call_uses_a_cache() -> None:
+    """``import fanout`` leaves the cache's entry model, its sqlite store and difflib
+    (the "did you mean" of a wrong name) unloaded; naming ``fanout.cache.Entry`` loads
+    its module (the cache's own tests use them through calls; fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, fanout, fanout.cache\n"
+        "lazy = ['fanout.cache._entry', 'fanout.cache._disk', 'sqlite3', 'difflib']\n"
+        "print([m for m in lazy if m in sys.modules])\n"
+        "print(fanout.cache.Entry(text='a').text, fanout.cache.decode(b'[]'))\n"
+        "print([m for m in lazy if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["[]", "a None", "['fanout.cache._entry']"]
+
+
 def test_version_comes_from_package_metadata() -> None:
     """__version__ matches the installed distribution."""
     from importlib.metadata import version

@@ -19,11 +19,13 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..core.exceptions import ConfigError
-from ._entry import Entry, decode, encode
 from ._key import CLIENT_SIDE, is_deterministic, request_key
+
+if TYPE_CHECKING:
+    from ._entry import Entry, decode, encode
 
 __all__ = [
     "CLIENT_SIDE",
@@ -133,3 +135,13 @@ def default_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("fanout")) / FILE_NAME
+
+
+def __getattr__(name: str) -> Any:
+    # The entry's model and codec load when first used (a call with a cache), not
+    # with fanout.
+    if name in ("Entry", "decode", "encode"):
+        from . import _entry
+
+        return getattr(_entry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

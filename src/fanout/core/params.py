@@ -8,7 +8,6 @@ a failure on every question.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import math
 from collections.abc import Iterable, Mapping
@@ -107,6 +106,8 @@ def params_problem(params: Mapping[str, Any], *, options: Iterable[str] = ()) ->
 def _unknown(name: str, known: frozenset[str], options: frozenset[str]) -> str:
     what = "neither an option of fanout nor a parameter" if options else "not a parameter"
     message = f"unknown keyword argument {name!r}: {what} of chat.completions.create"
+    import difflib  # only when a name is wrong
+
     close = difflib.get_close_matches(name, sorted(known | options), n=1)
     if close:
         message += f" (did you mean {close[0]!r}?)"

@@ -22,13 +22,12 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from ..cache import Cache, Entry, decode, encode, is_deterministic, request_key
+from ..cache import Cache, is_deterministic, request_key
 from ..cache import default_path as default_cache_path
-from ..cache._disk import DiskStore
 from ..core import clock
 from ..core.exceptions import ConfigError
 from ..core.models import Answer, Usage
@@ -36,6 +35,12 @@ from ..endpoint.memory import endpoint_key
 from .call import CallOptions, CallStats
 from .intake import Job
 from .transport import Transport
+
+if TYPE_CHECKING:
+    from ..cache._entry import Entry
+
+# The entries' codec and the stores are imported when a call uses a cache, not with
+# fanout: most calls have none (pydantic's model and sqlite3 cost the import ~40 ms).
 
 __all__ = ["FLUSH_AT", "FLUSH_EVERY_S", "CallCache", "cached_answer", "call_cache"]
 
@@ -79,6 +84,8 @@ def cached_answer(entry: Entry, job: Job) -> Answer:
 
 
 def _entry_of(answer: Answer) -> Entry:
+    from ..cache._entry import Entry
+
     assert answer.text is not None
     return Entry(
         text=answer.text,
@@ -128,6 +135,8 @@ class CallCache:
     async def take_hits(self, batch: list[Job], finish: Finish) -> list[Job]:
         """Answer the jobs of ``batch`` the cache holds (through ``finish``); the rest,
         to be planned and sent."""
+        from ..cache._entry import decode
+
         keys = {job.index: key for job in batch if (key := self.key_of(job)) is not None}
         found: dict[str, bytes] = {}
         if keys and not self._broken:
@@ -168,6 +177,8 @@ class CallCache:
             return
         if answer.finish_reason == _NEVER_KEPT:
             return
+        from ..cache._entry import encode
+
         self._buffer[key] = encode(_entry_of(answer))
         due = clock.now() - self._flushed_at >= FLUSH_EVERY_S
         if len(self._buffer) >= FLUSH_AT or due:
@@ -200,6 +211,8 @@ def _store_for(cache: Cache, transport: Transport) -> Store:
                 "a response cache in redis needs the redis package: pip install redis"
             ) from exc
         return RedisStore(url, namespace=namespace, ttl_s=cache.ttl_s)
+    from ..cache._disk import DiskStore
+
     path = default_cache_path() if cache.path is None else cache.path
     return DiskStore(Path(path).expanduser(), ttl_s=cache.ttl_s)
 
