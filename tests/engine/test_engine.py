@@ -262,6 +262,21 @@ class TestCancellationAndTimeout:
 
 
 class TestInput:
+    def test_a_question_built_by_hand_with_a_bad_value_is_a_value_error_naming_the_field(
+        self,
+    ) -> None:
+        """``fanout.Question`` is a pydantic model: a wrong value raises pydantic's
+        ValidationError (a ValueError), naming the field, as docs/api.md says."""
+        from pydantic import ValidationError
+
+        for bad, field, said in (({"text": 5}, "text", "valid string"),
+                                 ({"text": " "}, "text", "text is empty"),
+                                 ({"text": "a", "trusted": "maybe"}, "trusted", "valid boolean")):  # fmt: skip
+            with pytest.raises(ValidationError) as info:
+                fanout.Question(**bad)  # type: ignore[arg-type]
+            assert isinstance(info.value, ValueError)
+            assert f"\n{field}\n" in str(info.value) and said in str(info.value)
+
     @on_virtual_time
     async def test_bad_input_is_refused_before_anything_is_sent(self, sim: SimFactory) -> None:
         """Empty or non-string questions name their index; nothing reaches the server."""
