@@ -273,7 +273,7 @@ class TestInput:
                                  ({"text": " "}, "text", "text is empty"),
                                  ({"text": "a", "trusted": "maybe"}, "trusted", "valid boolean")):  # fmt: skip
             with pytest.raises(ValidationError) as info:
-                fanout.Question(**bad)  # type: ignore[arg-type]
+                fanout.Question(**bad)
             assert isinstance(info.value, ValueError)
             assert f"\n{field}\n" in str(info.value) and said in str(info.value)
 
