@@ -12,6 +12,7 @@ from .core.config import DEFAULT_MAX_GROUP_SIZE as DEFAULT_MAX_GROUP_SIZE
 from .core.plans import Budget as Budget
 from .core.plans import Candidate as Candidate
 from .core.plans import EndpointEstimate as EndpointEstimate
+from .core.plans import GroupCheck as GroupCheck
 from .core.plans import MergeChecks as MergeChecks
 from .core.plans import Plan as Plan
 from .core.plans import PlanInputs as PlanInputs
@@ -19,6 +20,7 @@ from .core.plans import PlanRevision as PlanRevision
 from .endpoint.model import EndpointModel as EndpointModel
 from .endpoint.tokens import estimate_messages_tokens as estimate_messages_tokens
 from .engine.opening import HYPOTHESES as HYPOTHESES
+from .engine.planning import check_layout as check_layout
 from .engine.planning import make_plan as make_plan
 
 __all__ = [
@@ -28,10 +30,12 @@ __all__ = [
     "Candidate",
     "EndpointEstimate",
     "EndpointModel",
+    "GroupCheck",
     "MergeChecks",
     "Plan",
     "PlanInputs",
     "PlanRevision",
+    "check_layout",
     "estimate_messages_tokens",
     "make_plan",
 ]

@@ -21,6 +21,7 @@ from fanout.sim import answer_for
 
 from .._scripted import response, scripted_server
 from .._virtual import on_virtual_time
+from ..conftest import SimFactory
 from ._merged_prompts import _policy, _shifting
 
 
@@ -235,3 +236,73 @@ class TestTheRule:
     def test_after_a_misattribution_every_group_is_checked_and_none_waits(self) -> None:
         assert decide((40, 39, 1), 0.75, merged=0, checking=30) == "check"
         assert decide(None, 0.75, merged=0, checking=0) == "check"
+
+
+class TestThePlannedChecks:
+    """``planning.check_layout``: how each merged group of a plan is checked, laid out
+    when the plan is made (``Plan.checks``), the same layout the cost model counts."""
+
+    @staticmethod
+    def _groups(merged: int) -> list[list[int]]:
+        groups = [list(range(6 * g, 6 * g + 6)) for g in range(merged)]
+        return [*groups, [6 * merged]]  # and one question alone
+
+    def test_a_cold_call_checks_its_first_group_then_spots_until_established(self) -> None:
+        """Nothing known, 0.75: the first group's sample of 4 agreeing leaves 5 more to
+        establish agreement (9 at 0.75), so five spot checks, then one group in four is
+        a sentinel; the question alone is not checked."""
+        from fanout.core.plans import GroupCheck, MergeChecks
+        from fanout.engine.planning import check_layout
+
+        checks = MergeChecks(first=True, counts=(0, 0, 0), threshold=0.75)
+        layout = check_layout(self._groups(12), checks)
+        assert layout == [
+            GroupCheck("first", alone=4),
+            *[GroupCheck("spot", alone=1)] * 5,
+            GroupCheck("sentinel"), GroupCheck("none"), GroupCheck("none"), GroupCheck("none"),
+            GroupCheck("sentinel"), GroupCheck("none"),
+            None,
+        ]  # fmt: skip
+
+    def test_established_agreement_plans_sentinels_only_and_no_checks_plans_none(self) -> None:
+        from fanout.core.plans import GroupCheck, MergeChecks
+        from fanout.engine.planning import check_layout
+
+        known = MergeChecks(first=False, counts=(9, 9, 0), threshold=0.75)
+        kinds = [c.kind if c else None for c in check_layout(self._groups(5), known)]
+        assert kinds == ["sentinel", "none", "none", "none", "sentinel", None]
+        assert check_layout(self._groups(2), None) == [GroupCheck("none")] * 2 + [None]
+        # A call that is one merged group checks about half of it.
+        first = MergeChecks(first=True, counts=(0, 0, 0), threshold=0.75)
+        assert check_layout([[0, 1, 2, 3, 4]], first) == [GroupCheck("first", alone=3)]
+
+    def test_the_cost_model_counts_the_requests_the_layout_plans(self) -> None:
+        """The requests a plan is costed with are its groups plus the questions its
+        checks ask alone, the first check's group and sample first."""
+        from fanout.core.plans import MergeChecks
+        from fanout.engine.planning import _with_checks, check_layout
+
+        groups = self._groups(12)
+        checks = MergeChecks(first=True, counts=(0, 0, 0), threshold=0.75)
+        requests = _with_checks(groups, checks)
+        alone = sum(c.alone for c in check_layout(groups, checks) if c is not None)
+        assert len(requests) == len(groups) + alone == 13 + 9
+        assert requests[:5] == [groups[0], [2], [3], [4], [5]]  # the first check, its sample
+        assert requests[5:8] == [groups[1], [11], groups[2]]  # a spot check's last question
+
+    @on_virtual_time
+    async def test_a_cold_call_s_report_says_how_its_groups_are_checked(
+        self, sim: SimFactory
+    ) -> None:
+        """The first plan of a cold auto call lays out its first check, and the runner
+        sends that group as the first check: its sample asked alone as the layout says."""
+        async with sim(time_scale=100, answer_tokens=3) as (_, client):
+            qs = [f"Short question {i}?" for i in range(60)]
+            limits = fanout.Limits(rpm=600)
+            answers = await fanout.ask_many(qs, client=client, model="m", limits=limits,
+                                            memory=False)  # fmt: skip
+        planned = [r for r in answers.report.revisions if r.plan.checks_planned().get("first")]
+        assert planned, [r.as_dict() for r in answers.report.revisions]
+        first = next(c for c in planned[0].plan.checks if c is not None and c.kind == "first")
+        assert planned[0].as_dict()["checks"]["first"] == 1
+        assert answers.report.merge_checks[0].startswith(f"{first.alone} of {first.alone} ")

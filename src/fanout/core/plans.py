@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .money import CostEstimate  # plain data too
 
@@ -18,6 +18,7 @@ __all__ = [
     "Budget",
     "Candidate",
     "EndpointEstimate",
+    "GroupCheck",
     "MergeChecks",
     "Plan",
     "PlanInputs",
@@ -150,6 +151,32 @@ class MergeChecks:
 
 
 @dataclass(frozen=True)
+class GroupCheck:
+    """How a plan's merged group is checked against split answers, as planned (and
+    costed) from the merge checks known when the plan was made (``MergeChecks``):
+
+    * ``"first"``: the call's first merge check: ``alone`` of its questions are asked
+      alone as well, and the groups after it wait for the comparison;
+    * ``"spot"``: its last question is asked alone as well (``alone`` 1), until the
+      checks establish agreement;
+    * ``"sentinel"``: agreement established, one merged group in ``SPOT_CHECK_EVERY``
+      is still checked: by a question of the call answered before riding it (a canary,
+      no request of its own), else by its last question asked alone;
+    * ``"none"``: merged and unchecked (agreement established, or no checks: the
+      policy merges, or ``Policy(merge_agreement=None)``).
+
+    Groups after the first check go as the call's ``Replanner`` decides when each can
+    be sent, with the checks back by then (``engine/spotting.py``): a spot check may
+    wait for those in flight, a group may go alone when agreement turned out low, and
+    sentinels start once agreement is established, which may come sooner or later
+    than planned."""
+
+    kind: Literal["first", "spot", "sentinel", "none"]
+    alone: int = 0
+    """Questions of the group also asked alone (a sentinel's canary is not counted)."""
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One way to send the questions, and what it is estimated to cost."""
 
@@ -199,10 +226,21 @@ class Plan:
     estimates: list[CostEstimate] = field(default_factory=list)
     """What each candidate would cost, and the split and chosen ones at the flex and
     batch tiers (``Fanout.plan`` fills it in: see docs/cost.md)."""
+    checks: tuple[GroupCheck | None, ...] = ()
+    """How each of ``groups`` is checked, in their order (None: a group of one
+    question, asked alone); empty for a plan made without its checks laid out."""
 
     @property
     def mode_label(self) -> str:
         return self.chosen.label
+
+    def checks_planned(self) -> dict[str, int]:
+        """How many merged groups are planned for each kind of :class:`GroupCheck`."""
+        counts: dict[str, int] = {}
+        for check in self.checks:
+            if check is not None:
+                counts[check.kind] = counts.get(check.kind, 0) + 1
+        return counts
 
 
 @dataclass(frozen=True)
@@ -268,5 +306,6 @@ class PlanRevision:
             "answer_tokens": None if self.answer_tokens is None else round(self.answer_tokens, 1),
             "sent_until_s": None if self.sent_until_s is None else round(self.sent_until_s, 4),
             "requests_sent": self.requests_sent,
+            "checks": self.plan.checks_planned(),
             "reason": self.plan.reason,
         }

@@ -26,7 +26,7 @@ import math
 
 from ..core.config import DEFAULT_MERGE_AGREEMENT, MERGE_CHECK_MIN, SPOT_CHECK_EVERY, Policy
 from ..core.params import answer_cap
-from ..core.plans import Budget, Candidate, MergeChecks, Plan, PlanInputs
+from ..core.plans import Budget, Candidate, GroupCheck, MergeChecks, Plan, PlanInputs
 from ..endpoint.model import EndpointModel
 from ..endpoint.tokens import estimate_text_tokens
 from .agreement import CONFIDENCE, agreement_too_low, check_sample, still_to_check
@@ -40,6 +40,7 @@ __all__ = [
     "MERGE_PROMPT_OVERHEAD",
     "MERGE_PROMPT_PER_QUESTION",
     "PRIOR_ANSWER_TOKENS",
+    "check_layout",
     "estimate_groups",
     "expected_answer_tokens",
     "make_plan",
@@ -286,36 +287,64 @@ def _run(work: _Work, releases: list[float], inputs: PlanInputs) -> tuple[float,
     return wall, waited
 
 
+def check_layout(groups: list[list[int]], checks: MergeChecks | None) -> list[GroupCheck | None]:
+    """How each of ``groups`` is checked (:class:`GroupCheck`; None for a group of one),
+    planned from the merge checks known (``checks``; None: merged groups go unchecked),
+    assuming every check agrees: the first merged group is the first check when one is
+    due, the next merged groups are spot-checked until the counts would establish
+    agreement, then one in ``SPOT_CHECK_EVERY`` is a sentinel."""
+    layout: list[GroupCheck | None] = []
+    compared, agreed, wrong = checks.counts if checks is not None else (0, 0, 0)
+    merged_groups = sum(len(g) > 1 for g in groups)
+    first_due = checks is not None and checks.first
+    spot: int | None = None  # spot checks still to go (None: counted after the first)
+    since = 0  # merged groups since agreement would be established
+    for group in groups:
+        if len(group) == 1:
+            layout.append(None)
+            continue
+        if checks is None:
+            layout.append(GroupCheck("none"))
+            continue
+        if first_due:
+            first_due = False
+            sample = check_sample(len(group), more=merged_groups > 1)
+            compared, agreed = compared + sample, agreed + sample
+            layout.append(GroupCheck("first", alone=sample))
+            continue
+        if spot is None:
+            needed = still_to_check((compared, agreed, wrong), checks.threshold)
+            spot = merged_groups if needed is None else needed
+        if spot > 0:
+            spot -= 1
+            layout.append(GroupCheck("spot", alone=1))
+            continue
+        layout.append(GroupCheck("sentinel" if since % SPOT_CHECK_EVERY == 0 else "none"))
+        since += 1
+    return layout
+
+
 def _with_checks(groups: list[list[int]], checks: MergeChecks | None) -> list[list[int]]:
     """The requests of a plan with those its merge checks add, in the order they go
-    (see :class:`MergeChecks`), assuming every check agrees. Their requests and tokens
-    are costed; the waits for them are not: made before the endpoint's speed is
-    measured, a plan would cost a wait for one merged reply from the priors' decode
-    speed, and on the simulator's cold one-shot (200 three-token answers under a tight
-    request limit) that tipped auto into splitting the whole call at three times the
-    time."""
-    merged = [g for g in groups if len(g) > 1]
-    if checks is None or not merged:
+    (:func:`check_layout`): the first check's group and its sample alone go first, each
+    spot-checked group is followed by its last question alone; a sentinel's canary
+    rides its group and adds no request. Their requests and tokens are costed; the
+    waits for them are not: made before the endpoint's speed is measured, a plan would
+    cost a wait for one merged reply from the priors' decode speed, and on the
+    simulator's cold one-shot (200 three-token answers under a tight request limit)
+    that tipped auto into splitting the whole call at three times the time."""
+    if checks is None:
         return groups
-    out: list[list[int]] = []
-    compared, agreed, wrong = checks.counts
-    rest = list(groups)
-    if checks.first:
-        # the first merged group, and a sample of it alone, go first
-        first = merged.pop(0)
-        rest.remove(first)
-        sample = check_sample(len(first), more=bool(merged))
-        out += [first, *([i] for i in first[-sample:])]
-        compared, agreed = compared + sample, agreed + sample
-    needed = still_to_check((compared, agreed, wrong), checks.threshold)
-    # until agreement is established, each merged group also asks its last question alone
-    spot = len(merged) if needed is None else needed
-    for group in rest:
-        out.append(group)
-        if len(group) > 1 and spot > 0:
-            spot -= 1
-            out.append(group[-1:])
-    return out
+    first: list[list[int]] = []
+    rest: list[list[int]] = []
+    for group, check in zip(groups, check_layout(groups, checks), strict=True):
+        if check is not None and check.kind == "first":
+            first = [group, *([i] for i in group[-check.alone :])]
+            continue
+        rest.append(group)
+        if check is not None and check.kind == "spot":
+            rest.append(group[-1:])
+    return first + rest
 
 
 _CAP_NOTE_RATIO = 1.5  # the cap is worth a note when it makes the plan this much slower
@@ -653,5 +682,6 @@ def plan_jobs(
         shared_prompt_cached=shared_prompt_cached,
     )
     plan = _with_checks_said(make_plan(inputs, opts.policy), opts.policy, agreement)
+    plan = dataclasses.replace(plan, checks=tuple(check_layout(plan.groups, inputs.merge_checks)))
     log.debug("plan for %d questions: %s", len(jobs), plan.reason)
     return plan

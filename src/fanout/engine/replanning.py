@@ -36,7 +36,7 @@ from .. import telemetry as telemetry
 from ..core import clock
 from ..core.models import Answer
 from ..core.plans import Budget, Plan, PlanRevision
-from .agreement import CheckResult, check_sample, established
+from .agreement import CheckResult, established
 from .call import CallOptions, CallStats
 from .canaries import Canaries, Canary
 from .intake import Job
@@ -334,14 +334,15 @@ class Replanner:
         return commit_plan(reopened), reopened.uncertain
 
     def first_check_of(self, plan: Plan) -> tuple[list[int], int] | None:
-        """Whether ``plan``'s first merged group is the call's first merge check: its
-        positions and how many of its questions are asked alone as well; None if not
-        (no check planned, or one out already)."""
-        if not plan.merge_check or self.check.out:
+        """The group ``plan`` lays out as the call's first merge check (its
+        ``GroupCheck`` "first"): its positions and how many of its questions are asked
+        alone as well; None if it has none, or one is out already."""
+        if self.check.out:
             return None
-        merged_groups = [g for g in plan.groups if len(g) > 1]
-        positions = merged_groups[0]
-        return positions, check_sample(len(positions), more=len(merged_groups) > 1)
+        for positions, check in zip(plan.groups, plan.checks, strict=False):
+            if check is not None and check.kind == "first":
+                return positions, check.alone
+        return None
 
     async def first_check_back_yet(self) -> str:
         """Wait until the first merge check is back; returns the trigger of the plan
