@@ -237,6 +237,38 @@ def test_ask_answers_each_part_in_the_prompts_numbering(capsys: pytest.CaptureFi
     assert "\n\n2. ref " in out
 
 
+def test_answers_of_the_built_in_simulator_are_said_to_be_made_up(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --base-url (nor OPENAI_BASE_URL) the command answers from the built-in
+    simulator and says so on stderr once its work is done (its answers looked real)."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert main(["ask", "--sim-time-scale", "100", "What is A?"]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "fanout ask: answered by the built-in simulator (no --base-url, nor "
+        "OPENAI_BASE_URL): its answers are made-up text\n"
+    )
+
+
+async def test_openai_base_url_is_the_endpoint_when_no_base_url_is_given(
+    sim: SimFactory,
+) -> None:
+    """OPENAI_BASE_URL, as the openai SDK reads it, is the command's endpoint (it was
+    ignored: the command answered from its own simulator)."""
+    async with sim(time_scale=100, answer_tokens=3) as (server, _):
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sim"}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "fanout", "ask", "--model", "m", "1. What is A? 2. What is B?",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+        )  # fmt: skip
+        out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        assert len(server.stats.requests) >= 1
+    assert "simulator" not in err.decode()
+    assert out.decode().startswith("1. ")
+
+
 def test_ask_shows_every_part_of_a_cut_answer_and_marks_it_cut(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

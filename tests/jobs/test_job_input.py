@@ -203,7 +203,8 @@ def test_bad_per_question_parameters_are_one_line_each_with_a_suggestion(tmp_pat
     )  # fmt: skip
     proc = _fanout_run(str(src), str(dst), *FAST, "--no-progress")
     assert proc.returncode == 3, proc.stderr
-    lines = proc.stderr.splitlines()
+    *lines, simulated = proc.stderr.splitlines()  # the last: the answers are the simulator's
+    assert simulated.startswith("fanout run: answered by the built-in simulator")
     assert len(lines) == 2, proc.stderr
     assert f"{src}:2: skipped: id 2: max_tokens" in lines[0]
     assert f"{src}:3: skipped: id 3: " in lines[1]

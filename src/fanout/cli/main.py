@@ -73,9 +73,13 @@ def _fault_at(value: str) -> tuple[int, str]:
 
 
 def _endpoint_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("endpoint (default: the built-in simulator, no API key needed)")
+    g = p.add_argument_group(
+        "endpoint (default: OPENAI_BASE_URL if set, else the built-in simulator, no API key needed)"
+    )
     g.add_argument(
-        "--base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1"
+        "--base-url",
+        help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: "
+        "OPENAI_BASE_URL, as the openai SDK reads it)",
     )
     g.add_argument("--model", help="model name (default sim-1 on the simulator)")
     g.add_argument(
@@ -416,6 +420,13 @@ async def _endpoint(
             yield client, args.model or "sim-1", server
         finally:
             await client.close()
+    if args.command != "bench":  # bench compares policies on the simulator, and says so
+        # Said once the command's work is done (an error stays one line).
+        print(
+            f"fanout {args.command}: answered by the built-in simulator (no --base-url, nor "
+            "OPENAI_BASE_URL): its answers are made-up text",
+            file=sys.stderr,
+        )
 
 
 def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
@@ -757,6 +768,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     _misspelt_option(parser, sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    if hasattr(args, "base_url") and not args.base_url:
+        args.base_url = os.environ.get("OPENAI_BASE_URL") or None  # as the SDK reads it
     _setup_logging(args.verbose + args.verbose_after)
     try:
         if args.command == "sim":
