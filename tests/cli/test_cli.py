@@ -309,6 +309,35 @@ def test_plan_is_a_dry_run_with_every_candidate(capsys: pytest.CaptureFixture[st
     assert "rate limits" in out
 
 
+@pytest.mark.parametrize("command", [["plan", "--file"], ["run", "--dry-run"]])
+def test_a_dry_run_reads_the_input_as_fanout_run_does(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`fanout plan --file` and `fanout run --dry-run` skip the lines `fanout run` skips
+    (no question, not JSON, a duplicate id) and say so in its words, and plan the rest
+    with each line's own parameters (`plan --file` failed with a traceback or a bare
+    JSON error, and dropped the parameters; the dry run counted a duplicate id)."""
+    src = tmp_path / "q.jsonl"
+    src.write_text(
+        '{"id": 1, "question": "What is A?"}\n{"id": "b"}\nnot json\n'
+        '{"id": 1, "question": "Again?"}\n{"id": 2, "question": "What is B?", "max_tokens": 7}\n'
+    )
+    if command[0] == "plan":
+        argv = [*command, str(src)]
+    else:
+        argv = ["run", str(src), str(tmp_path / "a.jsonl"), "--dry-run"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f'{src}:2: skipped: id "b": missing or empty question (the question goes under "question")',
+        f"{src}:3: skipped: not JSON: Expecting value",
+        f"{src}:4: skipped: duplicate id 1",
+    ]
+    *_, split = [line for line in out.splitlines() if line.startswith("*split")]  # the costs
+    assert split.split()[1] == "2"  # two requests
+    assert " 207 " in split  # 200 tokens assumed for one answer, max_tokens 7 for the other
+
+
 def test_run_reports_bad_lines_once_and_exits_3(tmp_path: Path) -> None:
     """`fanout run` in a subprocess: answers out, each bad line named once, exit code 3."""
     src, dst = tmp_path / "q.jsonl", tmp_path / "a.jsonl"

@@ -7,20 +7,21 @@ import asyncio
 import contextlib
 import difflib
 import errno
-import json
 import logging
 import os
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core.config import Limits, Policy
 from ..core.exceptions import FanoutError
 from ..core.logs import redact
+from ..core.models import Question
 from ..core.plans import Plan
-from ..detection._detector import detect
+from ..detection._detector import Detection, detect
 from ..endpoint.model import EndpointModel
 from ..endpoint.profile import EndpointProfile, profile_endpoint
 from ..engine.facade import Fanout
@@ -28,7 +29,15 @@ from ..jobs._batch import run_job
 from ..jobs._run import JobSummary
 from .batch import add_batch_args, batch_kwargs, policy_kwargs, tier_lines
 from .caching import add_cache_args, cache_from_args
-from .money import add_money_args, budget_stop, cap_answers, dry_run, estimates_table, pricing_of
+from .money import (
+    add_money_args,
+    budget_stop,
+    cap_answers,
+    dry_run,
+    estimates_table,
+    pricing_of,
+    read_questions,
+)
 from .plots import plot_timeline, pyplot
 from .shards import add_combine_parser, add_shard_arg, combine
 from .summary import run_summary
@@ -558,10 +567,10 @@ def _plan(args: argparse.Namespace) -> int:
     """A dry run: synchronous, it sends nothing."""
     from openai import AsyncOpenAI
 
+    detection: Detection | None = None
+    questions: list[Question] | list[str]
     if args.file:
-        with open(args.file, encoding="utf-8") as f:
-            questions = [json.loads(line)["question"] for line in f if line.strip()]
-        detection = None
+        questions = read_questions(Path(args.file))  # as fanout run reads them
     elif args.prompt:
         detection = detect(sys.stdin.read() if args.prompt == "-" else args.prompt)
         questions = [detection.group_prompt(g) for g in detection.groups]

@@ -16,7 +16,7 @@ from ..core.models import Question
 from ..core.money import Pricing
 from ..engine.spending import UNCAPPED_ANSWER_TOKENS
 from ..jobs._output import BOM
-from ..jobs._run import _parse
+from ..jobs._run import BadLine, _parse
 from ..jobs._spend import recorded_spend
 
 if TYPE_CHECKING:
@@ -152,13 +152,30 @@ def _pending(args: argparse.Namespace) -> list[Question]:
                 continue
             if isinstance(record, dict) and "id" in record and record.get("error") is None:
                 answered.add(json.dumps(record["id"], ensure_ascii=False, sort_keys=True))
+    return read_questions(Path(args.input), answered)
+
+
+def read_questions(path: Path, answered: frozenset[str] | set[str] = frozenset()) -> list[Question]:
+    """The questions of the JSONL file ``path`` as ``fanout run`` reads them (each
+    line's own parameters with it), less the ids in ``answered``; a line ``fanout run``
+    would skip (not JSON, no question, a duplicate id, a parameter ``create()`` would
+    refuse) is skipped here too, and said on stderr in the same words."""
     questions: list[Question] = []
-    with open(args.input, "rb") as f:
+    seen: set[str] = set()
+    with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
-            if raw.strip():
-                q, qid, bad = _parse(raw.removeprefix(BOM) if lineno == 1 else raw, lineno)
-                if q is not None and bad is None and qid not in answered:
-                    questions.append(q)
+            if not raw.strip():
+                continue
+            q, qid, bad = _parse(raw.removeprefix(BOM) if lineno == 1 else raw, lineno)
+            if qid is not None and bad is None and qid in seen:
+                bad = BadLine(lineno, f"duplicate id {qid}")
+            if bad is not None:
+                print(f"{path}:{bad.line}: skipped: {bad.reason}", file=sys.stderr)
+                continue
+            assert q is not None and qid is not None
+            seen.add(qid)
+            if qid not in answered:
+                questions.append(q)
     return questions
 
 
