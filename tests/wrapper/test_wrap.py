@@ -82,6 +82,24 @@ class TestWrap:
             )
 
     @on_virtual_time
+    async def test_a_call_without_a_model_gets_the_sdk_s_error_split_or_not(
+        self, sim: SimFactory
+    ) -> None:
+        """No ``model=``: the SDK's own TypeError, whether the prompt holds one question or
+        several (several raised a bare KeyError: 'model'); nothing is sent."""
+        async with sim(time_scale=100, answer_tokens=5) as (server, client):
+            wrapped = fanout.wrap(client)
+            said = []
+            for prompt in ("What is A?", "1. What is A?\n2. What is B?"):
+                with pytest.raises(TypeError) as info:
+                    await wrapped.chat.completions.create(  # type: ignore[call-overload]
+                        messages=[{"role": "user", "content": prompt}]
+                    )
+                said.append(str(info.value))
+            assert said[0] == said[1] and "model" in said[0]
+            assert server.stats.requests == []
+
+    @on_virtual_time
     async def test_streaming_yields_the_answers_in_order(self, sim: SimFactory) -> None:
         """stream=True: the first answer streams in pieces, then the rest in order, then usage."""
         text = (

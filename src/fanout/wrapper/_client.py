@@ -205,6 +205,8 @@ class FanoutClient:
         pass the call straight through."""
         if _PASS_THROUGH_PARAMS & kwargs.keys() or (kwargs.get("n") or 1) != 1:
             return None
+        if not kwargs.get("model"):
+            return None  # the SDK says what is missing, split or not (it was a KeyError)
         messages = list(kwargs.get("messages") or [])
         if (
             not messages
