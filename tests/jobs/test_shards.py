@@ -154,9 +154,9 @@ def test_a_bad_shard_is_refused_with_a_clear_message_and_exit_code_2(tmp_path: P
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1] == (
+    assert proc.stderr.strip().splitlines() == [  # one line: no usage before it
         "fanout run: error: argument --shard: shard 0/4: shards count from 1, so K must be 1 to 4"
-    )
+    ]
     assert not dst.exists()
 
 
@@ -173,7 +173,7 @@ def test_every_bad_shard_value_says_why_with_exit_code_2(
     with pytest.raises(SystemExit) as info:
         main(["run", str(src), str(dst), f"--shard={spec}"])
     assert info.value.code == 2
-    last = capsys.readouterr().err.strip().splitlines()[-1]
+    (last,) = capsys.readouterr().err.strip().splitlines()
     assert last.startswith("fanout run: error: argument --shard: ")
     assert reason in last
     assert not dst.exists()

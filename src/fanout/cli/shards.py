@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from ..core.exceptions import ConfigError
 from ..jobs._shard import CombineSummary, Shard, combine_jsonl
@@ -19,18 +21,29 @@ _COMBINE_EXIT_CODES = """exit codes:
 _SHOWN = 10  # missing ids named on standard error
 
 
-def _shard(value: str) -> Shard:
-    try:
-        return Shard.parse(value)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+class _OneLineShard(argparse.Action):
+    """``--shard K/N`` checked as it is read: a bad one stops the command in one line
+    (argparse's own type errors print the whole usage before it), exit code 2."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        try:
+            setattr(namespace, self.dest, Shard.parse(str(values)))
+        except ConfigError as exc:
+            print(f"{parser.prog}: error: argument --shard: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
 
 
 def add_shard_arg(run: argparse.ArgumentParser) -> None:
     """``--shard K/N`` on ``fanout run``."""
     run.add_argument(
         "--shard",
-        type=_shard,
+        action=_OneLineShard,
         metavar="K/N",
         help="answer only shard K of N (K counting from 1): the ids that hash "
         "to it, a split stable across runs and hosts; give each shard its own "
