@@ -291,6 +291,23 @@ class TestDryRunAndOverrides:
             assert server.stats.requests == []
 
     @on_virtual_time
+    async def test_a_dry_run_plans_each_distinct_request_once_as_the_call_sends_it(
+        self, sim: SimFactory
+    ) -> None:
+        """Duplicates are answered by one request in a call; the dry run planned each
+        copy (five requests for two distinct questions). An untrusted copy is a request
+        of its own, as in a call."""
+        async with sim(time_scale=100, answer_tokens=3) as (server, client):
+            fo = fanout.Fanout(client, model="m")
+            qs = ["a?", "b?", "a?", "a?", "b?"]
+            plan = fo.plan(qs, policy="split")
+            answers = await fo.ask_many(qs, policy="split")
+            assert plan.chosen.requests == len(server.stats.requests) == 2
+            assert answers.report.deduplicated == 3
+            untrusted = [fanout.Question(text="a?"), fanout.Question(text="a?", trusted=False)]
+            assert fo.plan(untrusted, policy="split").chosen.requests == 2
+
+    @on_virtual_time
     async def test_a_per_call_policy_overrides_the_fanouts(self, sim: SimFactory) -> None:
         """Fanout(policy='merge') then ask_many(policy='split'): split wins for that call."""
         async with sim(time_scale=100, answer_tokens=3) as (server, client):

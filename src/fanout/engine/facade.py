@@ -45,7 +45,14 @@ from .call import (
 )
 from .dispatch import drive
 from .estimates import estimate_costs
-from .intake import Job, QuestionLike, check_container, params_for, to_question
+from .intake import (
+    Job,
+    QuestionLike,
+    check_container,
+    dedupe_key,
+    params_for,
+    to_question,
+)
 from .learning import Learner
 from .replanning import commit_plan, open_plan, plan_to_price
 from .responses import chat_names, check_responses_kwargs
@@ -175,7 +182,10 @@ class Fanout:
             create_kwargs=create_kwargs,
         )
         self._memory.recall_now(self._transport, model or self.model)
-        jobs = [_dry_job(i, item, opts) for i, item in enumerate(questions)]
+        distinct: dict[str, Job] = {}  # one job per request, as a call asks them
+        for job in _dry_jobs(questions, opts):
+            distinct.setdefault(job.key, job)
+        jobs = list(distinct.values())
         opening = open_plan(self._transport, jobs, opts)
         plan = commit_plan(opening)
         if opening.wave:  # the call would first send a wave: say so, plan them all
@@ -382,10 +392,15 @@ class Fanout:
         return dataclasses.replace(opts, pricer=self.pricer, caps=caps, cache=cache_used)
 
 
-def _dry_job(index: int, item: QuestionLike, opts: CallOptions) -> Job:
-    """A question of a dry run (``Fanout.plan``), as the planner sees it."""
-    q = to_question(item, index)
-    return Job(index=index, question=q, params=params_for(q, opts), key=str(index))
+def _dry_jobs(questions: Iterable[QuestionLike], opts: CallOptions) -> list[Job]:
+    """The questions of a dry run (``Fanout.plan``), as the planner sees them."""
+    jobs = []
+    for index, item in enumerate(questions):
+        q = to_question(item, index)
+        params = params_for(q, opts)
+        jobs.append(Job(index=index, question=q, params=params,
+                        key=dedupe_key(q, params, opts, index)))  # fmt: skip
+    return jobs
 
 
 def _check_settings(**given: tuple[object, type]) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "Job",
     "QuestionLike",
     "check_container",
+    "dedupe_key",
     "messages_for",
     "params_for",
     "preview",
@@ -127,6 +128,14 @@ def messages_for(question: Question, system: str | None) -> list[Any]:
     messages.extend(dict(m) for m in question.context)
     messages.append({"role": "user", "content": question.text})
     return messages
+
+
+def dedupe_key(question: Question, params: dict[str, Any], opts: CallOptions, index: int) -> str:
+    """The key items share when one request answers them all: the request's parameters
+    (each item its own with ``dedupe=False``); an untrusted question is never answered
+    by a trusted copy's (merged) request."""
+    key = json.dumps(params, sort_keys=True, default=str) if opts.dedupe else str(index)
+    return key if question.trusted else key + " untrusted"
 
 
 def params_for(question: Question, opts: CallOptions) -> dict[str, Any]:
@@ -233,11 +242,7 @@ class Intake:
                     )
                 )
                 continue
-            key = (
-                json.dumps(params, sort_keys=True, default=str) if self._opts.dedupe else str(index)
-            )
-            if not question.trusted:
-                key += " untrusted"  # never answered by a trusted copy's (merged) request
+            key = dedupe_key(question, params, self._opts, index)
             if key in self._finished:
                 self._stats.deduplicated += 1
                 await self._deliver(shared_copy(self._finished[key], index, question))
