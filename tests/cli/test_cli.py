@@ -305,6 +305,8 @@ def test_plan_is_a_dry_run_with_every_candidate(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert code == 0
     assert "*merge" in out
+    merge = next(line for line in out.splitlines() if line.startswith("*merge"))
+    assert merge.split()[1] == "1+2"  # the merged request, and the first check's sample
     assert "split" in out
     assert "rate limits" in out
 

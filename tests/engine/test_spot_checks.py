@@ -290,6 +290,17 @@ class TestThePlannedChecks:
         assert requests[:5] == [groups[0], [2], [3], [4], [5]]  # the first check, its sample
         assert requests[5:8] == [groups[1], [11], groups[2]]  # a spot check's last question
 
+    def test_each_candidate_counts_the_requests_its_checks_add(self) -> None:
+        """Cold, three questions: merging them is one request and the first check asks
+        two of them alone (``1+2`` in ``fanout plan``); split adds none. The plan's
+        ``requests`` counted only the merged request, so merge looked like a third of
+        split's requests at the same estimated time."""
+        plan = fanout.plan(["a?", "b?", "c?"], limits=fanout.Limits(rpm=3))
+        by_label = {c.label: c for c in plan.candidates}
+        assert (by_label["merge"].requests, by_label["merge"].check_requests) == (1, 2)
+        assert by_label["split"].check_requests == 0
+        assert by_label["merge"].as_dict()["check_requests"] == 2
+
     @on_virtual_time
     async def test_a_cold_call_s_report_says_how_its_groups_are_checked(
         self, sim: SimFactory

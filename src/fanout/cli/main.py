@@ -468,10 +468,14 @@ def _plan_table(plan: Plan) -> str:
     ]
     for c in plan.candidates:
         mark = "*" if c is plan.chosen else " "
+        requests = f"{c.requests}+{c.check_requests}" if c.check_requests else str(c.requests)
         rows.append(
-            f"{mark}{c.label:<15} {c.requests:>8} {c.est_wall_s:>9.2f}s {c.est_prompt_tokens:>11} "
+            f"{mark}{c.label:<15} {requests:>8} {c.est_wall_s:>9.2f}s {c.est_prompt_tokens:>11} "
             f"{c.est_completion_tokens:>11} {c.est_limit_wait_s:>10.2f}s"
         )
+    if any(c.check_requests for c in plan.candidates):
+        rows.append("(+N: requests of the merge checks, questions of merged groups asked alone)")
+    rows.append("(limit wait: summed over the requests)")
     return "\n".join(rows) + f"\n\nchosen: {plan.reason}"
 
 

@@ -187,6 +187,10 @@ class Candidate:
     est_prompt_tokens: int
     est_completion_tokens: int
     est_limit_wait_s: float
+    check_requests: int = 0
+    """The requests its merge checks add, as laid out when it was costed (questions of
+    its merged groups asked alone as well, see :class:`GroupCheck`); ``requests``
+    counts the plan's own. The estimates count both."""
 
     @property
     def est_tokens(self) -> int:
@@ -197,6 +201,7 @@ class Candidate:
             "label": self.label,
             "group_size": self.group_size,
             "requests": self.requests,
+            "check_requests": self.check_requests,
             "est_wall_s": round(self.est_wall_s, 4),
             "est_prompt_tokens": self.est_prompt_tokens,
             "est_completion_tokens": self.est_completion_tokens,

@@ -362,10 +362,12 @@ def _candidate(
         label = "merge"
     else:
         label = f"groups of {size}"
+    checks = check_layout(groups, inputs.merge_checks)
     candidate = Candidate(
         label=label,
         group_size=size,
         requests=len(groups),
+        check_requests=sum(c.alone for c in checks if c is not None),
         est_wall_s=wall,
         est_prompt_tokens=p,
         est_completion_tokens=c,
