@@ -11,7 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Iterable
+import inspect
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Iterable,
+    Sequence,
+)
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,6 +30,7 @@ from .. import telemetry as telemetry
 from ..cache import Cache, CacheSetting, coerce_cache
 from ..core import clock
 from ..core.config import Limits, Policy, Retry
+from ..core.endpoints import Endpoint
 from ..core.exceptions import ConfigError
 from ..core.logs import register_secret
 from ..core.models import Answer, Answers, Question
@@ -47,6 +56,7 @@ from .dispatch import drive
 from .estimates import estimate_costs
 from .intake import Job, QuestionLike, check_container, params_for, to_question
 from .learning import Learner
+from .pool import Pool, PoolCall, RunChunk, Seat
 from .replanning import commit_plan, open_plan, plan_to_price
 from .responses import chat_names, check_responses_kwargs
 from .results import aborted, assemble
@@ -86,8 +96,9 @@ class Fanout:
 
     def __init__(
         self,
-        client: AsyncOpenAI,
+        client: AsyncOpenAI | None = None,
         *,
+        endpoints: Sequence[Endpoint] | None = None,
         model: str | None = None,
         system: str | None = None,
         limits: Limits | None = None,
@@ -103,6 +114,34 @@ class Fanout:
         cache: CacheSetting = None,
         **create_kwargs: Any,
     ) -> None:
+        self._pool: Pool | None = None
+        self._members: tuple[Fanout, ...] = tuple[Fanout, ...]()
+        self.endpoints: tuple[Endpoint, ...] = ()
+        """The endpoints of a ``Fanout(endpoints=[...])``, as given (empty with one client)."""
+        if endpoints is not None:
+            if client is not None:
+                raise ConfigError("Fanout takes a client or endpoints=[...], not both")
+            if limiter is not None or endpoint is not None:
+                raise ConfigError(
+                    "limiter= and endpoint= belong to one endpoint: with endpoints=[...], "
+                    "give each Endpoint its limits"
+                )
+            client = self._open_pool(
+                _check_endpoints(endpoints),
+                model=model,
+                system=system,
+                limits=limits,
+                retry=retry,
+                policy=policy,
+                on_error=on_error,
+                memory=memory,
+                api=api,
+                pricing=pricing,
+                cache=cache,
+                create_kwargs=create_kwargs,
+            )
+        elif client is None:
+            raise ConfigError("Fanout needs a client (an openai.AsyncOpenAI) or endpoints=[...]")
         _check_client(client)
         check_api(api)
         _check_settings(limits=(limits, Limits), retry=(retry, Retry))
@@ -132,12 +171,55 @@ class Fanout:
         self.spend_cap = None if cap is None else SpendCap(cap)
         """The spend cap of every call on this ``Fanout`` together (``max_cost``): its
         ``spent`` is what their requests cost so far, in US dollars."""
+        for member in self._members:
+            member.spend_cap = self.spend_cap  # one cap over every endpoint
         self.cache: Cache | None = coerce_cache(cache)
         """The response cache of the calls that do not say otherwise (None: none; see
         docs/cache.md)."""
 
     def __repr__(self) -> str:
+        if self._members:
+            names = ", ".join(e.label for e in self.endpoints)
+            return f"<Fanout model={self.model!r} endpoints=[{names}]>"
         return f"<Fanout model={self.model!r} limits={self.limits!r}>"
+
+    def _open_pool(
+        self,
+        endpoints: Sequence[Endpoint],
+        *,
+        limits: Limits | None,
+        pricing: PricingSetting,
+        create_kwargs: dict[str, Any],
+        **settings: Any,
+    ) -> AsyncOpenAI:
+        """Several endpoints: one ``Fanout`` of its own for each (its transport, limits,
+        learner and memory), and the pool that places questions on them
+        (``engine/pool.py``). Returns the first endpoint's client (what ``client``
+        says of this ``Fanout``)."""
+        members = []
+        seats = []
+        for config in endpoints:
+            member = Fanout(
+                _client_of(config),
+                limits=_limits_of(config, limits),
+                pricing=pricing if config.price is None else config.price,
+                **settings,
+                **create_kwargs,
+            )
+            members.append(member)
+            seats.append(Seat(config=config, transport=member._transport, name=config.label))
+        self._members = tuple(members)
+        self.endpoints = tuple(endpoints)
+        self._pool = Pool(seats)
+        return members[0].client
+
+    def member(self, name: str) -> Fanout:
+        """The ``Fanout`` that talks to one endpoint of this one (by its ``label``): what
+        it learned (``.endpoint``), its limiter."""
+        for config, member in zip(self.endpoints, self._members, strict=True):
+            if config.label == name:
+                return member
+        raise KeyError(name)
 
     @property
     def limiter(self) -> RateLimiter:
@@ -229,7 +311,7 @@ class Fanout:
         An option left out is the ``Fanout``'s; ``system=None`` sends no system prompt
         where the ``Fanout`` has one (see :data:`fanout.NOT_GIVEN`).
         """
-        opts = self._options(
+        given = dict(
             model=model,
             system=system,
             retry=retry,
@@ -240,10 +322,15 @@ class Fanout:
             on_answer=on_answer,
             dedupe=dedupe,
             api=api,
-            max_cost=max_cost,
-            cache=cache,
-            create_kwargs=create_kwargs,
         )
+        if self._pool is not None:
+            if max_cost is not None:
+                raise ConfigError(
+                    "a call's max_cost= on several endpoints: set max_cost on the Fanout "
+                    "(one cap over every endpoint)"
+                )
+            return await self._ask_pool(questions, given, cache, create_kwargs)
+        opts = self._options(**given, max_cost=max_cost, cache=cache, create_kwargs=create_kwargs)
         check_container(questions)
         known: list[Question] | None = None
         if isinstance(questions, (list, tuple)):
@@ -265,6 +352,63 @@ class Fanout:
             keep_finished=True,
             then=lambda: assemble(results, known, stats, clock.now() - start, opts),
         )
+
+    async def _ask_pool(
+        self,
+        questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
+        given: dict[str, Any],
+        cache: CacheSetting,
+        create_kwargs: dict[str, Any],
+    ) -> Answers:
+        """``ask_many`` on several endpoints: the pool places the questions, each
+        endpoint's own ``Fanout`` answers its share (``engine/pool.py``)."""
+        assert self._pool is not None
+        opts = self._options(**given, cache=cache, create_kwargs=dict(create_kwargs))
+        check_container(questions)
+        if isinstance(questions, AsyncIterable):
+            items: list[QuestionLike] = [item async for item in questions]
+        else:
+            items = list(questions)
+        known = [to_question(item, i) for i, item in enumerate(items)]
+        inner = {**given, "on_error": "return", "on_answer": None, "timeout": None}
+        inner["progress"] = False
+        runs = [member._chunk_runner(inner, cache, create_kwargs) for member in self._members]
+        on_answer = opts.on_answer
+        stats = CallStats()
+
+        async def deliver(answer: Answer) -> None:
+            if on_answer is None:
+                return
+            try:
+                result = on_answer(answer)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                if stats.aborted is None:
+                    stats.aborted, stats.aborted_by = exc, "on_answer"
+
+        start = clock.now()
+        call = PoolCall(known, runs, deliver, opts.policy.objective, opts.timeout)
+        with telemetry.call_span("ask_many", opts.model, opts.policy.mode):
+            results = await self._pool.run(call, stats)
+        return assemble(results, known, stats, clock.now() - start, opts)
+
+    def _chunk_runner(
+        self, given: dict[str, Any], cache: CacheSetting, create_kwargs: dict[str, Any]
+    ) -> RunChunk:
+        """How the pool asks this ``Fanout`` a chunk of a call (options resolved once)."""
+        opts = self._options(**given, cache=cache, create_kwargs=dict(create_kwargs))
+
+        async def run(
+            questions: list[Question],
+            stats: CallStats,
+            deliver: Callable[[Answer], Awaitable[None]],
+        ) -> None:
+            await self._call(
+                "ask_many", questions, opts, stats, deliver, keep_finished=True, then=lambda: None
+            )
+
+        return run
 
     async def as_completed(
         self,
@@ -386,6 +530,40 @@ def _dry_job(index: int, item: QuestionLike, opts: CallOptions) -> Job:
     """A question of a dry run (``Fanout.plan``), as the planner sees it."""
     q = to_question(item, index)
     return Job(index=index, question=q, params=params_for(q, opts), key=str(index))
+
+
+def _check_endpoints(endpoints: object) -> list[Endpoint]:
+    if isinstance(endpoints, (str, bytes)) or not isinstance(endpoints, Iterable):
+        raise ConfigError("endpoints= takes a list of fanout.Endpoint")
+    given = list(endpoints)
+    if not given:
+        raise ConfigError("endpoints= is empty: give at least one fanout.Endpoint")
+    for item in given:
+        if not isinstance(item, Endpoint):
+            raise ConfigError(f"endpoints= takes fanout.Endpoint items, not {type(item).__name__}")
+    names = [e.label for e in given]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(
+            f"two endpoints are called {twice[0]!r}: give each its own Endpoint(name=...)"
+        )
+    return given
+
+
+def _client_of(config: Endpoint) -> AsyncOpenAI:
+    """The endpoint's client: the user's, or one made for its base URL."""
+    if config.client is not None:
+        return config.client  # type: ignore[no-any-return]
+    return openai.AsyncOpenAI(base_url=config.base_url, api_key=config.api_key or "EMPTY")
+
+
+def _limits_of(config: Endpoint, default: Limits | None) -> Limits:
+    """The endpoint's limits (the ``Fanout``'s when it has none); in a shared backend,
+    under the default namespace, its budget is its own: the namespace is its name."""
+    limits = config.limits or default or Limits()
+    if limits.backend is not None and limits.namespace == "default":
+        limits = dataclasses.replace(limits, namespace=f"endpoint:{config.label}")
+    return limits
 
 
 def _check_settings(**given: tuple[object, type]) -> None:
