@@ -268,3 +268,34 @@ async def test_a_question_the_endpoint_refuses_is_not_sent_elsewhere() -> None:
     assert answers.report.failed == 1 and answers.report.fallbacks == 0
     assert answers[0].endpoint in {"a", "b"}
     assert len(a.stats.requests) + len(b.stats.requests) == 11
+
+
+@on_virtual_time
+async def test_as_completed_and_plan_go_through_every_endpoint() -> None:
+    """as_completed yields every question once, each with the endpoint that answered it;
+    plan says how the questions would be placed, sending nothing."""
+    async with (
+        open_sim(slots=4, answer_tokens=TOKENS) as a,
+        open_sim(slots=4, answer_tokens=TOKENS) as b,
+    ):
+        fo = pool(a, b)
+        plan = fo.plan(questions(30))
+        assert a.stats.requests == [] and b.stats.requests == []
+        assert plan.reason.startswith("Placement: 30 questions")
+        got = [answer async for answer in fo.as_completed(questions(30))]
+    assert sorted(x.index for x in got) == list(range(30))
+    assert {x.endpoint for x in got} == {"a", "b"}
+    with pytest.raises(fanout.ConfigError, match="per endpoint"):
+        _ = fo.limiter
+
+
+@on_virtual_time
+async def test_the_one_shot_ask_many_takes_endpoints() -> None:
+    """fanout.ask_many(questions, endpoints=[...]) is a Fanout of several endpoints."""
+    async with (
+        open_sim(slots=4, answer_tokens=TOKENS) as a,
+        open_sim(slots=4, answer_tokens=TOKENS) as b,
+    ):
+        eps = [Endpoint(client=a.client, name="a"), Endpoint(base_url=b.base_url, name="b")]
+        answers = await fanout.ask_many(questions(40), endpoints=eps, model="m", policy="split")
+    assert set(answers.report.endpoints) == {"a", "b"}

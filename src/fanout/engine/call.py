@@ -43,8 +43,9 @@ __all__ = [
 OnError = Literal["raise", "return"]
 OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
-FANOUT_OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "limiter",
-                  "endpoint", "memory", "api", "pricing", "max_cost", "cache")  # fmt: skip
+FANOUT_OPTIONS = ("endpoints", "model", "system", "limits", "retry", "policy", "on_error",
+                  "limiter", "endpoint", "memory", "api", "pricing", "max_cost",
+                  "cache")  # fmt: skip
 """``Fanout(...)``'s own keyword arguments (the others are ``create()`` parameters): the
 defaults of its calls, and what its calls share."""
 

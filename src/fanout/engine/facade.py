@@ -223,20 +223,31 @@ class Fanout:
 
     @property
     def limiter(self) -> RateLimiter:
+        self._one_endpoint("limiter")
         return self._transport.limiter
 
     @property
     def endpoint(self) -> EndpointModel:
         """What this ``Fanout`` has learned about the endpoint's timing."""
+        self._one_endpoint("endpoint")
         return self._learner.endpoint
 
     @endpoint.setter
     def endpoint(self, model: EndpointModel) -> None:
         self._learner.endpoint = model
 
+    def _one_endpoint(self, what: str) -> None:
+        if self._members:
+            raise ConfigError(
+                f"a Fanout of several endpoints has a {what} per endpoint: fo.member(name).{what}"
+            )
+
     @property
     def peak_in_flight(self) -> int:
-        """Most requests in flight at once on this ``Fanout``, across all calls."""
+        """Most requests in flight at once on this ``Fanout``, across all calls (on
+        several endpoints: the sum of each one's)."""
+        if self._members:
+            return sum(m.peak_in_flight for m in self._members)
         return self._transport.peak_in_flight
 
     def plan(
@@ -248,8 +259,22 @@ class Fanout:
         policy: Policy | str | None = None,
         **create_kwargs: Any,
     ) -> Plan:
-        """What would ``ask_many`` do with these questions, and why? Sends nothing."""
+        """What would ``ask_many`` do with these questions, and why? Sends nothing.
+
+        On several endpoints: how the questions would be placed at first (on what is
+        known of each endpoint now), and the plan of the first endpoint given any."""
         check_container(questions)
+        if self._pool is not None:
+            items = list(questions)
+            placed = self._pool.placement([to_question(q, i) for i, q in enumerate(items)])
+            share = next((k for k in placed.counts if k), 0)
+            first = self._members[placed.counts.index(share)] if share else self._members[0]
+            inner = first.plan(
+                items[:share] or items, model=model, system=system, policy=policy, **create_kwargs
+            )
+            return dataclasses.replace(
+                inner, reason=f"Placement: {placed.reason}. On the first: {inner.reason}"
+            )
         opts = self._options(
             model=model or self.model or "dry-run",
             system=system,
@@ -325,10 +350,7 @@ class Fanout:
         )
         if self._pool is not None:
             if max_cost is not None:
-                raise ConfigError(
-                    "a call's max_cost= on several endpoints: set max_cost on the Fanout "
-                    "(one cap over every endpoint)"
-                )
+                raise ConfigError(_POOL_MAX_COST)
             return await self._ask_pool(questions, given, cache, create_kwargs)
         opts = self._options(**given, max_cost=max_cost, cache=cache, create_kwargs=create_kwargs)
         check_container(questions)
@@ -360,8 +382,31 @@ class Fanout:
         cache: CacheSetting,
         create_kwargs: dict[str, Any],
     ) -> Answers:
-        """``ask_many`` on several endpoints: the pool places the questions, each
-        endpoint's own ``Fanout`` answers its share (``engine/pool.py``)."""
+        """``ask_many`` on several endpoints (see ``_run_pool``)."""
+        opts = self._options(**given, cache=cache, create_kwargs=dict(create_kwargs))
+        stats = CallStats()
+        start = clock.now()
+
+        async def nothing(answer: Answer) -> None:
+            pass
+
+        results, known = await self._run_pool(
+            questions, given, cache, create_kwargs, nothing, stats
+        )
+        return assemble(results, known, stats, clock.now() - start, opts)
+
+    async def _run_pool(
+        self,
+        questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
+        given: dict[str, Any],
+        cache: CacheSetting,
+        create_kwargs: dict[str, Any],
+        emit: Callable[[Answer], Awaitable[None]],
+        stats: CallStats,
+    ) -> tuple[dict[int, Answer], list[Question]]:
+        """One call on several endpoints: the pool places the questions, each endpoint's
+        own ``Fanout`` answers its share (``engine/pool.py``); each answer goes to
+        ``emit``, then to the call's ``on_answer``. The input is read whole first."""
         assert self._pool is not None
         opts = self._options(**given, cache=cache, create_kwargs=dict(create_kwargs))
         check_container(questions)
@@ -374,9 +419,9 @@ class Fanout:
         inner["progress"] = False
         runs = [member._chunk_runner(inner, cache, create_kwargs) for member in self._members]
         on_answer = opts.on_answer
-        stats = CallStats()
 
         async def deliver(answer: Answer) -> None:
+            await emit(answer)
             if on_answer is None:
                 return
             try:
@@ -387,11 +432,10 @@ class Fanout:
                 if stats.aborted is None:
                     stats.aborted, stats.aborted_by = exc, "on_answer"
 
-        start = clock.now()
         call = PoolCall(known, runs, deliver, opts.policy.objective, opts.timeout)
         with telemetry.call_span("ask_many", opts.model, opts.policy.mode):
             results = await self._pool.run(call, stats)
-        return assemble(results, known, stats, clock.now() - start, opts)
+        return results, known
 
     def _chunk_runner(
         self, given: dict[str, Any], cache: CacheSetting, create_kwargs: dict[str, Any]
@@ -424,24 +468,33 @@ class Fanout:
         yielded, then :class:`CallAbortedError` is raised.
         """
         check_container(questions)
-        opts = self._options(
-            **{k: overrides.pop(k) for k in CALL_OPTIONS if k in overrides},
-            create_kwargs=overrides,
-        )
+        given = {k: overrides.pop(k) for k in CALL_OPTIONS if k in overrides}
         send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
         stats = CallStats()
+        if self._pool is not None:
+            cache = given.pop("cache", None)
+            if given.pop("max_cost", None) is not None:
+                raise ConfigError(_POOL_MAX_COST)
+            opts = self._options(**given, cache=cache, create_kwargs=dict(overrides))
 
-        async def produce() -> None:
-            async with send:
-                await self._call(
-                    "as_completed",
-                    questions,
-                    opts,
-                    stats,
-                    send.send,
-                    keep_finished=False,
-                    then=lambda: None,
-                )
+            async def produce() -> None:
+                async with send:
+                    await self._run_pool(questions, given, cache, overrides, send.send, stats)
+
+        else:
+            opts = self._options(**given, create_kwargs=overrides)
+
+            async def produce() -> None:
+                async with send:
+                    await self._call(
+                        "as_completed",
+                        questions,
+                        opts,
+                        stats,
+                        send.send,
+                        keep_finished=False,
+                        then=lambda: None,
+                    )
 
         start = clock.now()
         task = asyncio.get_running_loop().create_task(produce())
@@ -532,6 +585,12 @@ def _dry_job(index: int, item: QuestionLike, opts: CallOptions) -> Job:
     return Job(index=index, question=q, params=params_for(q, opts), key=str(index))
 
 
+_POOL_MAX_COST = (
+    "a call's max_cost= on several endpoints: set max_cost on the Fanout (one cap over "
+    "every endpoint)"
+)
+
+
 def _check_endpoints(endpoints: object) -> list[Endpoint]:
     if isinstance(endpoints, (str, bytes)) or not isinstance(endpoints, Iterable):
         raise ConfigError("endpoints= takes a list of fanout.Endpoint")
@@ -588,7 +647,8 @@ def _check_client(client: object) -> None:
 async def ask_many(
     questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
     *,
-    client: AsyncOpenAI,
+    client: AsyncOpenAI | None = None,
+    endpoints: Sequence[Endpoint] | None = None,
     model: str | None = None,
     system: str | None = None,
     limits: Limits | None = None,
@@ -619,6 +679,7 @@ async def ask_many(
     """
     fo = Fanout(
         client,
+        endpoints=endpoints,
         model=model,
         system=system,
         limits=limits,

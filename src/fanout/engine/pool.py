@@ -39,7 +39,7 @@ from ..core.exceptions import QuestionError, QuotaExceededError
 from ..core.models import Answer, Question
 from ..endpoint.tokens import estimate_messages_tokens
 from .call import CallStats
-from .placement import Capacity, place
+from .placement import Capacity, Placement, place
 from .reach import UnreachableError
 from .retrying import AttemptTimeoutError, IncompleteResponseError, is_quota_error
 from .transport import QuotaGoneError, Transport
@@ -289,7 +289,7 @@ class Pool:
         seats = [s for s in self.seats if s.available(now)]
         if not st.pending or not seats:
             return
-        prompt, answer = self._sizes(st)
+        prompt, answer = self._sizes([st.call.questions[i] for i in st.pending[:16]])
         caps = [self._capacity(s, prompt, answer) for s in seats]
         placed = place(len(st.pending), caps, st.call.objective)
         handed = []
@@ -320,10 +320,24 @@ class Pool:
                 f"{placed.reason[0].lower()}{placed.reason[1:]}"
             )
 
-    def _sizes(self, st: _State) -> tuple[float, float]:
+    def placement(self, questions: Sequence[Question], objective: str = "latency") -> Placement:
+        """How these questions would be placed now, over the endpoints available (a dry
+        run: ``Fanout.plan``)."""
+        now = clock.now()
+        seats = [s for s in self.seats if s.available(now)] or self.seats
+        prompt, answer = self._sizes(questions[:16])
+        caps = [self._capacity(s, prompt, answer) for s in seats]
+        placed = place(len(questions), caps, objective)
+        counts = dict(zip((s.name for s in seats), placed.counts, strict=True))
+        return Placement(
+            tuple(counts.get(s.name, 0) for s in self.seats),
+            placed.finish_s,
+            placed.reason,
+        )
+
+    def _sizes(self, head: Sequence[Question]) -> tuple[float, float]:
         """A waiting question's prompt tokens, and its answer's (learned on any endpoint:
         they serve one model)."""
-        head = [st.call.questions[i] for i in st.pending[:16]]
         prompt = sum(
             estimate_messages_tokens([{"role": "user", "content": q.text}], None) for q in head
         )
