@@ -115,6 +115,7 @@ class Fanout:
         **create_kwargs: Any,
     ) -> None:
         self._pool: Pool | None = None
+        self._own_clients: list[AsyncOpenAI] = []  # made for an Endpoint(base_url=...)
         self._members: tuple[Fanout, ...] = tuple[Fanout, ...]()
         self.endpoints: tuple[Endpoint, ...] = ()
         """The endpoints of a ``Fanout(endpoints=[...])``, as given (empty with one client)."""
@@ -199,8 +200,11 @@ class Fanout:
         members = []
         seats = []
         for config in endpoints:
+            client = _client_of(config)
+            if client is not config.client:
+                self._own_clients.append(client)
             member = Fanout(
-                _client_of(config),
+                client,
                 limits=_limits_of(config, limits),
                 pricing=pricing if config.price is None else config.price,
                 **settings,
@@ -212,6 +216,13 @@ class Fanout:
         self.endpoints = tuple(endpoints)
         self._pool = Pool(seats)
         return members[0].client
+
+    async def aclose(self) -> None:
+        """Close the clients this ``Fanout`` made (for ``Endpoint(base_url=...)``); the
+        clients you gave are yours to close."""
+        clients, self._own_clients = self._own_clients, []
+        for client in clients:
+            await client.close()
 
     def member(self, name: str) -> Fanout:
         """The ``Fanout`` that talks to one endpoint of this one (by its ``label``): what
@@ -469,20 +480,22 @@ class Fanout:
         """
         check_container(questions)
         given = {k: overrides.pop(k) for k in CALL_OPTIONS if k in overrides}
-        send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
         stats = CallStats()
         if self._pool is not None:
             cache = given.pop("cache", None)
             if given.pop("max_cost", None) is not None:
                 raise ConfigError(_POOL_MAX_COST)
             opts = self._options(**given, cache=cache, create_kwargs=dict(overrides))
+        else:
+            opts = self._options(**given, create_kwargs=overrides)
+        send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
+        if self._pool is not None:
 
             async def produce() -> None:
                 async with send:
                     await self._run_pool(questions, given, cache, overrides, send.send, stats)
 
         else:
-            opts = self._options(**given, create_kwargs=overrides)
 
             async def produce() -> None:
                 async with send:
@@ -692,14 +705,17 @@ async def ask_many(
         max_cost=max_cost,
         cache=cache,
     )
-    return await fo.ask_many(
-        questions,
-        timeout=timeout,
-        progress=progress,
-        on_answer=on_answer,
-        dedupe=dedupe,
-        **create_kwargs,
-    )
+    try:
+        return await fo.ask_many(
+            questions,
+            timeout=timeout,
+            progress=progress,
+            on_answer=on_answer,
+            dedupe=dedupe,
+            **create_kwargs,
+        )
+    finally:
+        await fo.aclose()
 
 
 def plan(
