@@ -26,6 +26,9 @@ faster than model time (default 5), fanout again among them; their walls are giv
 model seconds (wall × scale). Lost: questions without an answer; 429s: as the
 simulators counted them.
 
+killed     two ``fanout sim`` processes of 8 slots; the second is killed (SIGKILL) once
+           100 answers are in: every question answered once, the report's cool-down.
+
 Run: ``python benchmarks/endpoints.py`` (``--no-litellm`` to skip it; it needs
 ``pip install litellm``).
 """
@@ -36,7 +39,7 @@ import argparse
 import asyncio
 import os
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import looptime
@@ -179,6 +182,69 @@ async def run_litellm(setup: str, strategy: str, scale: float) -> dict[str, Any]
         }
 
 
+def run_killed(scale: float) -> dict[str, Any]:
+    """Two ``fanout sim`` processes (8 slots each); one is killed (SIGKILL) once 100
+    answers are in: every question answered once, by the other after the kill."""
+    import signal
+    import subprocess
+    import sys
+
+    from _common import free_port
+
+    procs: list[subprocess.Popen[str]] = []
+    urls = []
+    try:
+        for _ in range(2):
+            port = free_port()
+            cmd = [sys.executable, "-m", "fanout", "sim", "--port", str(port), "--slots", "8",
+                   "--answer-tokens", str(ANSWER_TOKENS), "--time-scale", str(scale)]  # fmt: skip
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+            procs.append(proc)
+            assert proc.stdout is not None
+            proc.stdout.readline()
+            urls.append(f"http://127.0.0.1:{port}/v1")
+        got = asyncio.run(_killed_call(urls, lambda: procs[1].send_signal(signal.SIGKILL)))
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(timeout=10)
+    got["wall_s"] = round(got["wall_s"] * scale, 2)
+    got["killed_at_s"] = round(got["killed_at_s"] * scale, 2)
+    return got
+
+
+async def _killed_call(urls: list[str], kill: Callable[[], None]) -> dict[str, Any]:
+    eps = [
+        fanout.Endpoint(base_url=urls[0], api_key="sim", name="first"),
+        fanout.Endpoint(base_url=urls[1], api_key="sim", name="second"),
+    ]
+    fo = fanout.Fanout(endpoints=eps, model="m", policy="split")
+    start = time.monotonic()
+    killed_at: list[float] = []
+
+    seen: list[int] = []
+
+    def on_answer(answer: fanout.Answer) -> None:
+        seen.append(answer.index)
+        if len(seen) == 100:
+            kill()
+            killed_at.append(time.monotonic() - start)
+
+    answers = await fo.ask_many(QUESTIONS, on_error="return", on_answer=on_answer)
+    wall = time.monotonic() - start
+    await fo.aclose()
+    r = answers.report
+    return {
+        "wall_s": wall,
+        "killed_at_s": killed_at[0],
+        "lost": sum(1 for a in answers if a.error is not None),
+        "answered_once": sorted(a.index for a in answers) == list(range(N)),
+        "split": dict(r.endpoints),
+        "fallbacks": r.fallbacks,
+        "cooldowns": list(r.cooldowns),
+    }
+
+
 STRATEGIES = ("simple-shuffle", "least-busy", "usage-based-routing-v2", "latency-based-routing")
 
 
@@ -211,6 +277,10 @@ def main() -> None:
                 row["wall_clock"][f"litellm {strategy}"] = got
                 print(f"litellm {strategy} (wall clock, x{scale}): {got}")
         results[setup] = row
+    if not args.setup:
+        got = run_killed(args.time_scale)
+        results["killed"] = got
+        print(f"one endpoint killed mid-call (wall clock, x{args.time_scale}): {got}")
     save("endpoints", results)
 
 

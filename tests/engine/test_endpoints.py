@@ -299,3 +299,21 @@ async def test_the_one_shot_ask_many_takes_endpoints() -> None:
         eps = [Endpoint(client=a.client, name="a"), Endpoint(base_url=b.base_url, name="b")]
         answers = await fanout.ask_many(questions(40), endpoints=eps, model="m", policy="split")
     assert set(answers.report.endpoints) == {"a", "b"}
+
+
+@on_virtual_time
+async def test_a_call_whose_every_endpoint_is_down_ends_with_every_question_failed() -> None:
+    """Nothing listens at either endpoint: the call does not wait for them for ever;
+    each question fails, with what its last attempt met."""
+    async with (
+        open_sim(answer_tokens=TOKENS) as a,
+        open_sim(answer_tokens=TOKENS) as b,
+    ):
+        await a.server.stop()
+        await b.server.stop()
+        start = loop_time()
+        answers = await pool(a, b).ask_many(questions(10), on_error="return")
+        took = loop_time() - start
+    assert answers.report.failed == 10
+    assert all(x.error is not None for x in answers)
+    assert took < 300

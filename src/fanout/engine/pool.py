@@ -44,13 +44,24 @@ from .reach import UnreachableError
 from .retrying import AttemptTimeoutError, IncompleteResponseError, is_quota_error
 from .transport import QuotaGoneError, Transport
 
-__all__ = ["COOL_DOWN_S", "MAX_COOL_DOWN_S", "STREAK", "Pool", "Seat", "endpoint_failure"]
+__all__ = [
+    "ALL_DOWN",
+    "COOL_DOWN_S",
+    "MAX_COOL_DOWN_S",
+    "STREAK",
+    "Pool",
+    "Seat",
+    "endpoint_failure",
+]
 
 STREAK = 3
 """Failed attempts in a row, none answered between, that cool an endpoint down."""
 COOL_DOWN_S = 5.0
 """How long a failing endpoint gets no questions, the first time."""
 MAX_COOL_DOWN_S = 60.0
+ALL_DOWN = 3
+"""Times every endpoint may be cooled down at once, nothing answered between, before
+the questions waiting fail with their last errors."""
 _FIRST_SLOTS = 8  # requests an endpoint of unknown slots is first given at once
 _WAVE = 1.5  # answers within this many times the first one's time came in its wave
 _QUEUED = 0.75  # a first wave of at most this share of a window: the rest was queued
@@ -120,6 +131,7 @@ class Seat:
     streak: int = 0
     scopes: set[anyio.CancelScope] = field(default_factory=set)
     on_change: Callable[[str], None] | None = None
+    on_answered: Callable[[], None] | None = None
 
     def available(self, now: float) -> bool:
         return self.out is None and now >= self.cooled_until
@@ -163,6 +175,8 @@ class Seat:
         """Each attempt's end (``Transport.outcome_listeners``)."""
         if exc is None:
             self.streak = 0
+            if self.on_answered is not None:
+                self.on_answered()
             if self.probing:
                 self.probing = False
                 self.cool_down_s = COOL_DOWN_S
@@ -231,16 +245,26 @@ class Pool:
     def __init__(self, seats: Sequence[Seat]) -> None:
         self.seats = list(seats)
         self._notes: list[str] = []
+        self.down_rounds = 0
+        """Times every endpoint was cooled down or out at once, with nothing answered
+        since: at ``ALL_DOWN``, the questions waiting fail (as one endpoint's would)."""
         for seat in self.seats:
             seat.transport.outcome_listeners.add(seat.outcome)
             seat.on_change = self._note
+            seat.on_answered = self._answered
         self._states: set[int] = set()
         self._wake: list[anyio.Event] = []
 
     def _note(self, note: str) -> None:
         self._notes.append(note)
+        now = clock.now()
+        if not any(s.available(now) for s in self.seats):
+            self.down_rounds += 1  # every endpoint cooled down or out at once
         for event in self._wake:
             event.set()
+
+    def _answered(self) -> None:
+        self.down_rounds = 0
 
     async def run(self, call: PoolCall, stats: CallStats) -> dict[int, Answer]:
         """Answer every question of ``call`` once (``call.deliver`` as each is); the
@@ -264,7 +288,7 @@ class Pool:
                         if st.given_up:
                             gone, st.given_up = st.given_up, []
                             await self._fail(gone, st, results)
-                        if st.pending and not st.held and all(s.out for s in self.seats):
+                        if st.pending and not st.held and self._all_down():
                             gone, st.pending = sorted(st.pending), []
                             await self._fail(gone, st, results)
                             break
@@ -276,6 +300,14 @@ class Pool:
             self._wake.remove(wake)
             stats.cooldowns.extend(self._notes[notes_from:])
         return results
+
+    def _all_down(self) -> bool:
+        """No endpoint is left: each out of quota, or all of them cooled down
+        ``ALL_DOWN`` times in a row with nothing answered between."""
+        if all(s.out for s in self.seats):
+            return True
+        now = clock.now()
+        return self.down_rounds >= ALL_DOWN and not any(s.available(now) for s in self.seats)
 
     def _next_wake(self, st: _State) -> float:
         """Seconds until a cooled endpoint may be asked again (when questions wait)."""
@@ -386,6 +418,7 @@ class Pool:
         stats = CallStats()
         st.running.append(stats)
         sent = clock.now()
+        probe = seat.probing  # one question, to see whether it is back
         alone = seat.load == len(chunk)  # nothing else of it in flight: its waves show
         took: list[float] = []
 
@@ -422,16 +455,19 @@ class Pool:
                 if n not in got:  # cancelled: its endpoint cooled down, or the call ended
                     seat.load -= 1
                     st.held -= 1
-                    self._again(index, None, st)
+                    self._again(index, None, st, counted=not probe)
             st.changed.set()
 
-    def _again(self, index: int, answer: Answer | None, st: _State) -> None:
+    def _again(
+        self, index: int, answer: Answer | None, st: _State, *, counted: bool = True
+    ) -> None:
         """A question its endpoint failed (or whose endpoint was cooled down under it):
         placed again, unless it was placed too often; then it fails with its last error
-        (``_fail``)."""
+        (``_fail``). A question that only served to see whether an endpoint is back
+        (``counted=False``) is not held against it."""
         if index in st.answered:
             return
-        st.tries[index] += 1
+        st.tries[index] += counted
         if answer is not None:
             st.last_error[index] = answer
         if st.tries[index] > max(3, 2 * len(self.seats)):
