@@ -23,7 +23,8 @@ fanout and the sweep run on virtual time (looptime: the simulators' model time, 
 and instant). LiteLLM reads the wall clock (its latencies, its rpm windows), so the
 fanout-vs-LiteLLM rows run on the wall clock against simulators ``--time-scale`` times
 faster than model time (default 5), fanout again among them; their walls are given in
-model seconds (wall × scale). Lost: questions without an answer; 429s: as the
+model seconds (wall × scale), and the hosted endpoint's rpm is given to both in
+wall-clock minutes (× scale), as the simulator polices it. Lost: questions without an answer; 429s: as the
 simulators counted them.
 
 killed     two ``fanout sim`` processes of 8 slots; the second is killed (SIGKILL) once
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -86,8 +88,17 @@ def endpoints(first: Any, second: Any, limits: fanout.Limits | None) -> list[fan
     ]
 
 
+def scaled(limits: fanout.Limits | None, scale: float) -> fanout.Limits | None:
+    """The limits in wall-clock minutes, against a simulator ``scale`` times faster than
+    model time (its rpm is per model minute)."""
+    if limits is None or limits.rpm is None:
+        return limits
+    return dataclasses.replace(limits, rpm=limits.rpm * scale)
+
+
 async def run_fanout(setup: str, scale: float = 1.0) -> dict[str, Any]:
     a, b, limits = SETUPS[setup]
+    limits = scaled(limits, scale)
     common = {"answer_tokens": ANSWER_TOKENS, "time_scale": scale}
     async with open_sim(**a, **common) as first, open_sim(**b, **common) as second:
         fo = fanout.Fanout(endpoints=endpoints(first, second, limits), model="m", policy="split")
@@ -101,6 +112,9 @@ async def run_fanout(setup: str, scale: float = 1.0) -> dict[str, Any]:
             "lost": sum(1 for x in answers if x.error is not None),
             "rate_limited": first.stats.rate_limited + second.stats.rate_limited,
             "split": dict(r.endpoints),
+            "cooldowns": list(r.cooldowns),
+            "requests": r.requests,
+            "placements": len(r.placements),
         }
 
 
@@ -142,6 +156,7 @@ async def run_litellm(setup: str, strategy: str, scale: float) -> dict[str, Any]
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     a, b, limits = SETUPS[setup]
+    limits = scaled(limits, scale)
     common = {"answer_tokens": ANSWER_TOKENS, "time_scale": scale}
     async with open_sim(**a, **common) as first, open_sim(**b, **common) as second:
         deployments = []

@@ -92,6 +92,17 @@ class Fanout:
 
     What it learns of the endpoint is saved for the next ``Fanout`` of the same base
     URL and model, in this process or another (``memory``: see docs/policy.md).
+
+    Several endpoints of one model (replicas, a fallback, two providers)::
+
+        fo = fanout.Fanout(endpoints=[fanout.Endpoint(base_url=A), fanout.Endpoint(base_url=B)],
+                           model="llama-3.1-8b")
+
+    each learned and limited on its own (``fo.member(name)``), a call's questions placed
+    where they are answered soonest, an endpoint that fails cooled down and its questions
+    sent elsewhere (see docs/endpoints.md); ``limits`` and ``pricing`` are then the
+    defaults of the endpoints that give none. ``await fo.aclose()`` closes the clients
+    made for ``base_url=`` endpoints.
     """
 
     def __init__(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import statistics
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -120,7 +121,8 @@ class Seat:
     ran: int = 0
     """The most it was given at once on a cold start."""
     found: int | None = None
-    """The fewest slots the endpoint model found there (a fit may lose them again)."""
+    """The slots last found there: by the endpoint model, or by a window's answers coming
+    back in waves (a later fit may lose them again: they are kept)."""
     load: int = 0
     cooled_until: float = -math.inf
     cool_down_s: float = COOL_DOWN_S
@@ -140,19 +142,22 @@ class Seat:
         cap = self.transport.limits.max_concurrency
         learned = self.transport.learner.endpoint.recent_estimate().slots
         if learned is not None:
-            self.found = learned if self.found is None else min(self.found, learned)
+            self.found = learned
         return max(1, min(cap, self.found if self.found is not None else self.grown))
 
     def window_back(self, took: Sequence[float]) -> None:
         """A window came back whole. Sent at once, alone: if its answers came in waves
-        (the first of them answered in about the time of the first answer, the rest
-        later), the endpoint queued the rest behind its slots, as many as the first wave;
-        else it may run more at once."""
+        (a first wave answered in about the time of its second-quickest answer, the first
+        request of a cold call going ahead alone; the rest much later on average), the
+        endpoint queued the rest behind its slots, as many as the first wave; else it may
+        run more at once."""
         if len(took) >= 4:
-            first = min(took)
-            wave = sum(1 for t in took if t <= _WAVE * first)
-            if wave <= _QUEUED * len(took):
-                self.found = wave if self.found is None else min(self.found, wave)
+            ranked = sorted(took)
+            first = ranked[1]
+            wave = sum(1 for t in ranked if t <= _WAVE * first)
+            queued = statistics.fmean(ranked) >= _WAVE * first
+            if queued and wave <= _QUEUED * len(took):
+                self.found = wave
                 return
         self.grow()
 
@@ -218,7 +223,7 @@ class PoolCall:
 
     questions: Sequence[Question]
     runs: Sequence[RunChunk]
-    """Each seat's engine, with the call's options (``Fanout._pool_runs``)."""
+    """Each seat's engine, with the call's options (``Fanout._chunk_runner``)."""
     deliver: Callable[[Answer], Awaitable[None]]
     objective: str = "latency"
     timeout: float | None = None
