@@ -317,3 +317,37 @@ async def test_a_call_whose_every_endpoint_is_down_ends_with_every_question_fail
     assert answers.report.failed == 10
     assert all(x.error is not None for x in answers)
     assert took < 300
+
+
+@on_virtual_time
+async def test_a_call_timeout_on_several_endpoints_keeps_what_was_answered() -> None:
+    """timeout= bounds the call over every endpoint: what was answered is kept, the rest
+    fails with a timeout, nothing is counted as placed again."""
+    async with (
+        open_sim(slots=2, answer_tokens=TOKENS) as a,
+        open_sim(slots=2, answer_tokens=TOKENS) as b,
+    ):
+        answers = await pool(a, b).ask_many(questions(100), timeout=3.0, on_error="return")
+    report = answers.report
+    assert 0 < report.answered < 100
+    timed_out = [x for x in answers if isinstance(x.error, fanout.QuestionTimeoutError)]
+    assert len(timed_out) == report.failed == 100 - report.answered
+    assert report.fallbacks == 0
+
+
+@on_virtual_time
+async def test_on_answer_raising_stops_the_call_on_several_endpoints() -> None:
+    """The caller's on_answer raising stops every endpoint's requests: CallAbortedError,
+    with the answers finished before it."""
+    async with (
+        open_sim(slots=4, answer_tokens=TOKENS) as a,
+        open_sim(slots=4, answer_tokens=TOKENS) as b,
+    ):
+
+        def boom(answer: fanout.Answer) -> None:
+            raise RuntimeError("stop")
+
+        with pytest.raises(fanout.CallAbortedError) as caught:
+            await pool(a, b).ask_many(questions(50), on_answer=boom)
+    assert isinstance(caught.value.__cause__, RuntimeError)
+    assert len(a.stats.requests) + len(b.stats.requests) < 50

@@ -443,6 +443,7 @@ class Pool:
             st.changed.set()
 
         questions = [st.call.questions[i] for i in chunk]
+        ended = False  # the endpoint's call returned, or was cancelled for its cool-down
         try:
             with anyio.CancelScope() as scope:
                 seat.scopes.add(scope)
@@ -453,14 +454,16 @@ class Pool:
                         st.stats.aborted, st.stats.aborted_by = exc, "fanout"
                 finally:
                     seat.scopes.discard(scope)
+            ended = True
         finally:
             st.running.remove(stats)
             _add(st.stats, stats, chunk)
             for n, index in enumerate(chunk):
-                if n not in got:  # cancelled: its endpoint cooled down, or the call ended
+                if n not in got:
                     seat.load -= 1
                     st.held -= 1
-                    self._again(index, None, st, counted=not probe)
+                    if ended:  # its endpoint cooled down under it (else the call ended)
+                        self._again(index, None, st, counted=not probe)
             st.changed.set()
 
     def _again(
