@@ -169,6 +169,9 @@ async def test_an_endpoint_stopped_mid_call_has_its_questions_answered_by_the_ot
     assert report.endpoints["a"] > n // 2
     assert report.fallbacks > 0
     assert any(note.startswith("b cooled down") for note in report.cooldowns)
+    printed = str(report)
+    assert f"answered by a {report.endpoints['a']}, b {report.endpoints['b']}" in printed
+    assert "b cooled down" in printed
     answered_by_b = {x.index for x in answers if x.endpoint == "b"}
     assert len(answered_by_b) == report.endpoints["b"] <= stopped_at[0]
 
@@ -227,7 +230,7 @@ async def test_an_endpoint_out_of_quota_is_not_asked_again() -> None:
     assert first.report.failed == 0 and second.report.failed == 0
     assert any("a out: insufficient_quota" in note for note in first.report.cooldowns)
     assert a.stats.quota_exceeded <= 16  # what it held when the quota went, at most
-    assert second.report.endpoints == {"b": 50}
+    assert second.report.endpoints == {"a": 0, "b": 50}
 
 
 @on_virtual_time
@@ -247,9 +250,9 @@ async def test_a_fallback_endpoint_is_asked_only_when_the_preferred_one_fails() 
         assert secondary.stats.requests == []
         await primary.server.stop()
         down = await fo.ask_many(questions(40))
-    assert healthy.report.endpoints == {"primary": 40}
+    assert healthy.report.endpoints == {"primary": 40, "secondary": 0}
     assert down.report.failed == 0
-    assert down.report.endpoints == {"secondary": 40}
+    assert down.report.endpoints == {"primary": 0, "secondary": 40}
 
 
 @on_virtual_time

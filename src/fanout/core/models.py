@@ -300,6 +300,12 @@ class Report(BaseModel):
             cut.append(f"{_answers(self.filtered)} cut short by the content filter")
         if cut:
             rows.append(("", "; ".join(cut) + " (their text is not the whole answer)"))
+        if self.endpoints:
+            split = ", ".join(f"{name} {count}" for name, count in self.endpoints.items())
+            again = f"; {self.fallbacks} placed again" if self.fallbacks else ""
+            rows.append(("endpoints", f"answered by {split}{again}"))
+        for note in self.cooldowns[:MERGE_CHECKS_SHOWN]:
+            rows.append(("endpoint", note))
         if self.cost is not None:
             rows.append(("cost", f"${self.cost:.6f}"))
         if self.deduplicated:

@@ -280,6 +280,8 @@ class Pool:
         notes_from = len(self._notes)
         stats.read = len(call.questions)
         stats.exhausted = True
+        for seat in self.seats:  # each endpoint in the report, in order, those idle too
+            stats.endpoints.setdefault(seat.name, 0)
         wake = st.changed
         self._wake.append(wake)
         try:
