@@ -354,3 +354,24 @@ async def test_on_answer_raising_stops_the_call_on_several_endpoints() -> None:
             await pool(a, b).ask_many(questions(50), on_answer=boom)
     assert isinstance(caught.value.__cause__, RuntimeError)
     assert len(a.stats.requests) + len(b.stats.requests) < 50
+
+
+@on_virtual_time
+async def test_the_cost_objective_sends_everything_to_the_cheaper_endpoint() -> None:
+    """Policy(objective="cost"): the free self-hosted endpoint answers every question,
+    however much wider the priced one is; each answer is priced at its endpoint's price."""
+    async with (
+        open_sim(slots=4, answer_tokens=TOKENS) as local,
+        open_sim(slots=64, answer_tokens=TOKENS) as hosted,
+    ):
+        eps = [
+            Endpoint(client=hosted.client, name="hosted", price=fanout.Pricing(input=1, output=4)),
+            Endpoint(client=local.client, name="local", price=fanout.Pricing.free()),
+        ]
+        policy = fanout.Policy(mode="split", objective="cost")
+        answers = await Fanout(endpoints=eps, model="m", policy=policy).ask_many(questions(40))
+        latency = await Fanout(endpoints=eps, model="m", policy="split").ask_many(questions(40))
+    assert answers.report.endpoints == {"hosted": 0, "local": 40}
+    assert answers.report.cost == 0
+    assert latency.report.endpoints["hosted"] > 0
+    assert all(x.cost and x.cost > 0 for x in latency if x.endpoint == "hosted")
