@@ -12,8 +12,8 @@ from fanout.sim import answer_for
 
 from ..conftest import SimFactory
 
-RPM = 600  # 10 a second, policed as a sliding window of 1 s
-POLICED = {"rpm": RPM, "limit_period_s": 1.0, "limit_policing": "sliding",
+RPM = 600  # 10 a second, policed as a sliding window of 3 s (30 in any 3 s)
+POLICED = {"rpm": RPM, "limit_period_s": 3.0, "limit_policing": "sliding",
            "answer_tokens": 2, "rtt_s": 0.01}  # fmt: skip
 
 

@@ -456,7 +456,13 @@ class Fanout:
 
         call = PoolCall(known, runs, deliver, opts.policy.objective, opts.timeout)
         with telemetry.call_span("ask_many", opts.model, opts.policy.mode):
-            results = await self._pool.run(call, stats)
+            async with contextlib.AsyncExitStack() as held:
+                for member in self._members:  # each endpoint's call, and its memory
+                    await held.enter_async_context(member._transport.open_call())
+                    await held.enter_async_context(
+                        member._memory.around(member._transport, opts.model)
+                    )
+                results = await self._pool.run(call, stats)
         return results, known
 
     def _chunk_runner(
@@ -470,9 +476,19 @@ class Fanout:
             stats: CallStats,
             deliver: Callable[[Answer], Awaitable[None]],
         ) -> None:
-            await self._call(
-                "ask_many", questions, opts, stats, deliver, keep_finished=True, then=lambda: None
-            )
+            # The transport's call and the endpoint memory are held around the whole
+            # call on several endpoints (``_run_pool``), not around each share.
+            with telemetry.call_span("endpoint_share", opts.model, opts.policy.mode) as span:
+                async with call_cache(self._transport, opts, stats, opts.cache) as in_cache:
+                    await drive(
+                        self._transport,
+                        questions,
+                        opts,
+                        stats,
+                        span.observe(deliver),
+                        keep_finished=True,
+                        cache=in_cache,
+                    )
 
         return run
 
