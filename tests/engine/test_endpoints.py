@@ -375,3 +375,24 @@ async def test_the_cost_objective_sends_everything_to_the_cheaper_endpoint() -> 
     assert answers.report.cost == 0
     assert latency.report.endpoints["hosted"] > 0
     assert all(x.cost and x.cost > 0 for x in latency if x.endpoint == "hosted")
+
+
+@pytest.mark.parametrize("fault", ["503", "hang"])
+def test_an_endpoint_that_fails_every_request_is_cooled_down(fault: str) -> None:
+    """A 5xx streak, or requests that hang until their deadline: the endpoint is cooled
+    down and its questions are answered by the other, each once."""
+
+    @on_virtual_time
+    async def run() -> None:
+        async with (
+            open_sim(slots=8, answer_tokens=TOKENS, fault_rates={fault: 1.0}) as bad,
+            open_sim(slots=8, answer_tokens=TOKENS) as good,
+        ):
+            qs = questions(60)
+            answers = await pool(bad, good).ask_many(qs, retry=fanout.Retry(attempt_timeout=5))
+        assert [x.text for x in answers] == [answer_for(q, TOKENS) for q in qs]
+        assert answers.report.endpoints == {"a": 0, "b": 60}
+        assert any(note.startswith("a cooled down") for note in answers.report.cooldowns)
+        assert answers.report.fallbacks > 0
+
+    run()
