@@ -228,6 +228,13 @@ class Fanout:
         self._pool = Pool(seats)
         return members[0].client
 
+    def _stream_transport(self) -> Transport:
+        """The transport one streamed request goes through: this ``Fanout``'s, or on
+        several endpoints the one a question would be placed on now (the wrapper)."""
+        if self._pool is None:
+            return self._transport
+        return self._pool.pick().transport
+
     async def aclose(self) -> None:
         """Close the clients this ``Fanout`` made (for ``Endpoint(base_url=...)``); the
         clients you gave are yours to close."""

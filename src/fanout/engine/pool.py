@@ -374,6 +374,11 @@ class Pool:
             placed.reason,
         )
 
+    def pick(self) -> Seat:
+        """The endpoint one question would go to now (a stream of one request)."""
+        placed = self.placement([Question(text="?")])
+        return self.seats[placed.counts.index(1)] if 1 in placed.counts else self.seats[0]
+
     def _sizes(self, head: Sequence[Question]) -> tuple[float, float]:
         """A waiting question's prompt tokens, and its answer's (learned on any endpoint:
         they serve one model)."""
