@@ -31,6 +31,7 @@ from .cache import Cache as Cache
 from .core.config import Limits as Limits
 from .core.config import Policy as Policy
 from .core.config import Retry as Retry
+from .core.endpoints import Endpoint as Endpoint
 from .core.exceptions import BudgetExceededError as BudgetExceededError
 from .core.exceptions import CallAbortedError as CallAbortedError
 from .core.exceptions import ConfigError as ConfigError
@@ -94,6 +95,7 @@ __all__ = [
     "CallAbortedError",
     "ConfigError",
     "EmptyAnswerError",
+    "Endpoint",
     "Fanout",
     "FanoutError",
     "InvalidQuestionError",

@@ -82,6 +82,9 @@ def test_ask_many_hands_every_option_to_its_fanout_or_its_call(
         async def ask_many(self, questions: Any, **kwargs: Any) -> None:
             seen.update(kwargs)
 
+        async def aclose(self) -> None:
+            pass
+
     monkeypatch.setattr(facade, "Fanout", Recording)
     given = {name: _Given(name) for name in ONE_SHOT_OPTIONS}
     facade_ask_many: Any = facade.ask_many

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core.config import Limits, Policy
+from ..core.endpoints import Endpoint
 from ..core.exceptions import FanoutError
 from ..core.logs import redact
 from ..core.models import Question
@@ -29,6 +30,7 @@ from ..jobs._batch import run_job
 from ..jobs._run import JobSummary
 from .batch import add_batch_args, batch_kwargs, policy_kwargs, tier_lines
 from .caching import add_cache_args, cache_from_args
+from .endpoints import endpoint_of, read_endpoints
 from .money import (
     add_money_args,
     budget_stop,
@@ -87,8 +89,19 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--base-url",
+        action="append",
+        dest="base_urls",
+        metavar="URL",
         help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: "
-        "OPENAI_BASE_URL, as the openai SDK reads it)",
+        "OPENAI_BASE_URL, as the openai SDK reads it); repeated, several endpoints of one "
+        "model (each paced with --rpm/--tpm/--concurrency)",
+    )
+    g.add_argument(
+        "--endpoints",
+        metavar="JSON",
+        dest="endpoints_file",
+        help="several endpoints of one model, each with its own limits, priority and "
+        "price, from a JSON file (see docs/endpoints.md)",
     )
     g.add_argument("--model", help="model name (default sim-1 on the simulator)")
     g.add_argument(
@@ -407,6 +420,8 @@ async def _endpoint(
 
     if args.base_url:
         api_key = args.api_key or os.environ.get("OPENAI_API_KEY")
+        if not api_key and getattr(args, "endpoint_specs", None):
+            api_key = "unused"  # each endpoint of the file has its own client and key
         if not api_key:
             _usage_error(
                 "fanout: no API key: pass --api-key or set OPENAI_API_KEY (a 'fanout sim' "
@@ -438,6 +453,38 @@ async def _endpoint(
         )
 
 
+def _first_endpoint(args: argparse.Namespace) -> None:
+    """``args.base_url``: the first endpoint's (None: the simulator); the others are
+    ``_endpoints``' to make. Several endpoints read from ``--endpoints`` are checked now."""
+    urls: list[str] = list(getattr(args, "base_urls", None) or [])
+    args.endpoint_specs = []
+    file = getattr(args, "endpoints_file", None)
+    if file:
+        if urls:
+            _usage_error("fanout: give --base-url or --endpoints, not both")
+        args.endpoint_specs = read_endpoints(file)
+        urls = [spec["base_url"] for spec in args.endpoint_specs]
+    if not urls and hasattr(args, "base_urls") and os.environ.get("OPENAI_BASE_URL"):
+        urls = [os.environ["OPENAI_BASE_URL"]]  # as the openai SDK reads it
+    args.base_urls = urls
+    args.base_url = urls[0] if urls else None
+
+
+def _endpoints(args: argparse.Namespace, client: Any, limits: Limits) -> list[Endpoint] | None:
+    """Several endpoints (``--base-url`` repeated, or ``--endpoints``): the first on
+    ``client``, the others on clients of their own; None for one."""
+    specs = getattr(args, "endpoint_specs", None) or []
+    urls = getattr(args, "base_urls", None) or []
+    if not specs and len(urls) < 2:
+        return None
+    key = args.api_key or os.environ.get("OPENAI_API_KEY")
+    if not specs:
+        return [Endpoint(client=client, limits=limits)] + [
+            Endpoint(base_url=url, api_key=key, limits=limits) for url in urls[1:]
+        ]
+    return [endpoint_of(spec, default_key=key, default=limits) for spec in specs]
+
+
 def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     limits = Limits(
         rpm=args.rpm, tpm=args.tpm, max_concurrency=args.concurrency, backend=args.redis
@@ -459,6 +506,16 @@ def _fanout(args: argparse.Namespace, client: Any, model: str) -> Fanout:
     extra["api"] = getattr(args, "api", "chat")
     extra.update(pricing_of(args))
     extra["cache"] = cache_from_args(args)
+    several = _endpoints(args, client, limits)
+    if several is not None:
+        return Fanout(
+            endpoints=several,
+            model=model,
+            system=args.system,
+            limits=limits,
+            policy=policy,
+            **extra,
+        )
     return Fanout(client, model=model, system=args.system, limits=limits, policy=policy, **extra)
 
 
@@ -781,10 +838,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     _misspelt_option(parser, sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
-    if hasattr(args, "base_url") and not args.base_url:
-        args.base_url = os.environ.get("OPENAI_BASE_URL") or None  # as the SDK reads it
     _setup_logging(args.verbose + args.verbose_after)
     try:
+        _first_endpoint(args)
         if args.command == "sim":
             try:
                 asyncio.run(_run_sim(args))

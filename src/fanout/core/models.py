@@ -136,6 +136,9 @@ class Answer(BaseModel):
     """Answered from the response cache (``Fanout(cache=...)``): nothing was sent for it
     now, so its ``usage`` and ``attempts`` are zero (``request_ids`` are those of the
     request that got it first)."""
+    endpoint: str | None = None
+    """Which endpoint answered it, on a ``Fanout(endpoints=[...])`` (its
+    ``Endpoint.label``); None with one endpoint."""
     parsed: Any = None
     """With a structured ``response_format`` (a JSON schema, or a pydantic model): the
     answer's value, checked against it — the model's instance, or the JSON value
@@ -229,6 +232,18 @@ class Report(BaseModel):
     """The input was read to its end. False when the call's timeout (or an abort)
     stopped the reading: an iterator's remaining items were never read, so they have
     no answer (and, with ``on_error="raise"``, ``PartialFailureError`` says so)."""
+    endpoints: dict[str, int] = Field(default_factory=dict)
+    """On a ``Fanout(endpoints=[...])``: how many questions each endpoint answered (by
+    ``Endpoint.label``); each answer's ``endpoint`` says which. Empty with one endpoint."""
+    placements: list[str] = Field(default_factory=list)
+    """On several endpoints: each placement of the questions waiting, in words: what
+    each endpoint was handed, and the estimates that decided it (``engine/placement.py``)."""
+    cooldowns: list[str] = Field(default_factory=list)
+    """On several endpoints: each endpoint cooled down after failing, taken out (its
+    quota gone), or answering again, in order."""
+    fallbacks: int = 0
+    """On several endpoints: questions placed again after the endpoint asked failed
+    them (or was cooled down while they were in flight)."""
 
     @property
     def total_tokens(self) -> int:
@@ -285,6 +300,12 @@ class Report(BaseModel):
             cut.append(f"{_answers(self.filtered)} cut short by the content filter")
         if cut:
             rows.append(("", "; ".join(cut) + " (their text is not the whole answer)"))
+        if self.endpoints:
+            split = ", ".join(f"{name} {count}" for name, count in self.endpoints.items())
+            again = f"; {self.fallbacks} placed again" if self.fallbacks else ""
+            rows.append(("endpoints", f"answered by {split}{again}"))
+        for note in self.cooldowns[:MERGE_CHECKS_SHOWN]:
+            rows.append(("endpoint", note))
         if self.cost is not None:
             rows.append(("cost", f"${self.cost:.6f}"))
         if self.deduplicated:

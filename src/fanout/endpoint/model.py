@@ -306,6 +306,15 @@ class EndpointModel:
     def answer_tokens(self) -> float | None:
         return self._answer_tokens
 
+    def recent_latency_s(self, last: int = 32, share: float = 0.5) -> float | None:
+        """A quantile (``share``: the median by default) of the latencies of the last
+        ``last`` responses, each request's time from its send to its answer; None before
+        any response."""
+        if not self._obs:
+            return None
+        recent = sorted(obs[4] for obs in list(self._obs)[-last:])
+        return recent[min(len(recent) - 1, int(share * len(recent)))]
+
     # --- estimating ---------------------------------------------------------------
     def estimate(self) -> EndpointEstimate:
         if self._cached is None:

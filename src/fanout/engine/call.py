@@ -43,8 +43,9 @@ __all__ = [
 OnError = Literal["raise", "return"]
 OnAnswer = Callable[[Answer], Awaitable[None] | None]
 
-FANOUT_OPTIONS = ("model", "system", "limits", "retry", "policy", "on_error", "limiter",
-                  "endpoint", "memory", "api", "pricing", "max_cost", "cache")  # fmt: skip
+FANOUT_OPTIONS = ("endpoints", "model", "system", "limits", "retry", "policy", "on_error",
+                  "limiter", "endpoint", "memory", "api", "pricing", "max_cost",
+                  "cache")  # fmt: skip
 """``Fanout(...)``'s own keyword arguments (the others are ``create()`` parameters): the
 defaults of its calls, and what its calls share."""
 
@@ -120,6 +121,14 @@ class CallStats:
     its access to the model), so nothing more of this call is sent."""
     reach: ReachGate = field(default_factory=ReachGate)
     """Whether the endpoint can be reached, while it never answered (``engine/reach.py``)."""
+    endpoints: dict[str, int] = field(default_factory=dict)
+    """Several endpoints (``engine/pool.py``): the questions each answered."""
+    placements: list[str] = field(default_factory=list)
+    """... each placement of the questions waiting, in words."""
+    cooldowns: list[str] = field(default_factory=list)
+    """... each endpoint cooled down, taken out, or back."""
+    fallbacks: int = 0
+    """... questions placed again after their endpoint failed them."""
 
 
 @dataclass

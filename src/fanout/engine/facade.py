@@ -11,7 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Iterable
+import inspect
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Iterable,
+    Sequence,
+)
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,6 +30,7 @@ from .. import telemetry as telemetry
 from ..cache import Cache, CacheSetting, coerce_cache
 from ..core import clock
 from ..core.config import Limits, Policy, Retry
+from ..core.endpoints import Endpoint
 from ..core.exceptions import ConfigError
 from ..core.logs import register_secret
 from ..core.models import Answer, Answers, Question
@@ -54,6 +63,7 @@ from .intake import (
     to_question,
 )
 from .learning import Learner
+from .pool import Pool, PoolCall, RunChunk, Seat
 from .replanning import commit_plan, open_plan, plan_to_price
 from .responses import chat_names, check_responses_kwargs
 from .results import aborted, assemble
@@ -89,12 +99,24 @@ class Fanout:
 
     What it learns of the endpoint is saved for the next ``Fanout`` of the same base
     URL and model, in this process or another (``memory``: see docs/policy.md).
+
+    Several endpoints of one model (replicas, a fallback, two providers)::
+
+        fo = fanout.Fanout(endpoints=[fanout.Endpoint(base_url=A), fanout.Endpoint(base_url=B)],
+                           model="llama-3.1-8b")
+
+    each learned and limited on its own (``fo.member(name)``), a call's questions placed
+    where they are answered soonest, an endpoint that fails cooled down and its questions
+    sent elsewhere (see docs/endpoints.md); ``limits`` and ``pricing`` are then the
+    defaults of the endpoints that give none. ``await fo.aclose()`` closes the clients
+    made for ``base_url=`` endpoints.
     """
 
     def __init__(
         self,
-        client: AsyncOpenAI,
+        client: AsyncOpenAI | None = None,
         *,
+        endpoints: Sequence[Endpoint] | None = None,
         model: str | None = None,
         system: str | None = None,
         limits: Limits | None = None,
@@ -110,6 +132,35 @@ class Fanout:
         cache: CacheSetting = None,
         **create_kwargs: Any,
     ) -> None:
+        self._pool: Pool | None = None
+        self._own_clients: list[AsyncOpenAI] = []  # made for an Endpoint(base_url=...)
+        self._members: tuple[Fanout, ...] = tuple[Fanout, ...]()
+        self.endpoints: tuple[Endpoint, ...] = ()
+        """The endpoints of a ``Fanout(endpoints=[...])``, as given (empty with one client)."""
+        if endpoints is not None:
+            if client is not None:
+                raise ConfigError("Fanout takes a client or endpoints=[...], not both")
+            if limiter is not None or endpoint is not None:
+                raise ConfigError(
+                    "limiter= and endpoint= belong to one endpoint: with endpoints=[...], "
+                    "give each Endpoint its limits"
+                )
+            client = self._open_pool(
+                _check_endpoints(endpoints),
+                model=model,
+                system=system,
+                limits=limits,
+                retry=retry,
+                policy=policy,
+                on_error=on_error,
+                memory=memory,
+                api=api,
+                pricing=pricing,
+                cache=cache,
+                create_kwargs=create_kwargs,
+            )
+        elif client is None:
+            raise ConfigError("Fanout needs a client (an openai.AsyncOpenAI) or endpoints=[...]")
         _check_client(client)
         check_api(api)
         _check_settings(limits=(limits, Limits), retry=(retry, Retry))
@@ -139,29 +190,100 @@ class Fanout:
         self.spend_cap = None if cap is None else SpendCap(cap)
         """The spend cap of every call on this ``Fanout`` together (``max_cost``): its
         ``spent`` is what their requests cost so far, in US dollars."""
+        for member in self._members:
+            member.spend_cap = self.spend_cap  # one cap over every endpoint
         self.cache: Cache | None = coerce_cache(cache)
         """The response cache of the calls that do not say otherwise (None: none; see
         docs/cache.md)."""
 
     def __repr__(self) -> str:
+        if self._members:
+            names = ", ".join(e.label for e in self.endpoints)
+            return f"<Fanout model={self.model!r} endpoints=[{names}]>"
         return f"<Fanout model={self.model!r} limits={self.limits!r}>"
+
+    def _open_pool(
+        self,
+        endpoints: Sequence[Endpoint],
+        *,
+        limits: Limits | None,
+        pricing: PricingSetting,
+        create_kwargs: dict[str, Any],
+        **settings: Any,
+    ) -> AsyncOpenAI:
+        """Several endpoints: one ``Fanout`` of its own for each (its transport, limits,
+        learner and memory), and the pool that places questions on them
+        (``engine/pool.py``). Returns the first endpoint's client (what ``client``
+        says of this ``Fanout``)."""
+        members = []
+        seats = []
+        for config in endpoints:
+            client = _client_of(config)
+            if client is not config.client:
+                self._own_clients.append(client)
+            member = Fanout(
+                client,
+                limits=_limits_of(config, limits),
+                pricing=pricing if config.price is None else config.price,
+                **settings,
+                **create_kwargs,
+            )
+            members.append(member)
+            seats.append(Seat(config=config, transport=member._transport, name=config.label))
+        self._members = tuple(members)
+        self.endpoints = tuple(endpoints)
+        self._pool = Pool(seats)
+        return members[0].client
+
+    def _stream_transport(self) -> Transport:
+        """The transport one streamed request goes through: this ``Fanout``'s, or on
+        several endpoints the one a question would be placed on now (the wrapper)."""
+        if self._pool is None:
+            return self._transport
+        return self._pool.pick().transport
+
+    async def aclose(self) -> None:
+        """Close the clients this ``Fanout`` made (for ``Endpoint(base_url=...)``); the
+        clients you gave are yours to close."""
+        clients, self._own_clients = self._own_clients, []
+        for client in clients:
+            await client.close()
+
+    def member(self, name: str) -> Fanout:
+        """The ``Fanout`` that talks to one endpoint of this one (by its ``label``): what
+        it learned (``.endpoint``), its limiter."""
+        for config, member in zip(self.endpoints, self._members, strict=True):
+            if config.label == name:
+                return member
+        raise KeyError(name)
 
     @property
     def limiter(self) -> RateLimiter:
+        self._one_endpoint("limiter")
         return self._transport.limiter
 
     @property
     def endpoint(self) -> EndpointModel:
         """What this ``Fanout`` has learned about the endpoint's timing."""
+        self._one_endpoint("endpoint")
         return self._learner.endpoint
 
     @endpoint.setter
     def endpoint(self, model: EndpointModel) -> None:
         self._learner.endpoint = model
 
+    def _one_endpoint(self, what: str) -> None:
+        if self._members:
+            raise ConfigError(
+                f"a Fanout of several endpoints has a {what} per endpoint: fo.member(name).{what}"
+            )
+
     @property
     def peak_in_flight(self) -> int:
-        """Most requests in flight at once on this ``Fanout``, across all calls."""
+        """Most requests in flight at once on this ``Fanout``, across all calls (on
+        several endpoints: the sum of each one's)."""
+        if self._members:
+            return sum(m.peak_in_flight for m in self._members)
         return self._transport.peak_in_flight
 
     def plan(
@@ -173,8 +295,22 @@ class Fanout:
         policy: Policy | str | None = None,
         **create_kwargs: Any,
     ) -> Plan:
-        """What would ``ask_many`` do with these questions, and why? Sends nothing."""
+        """What would ``ask_many`` do with these questions, and why? Sends nothing.
+
+        On several endpoints: how the questions would be placed at first (on what is
+        known of each endpoint now), and the plan of the first endpoint given any."""
         check_container(questions)
+        if self._pool is not None:
+            items = list(questions)
+            placed = self._pool.placement([to_question(q, i) for i, q in enumerate(items)])
+            share = next((k for k in placed.counts if k), 0)
+            first = self._members[placed.counts.index(share)] if share else self._members[0]
+            inner = first.plan(
+                items[:share] or items, model=model, system=system, policy=policy, **create_kwargs
+            )
+            return dataclasses.replace(
+                inner, reason=f"Placement: {placed.reason}. On the first: {inner.reason}"
+            )
         opts = self._options(
             model=model or self.model or "dry-run",
             system=system,
@@ -239,7 +375,7 @@ class Fanout:
         An option left out is the ``Fanout``'s; ``system=None`` sends no system prompt
         where the ``Fanout`` has one (see :data:`fanout.NOT_GIVEN`).
         """
-        opts = self._options(
+        given = dict(
             model=model,
             system=system,
             retry=retry,
@@ -250,10 +386,12 @@ class Fanout:
             on_answer=on_answer,
             dedupe=dedupe,
             api=api,
-            max_cost=max_cost,
-            cache=cache,
-            create_kwargs=create_kwargs,
         )
+        if self._pool is not None:
+            if max_cost is not None:
+                raise ConfigError(_POOL_MAX_COST)
+            return await self._ask_pool(questions, given, cache, create_kwargs)
+        opts = self._options(**given, max_cost=max_cost, cache=cache, create_kwargs=create_kwargs)
         check_container(questions)
         known: list[Question] | None = None
         if isinstance(questions, (list, tuple)):
@@ -276,6 +414,101 @@ class Fanout:
             then=lambda: assemble(results, known, stats, clock.now() - start, opts),
         )
 
+    async def _ask_pool(
+        self,
+        questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
+        given: dict[str, Any],
+        cache: CacheSetting,
+        create_kwargs: dict[str, Any],
+    ) -> Answers:
+        """``ask_many`` on several endpoints (see ``_run_pool``)."""
+        opts = self._options(**given, cache=cache, create_kwargs=dict(create_kwargs))
+        stats = CallStats()
+        start = clock.now()
+
+        async def nothing(answer: Answer) -> None:
+            pass
+
+        results, known = await self._run_pool(
+            questions, given, cache, create_kwargs, nothing, stats
+        )
+        return assemble(results, known, stats, clock.now() - start, opts)
+
+    async def _run_pool(
+        self,
+        questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
+        given: dict[str, Any],
+        cache: CacheSetting,
+        create_kwargs: dict[str, Any],
+        emit: Callable[[Answer], Awaitable[None]],
+        stats: CallStats,
+    ) -> tuple[dict[int, Answer], list[Question]]:
+        """One call on several endpoints: the pool places the questions, each endpoint's
+        own ``Fanout`` answers its share (``engine/pool.py``); each answer goes to
+        ``emit``, then to the call's ``on_answer``. The input is read whole first."""
+        assert self._pool is not None
+        opts = self._options(**given, cache=cache, create_kwargs=dict(create_kwargs))
+        check_container(questions)
+        if isinstance(questions, AsyncIterable):
+            items: list[QuestionLike] = [item async for item in questions]
+        else:
+            items = list(questions)
+        known = [to_question(item, i) for i, item in enumerate(items)]
+        inner = {**given, "on_error": "return", "on_answer": None, "timeout": None}
+        inner["progress"] = False
+        runs = [member._chunk_runner(inner, cache, create_kwargs) for member in self._members]
+        on_answer = opts.on_answer
+
+        async def deliver(answer: Answer) -> None:
+            await emit(answer)
+            if on_answer is None:
+                return
+            try:
+                result = on_answer(answer)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                if stats.aborted is None:
+                    stats.aborted, stats.aborted_by = exc, "on_answer"
+
+        call = PoolCall(known, runs, deliver, opts.policy.objective, opts.timeout)
+        with telemetry.call_span("ask_many", opts.model, opts.policy.mode):
+            async with contextlib.AsyncExitStack() as held:
+                for member in self._members:  # each endpoint's call, and its memory
+                    await held.enter_async_context(member._transport.open_call())
+                    await held.enter_async_context(
+                        member._memory.around(member._transport, opts.model)
+                    )
+                results = await self._pool.run(call, stats)
+        return results, known
+
+    def _chunk_runner(
+        self, given: dict[str, Any], cache: CacheSetting, create_kwargs: dict[str, Any]
+    ) -> RunChunk:
+        """How the pool asks this ``Fanout`` a chunk of a call (options resolved once)."""
+        opts = self._options(**given, cache=cache, create_kwargs=dict(create_kwargs))
+
+        async def run(
+            questions: list[Question],
+            stats: CallStats,
+            deliver: Callable[[Answer], Awaitable[None]],
+        ) -> None:
+            # The transport's call and the endpoint memory are held around the whole
+            # call on several endpoints (``_run_pool``), not around each share.
+            with telemetry.call_span("endpoint_share", opts.model, opts.policy.mode) as span:
+                async with call_cache(self._transport, opts, stats, opts.cache) as in_cache:
+                    await drive(
+                        self._transport,
+                        questions,
+                        opts,
+                        stats,
+                        span.observe(deliver),
+                        keep_finished=True,
+                        cache=in_cache,
+                    )
+
+        return run
+
     async def as_completed(
         self,
         questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
@@ -290,24 +523,35 @@ class Fanout:
         yielded, then :class:`CallAbortedError` is raised.
         """
         check_container(questions)
-        opts = self._options(
-            **{k: overrides.pop(k) for k in CALL_OPTIONS if k in overrides},
-            create_kwargs=overrides,
-        )
-        send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
+        given = {k: overrides.pop(k) for k in CALL_OPTIONS if k in overrides}
         stats = CallStats()
+        if self._pool is not None:
+            cache = given.pop("cache", None)
+            if given.pop("max_cost", None) is not None:
+                raise ConfigError(_POOL_MAX_COST)
+            opts = self._options(**given, cache=cache, create_kwargs=dict(overrides))
+        else:
+            opts = self._options(**given, create_kwargs=overrides)
+        send, receive = anyio.create_memory_object_stream[Answer](max_buffer_size=64)
+        if self._pool is not None:
 
-        async def produce() -> None:
-            async with send:
-                await self._call(
-                    "as_completed",
-                    questions,
-                    opts,
-                    stats,
-                    send.send,
-                    keep_finished=False,
-                    then=lambda: None,
-                )
+            async def produce() -> None:
+                async with send:
+                    await self._run_pool(questions, given, cache, overrides, send.send, stats)
+
+        else:
+
+            async def produce() -> None:
+                async with send:
+                    await self._call(
+                        "as_completed",
+                        questions,
+                        opts,
+                        stats,
+                        send.send,
+                        keep_finished=False,
+                        then=lambda: None,
+                    )
 
         start = clock.now()
         task = asyncio.get_running_loop().create_task(produce())
@@ -403,6 +647,46 @@ def _dry_jobs(questions: Iterable[QuestionLike], opts: CallOptions) -> list[Job]
     return jobs
 
 
+_POOL_MAX_COST = (
+    "a call's max_cost= on several endpoints: set max_cost on the Fanout (one cap over "
+    "every endpoint)"
+)
+
+
+def _check_endpoints(endpoints: object) -> list[Endpoint]:
+    if isinstance(endpoints, (str, bytes)) or not isinstance(endpoints, Iterable):
+        raise ConfigError("endpoints= takes a list of fanout.Endpoint")
+    given = list(endpoints)
+    if not given:
+        raise ConfigError("endpoints= is empty: give at least one fanout.Endpoint")
+    for item in given:
+        if not isinstance(item, Endpoint):
+            raise ConfigError(f"endpoints= takes fanout.Endpoint items, not {type(item).__name__}")
+    names = [e.label for e in given]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(
+            f"two endpoints are called {twice[0]!r}: give each its own Endpoint(name=...)"
+        )
+    return given
+
+
+def _client_of(config: Endpoint) -> AsyncOpenAI:
+    """The endpoint's client: the user's, or one made for its base URL."""
+    if config.client is not None:
+        return config.client  # type: ignore[no-any-return]
+    return openai.AsyncOpenAI(base_url=config.base_url, api_key=config.api_key or "EMPTY")
+
+
+def _limits_of(config: Endpoint, default: Limits | None) -> Limits:
+    """The endpoint's limits (the ``Fanout``'s when it has none); in a shared backend,
+    under the default namespace, its budget is its own: the namespace is its name."""
+    limits = config.limits or default or Limits()
+    if limits.backend is not None and limits.namespace == "default":
+        limits = dataclasses.replace(limits, namespace=f"endpoint:{config.label}")
+    return limits
+
+
 def _check_settings(**given: tuple[object, type]) -> None:
     """Each setting given is an instance of its class (``limits=(value, Limits)``)."""
     for name, (value, cls) in given.items():
@@ -425,7 +709,8 @@ def _check_client(client: object) -> None:
 async def ask_many(
     questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
     *,
-    client: AsyncOpenAI,
+    client: AsyncOpenAI | None = None,
+    endpoints: Sequence[Endpoint] | None = None,
     model: str | None = None,
     system: str | None = None,
     limits: Limits | None = None,
@@ -456,6 +741,7 @@ async def ask_many(
     """
     fo = Fanout(
         client,
+        endpoints=endpoints,
         model=model,
         system=system,
         limits=limits,
@@ -468,14 +754,17 @@ async def ask_many(
         max_cost=max_cost,
         cache=cache,
     )
-    return await fo.ask_many(
-        questions,
-        timeout=timeout,
-        progress=progress,
-        on_answer=on_answer,
-        dedupe=dedupe,
-        **create_kwargs,
-    )
+    try:
+        return await fo.ask_many(
+            questions,
+            timeout=timeout,
+            progress=progress,
+            on_answer=on_answer,
+            dedupe=dedupe,
+            **create_kwargs,
+        )
+    finally:
+        await fo.aclose()
 
 
 def plan(

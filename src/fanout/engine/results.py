@@ -102,6 +102,10 @@ def build_report(
         merge_checks=list(stats.merge_checks),
         questions_read=stats.read,
         input_exhausted=stats.exhausted,
+        endpoints=dict(stats.endpoints),
+        placements=list(stats.placements),
+        cooldowns=list(stats.cooldowns),
+        fallbacks=stats.fallbacks,
     )
 
 

@@ -30,7 +30,7 @@ import ipaddress
 import os
 import socket
 import threading
-from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterable
+from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterable, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -39,6 +39,7 @@ import openai
 
 from ..cache import CacheSetting
 from ..core.config import Limits, Policy, Retry
+from ..core.endpoints import Endpoint
 from ..core.exceptions import ConfigError, LoopDeadlockError
 from ..core.models import Answers
 from ..core.money import PricingSetting
@@ -55,7 +56,8 @@ T = TypeVar("T")
 def ask_many_sync(
     questions: Iterable[QuestionLike] | AsyncIterable[QuestionLike],
     *,
-    client: openai.OpenAI | openai.AsyncOpenAI,
+    client: openai.OpenAI | openai.AsyncOpenAI | None = None,
+    endpoints: Sequence[Endpoint] | None = None,
     model: str | None = None,
     system: str | None = None,
     limits: Limits | None = None,
@@ -87,14 +89,19 @@ def ask_many_sync(
     the call runs on a worker thread: ``on_answer`` is called there, and an async
     iterable of questions must not depend on the notebook's loop, nor may the endpoint
     be served by it (:class:`~fanout.LoopDeadlockError`, at once)."""
-    refuse_own_loop_endpoint(client)
+    if client is not None:
+        refuse_own_loop_endpoint(client)
+    for each in endpoints if isinstance(endpoints, (list, tuple)) else ():
+        if isinstance(each, Endpoint) and each.client is not None:
+            refuse_own_loop_endpoint(each.client)
 
     async def call() -> Answers:
-        twin = async_client_for(client)
+        twin = None if client is None else async_client_for(client)
         try:
             return await ask_many(
                 questions,
                 client=twin,
+                endpoints=endpoints,
                 model=model,
                 system=system,
                 limits=limits,
@@ -113,7 +120,8 @@ def ask_many_sync(
                 **create_kwargs,
             )
         finally:
-            await twin.close()
+            if twin is not None:
+                await twin.close()
 
     return run_to_end(call)
 

@@ -120,6 +120,9 @@ class Transport:
         """A response of any status came from the endpoint (``engine/reach.py``)."""
         self.header_listeners: set[Callable[[], None]] = set()
         """Called when a response's headers arrive (before its body, if streamed)."""
+        self.outcome_listeners: set[Callable[[BaseException | None], None]] = set()
+        """Called as each attempt ends: None when it was answered, else its exception
+        (several endpoints behind one ``Fanout`` cool a failing one down: ``pool``)."""
 
     @contextlib.asynccontextmanager
     async def open_call(self) -> AsyncIterator[None]:
@@ -315,10 +318,12 @@ class Transport:
                     self._rate_limited(exc, reserve, opts.retry)
                 if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
                     stats.refused = stats.refused or exc
+                self._outcome(exc)
                 raise
             except Exception as exc:
                 self.budget.record(failed=True, retry=retry)
                 stats.reach.failed(exc, tally, reached=self.reached)
+                self._outcome(exc)
                 raise
             finally:
                 stats.in_flight -= 1
@@ -328,8 +333,13 @@ class Transport:
                     attempt_done()
         self._reached(stats)
         self.budget.record(failed=False, retry=retry)
+        self._outcome(None)
         self._learn(completion, params, reserve, sent, done_before, tally, first_token)
         return completion
+
+    def _outcome(self, exc: BaseException | None) -> None:
+        for listener in list(self.outcome_listeners):
+            listener(exc)
 
     def _reached(self, stats: CallStats) -> None:
         """A response came: the endpoint is there (``engine/reach.py``)."""

@@ -8,7 +8,8 @@ Input: one JSON object per line (UTF-8, a byte-order mark is ignored),
 Output: one JSON object per line, appended as soon as each answer is known:
 ``{"id", "answer", "error", "usage", "attempts", "mode", "finish_reason",
 "fingerprint", "cost"}`` (``cost``: US dollars, null if the price is unknown), with
-``"tool_calls"`` and ``"refusal"`` when the reply held them.
+``"tool_calls"`` and ``"refusal"`` when the reply held them, and ``"endpoint"`` (the one
+that answered) on several endpoints.
 The output is locked while a job writes it (see :mod:`fanout.jobs._output`): a second
 job on it stops at once.
 
@@ -328,6 +329,8 @@ def _record(
         record["refusal"] = redact_registered(answer.refusal)
     if merged is not None:
         record["merged"] = merged
+    if answer.endpoint is not None:
+        record["endpoint"] = answer.endpoint
     record["cost"] = record_cost(answer)
     return (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 

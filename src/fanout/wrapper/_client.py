@@ -166,7 +166,9 @@ class FanoutClient:
             **config,
         }
         self.client = client
-        self.fanout = Fanout(client, **config)
+        # With endpoints=[...], the prompts fanned out go to them; a call passed through
+        # (one question, another API) goes to ``client`` as it would unwrapped.
+        self.fanout = Fanout(**config) if config.get("endpoints") else Fanout(client, **config)
         self.detector = detector
         self.min_confidence = min_confidence
         self.llm_below = llm_below
@@ -187,6 +189,11 @@ class FanoutClient:
     def copy(self, **options: Any) -> Any:
         """A wrapped copy of ``.client.copy(**options)``, sharing this wrapper's limits
         and endpoint model."""
+        if self.fanout.endpoints:  # several endpoints: the copy shares this Fanout
+            config = {k: v for k, v in self._fanout_config.items() if k != "endpoints"}
+            copied: Any = wrap(self.client.copy(**options), **config)
+            copied.fanout = self.fanout
+            return copied
         config = {
             **self._fanout_config,
             "limiter": self.fanout.limiter,
@@ -581,7 +588,7 @@ class _PartStream:
         other request (``spend_on``'s rules); ``live`` and ``end`` learn what came."""
         fo = self.fo
         # Closed with this one, whichever task closes it (its slot goes back at once).
-        first_part = fo._transport.stream_chunks(params, fo.retry, api=self.api)
+        first_part = fo._stream_transport().stream_chunks(params, fo.retry, api=self.api)
         caps, need = (fo.spend_cap,) if fo.spend_cap else (), Decimal(0)
         try:
             need = await reserve_stream(caps, fo.pricer, params, self.model)
