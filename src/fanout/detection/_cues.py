@@ -92,7 +92,8 @@ _STRONG = (
     r"(?:(?:and|also|oh|ok|okay|plus|now)[,\s]+)?(?:(?:totally|completely|entirely)\s+)?"
     r"(?:unrelated(?:\s+(?:question|but|note|to\s+that))?|on\s+(?:an?\s+)?(?:unrelated|different|other|"
     r"separate|another)\s+(?:note|topic|subject)|(?:a\s+|one\s+)?(?:different|separate|other|another)\s+"
-    r"(?:question|topic)|separately|by\s+the\s+way|btw|p\.?s\.?|side\s+(?:question|note)|random\s+question|"
+    r"(?:question|topic)|separately|by\s+the\s+way|btw|ps|p\.\s?s\.?|pd(?=[.:])|p\.d\.|"
+    r"side\s+(?:question|note)|random\s+question|"
     r"changing\s+(?:the\s+)?(?:topic|subject)|switching\s+(?:gears|topics)|one\s+more\s+(?:thing|question)|"
     r"(?:and\s+)?(?:one\s+)?last\s+(?:question|thing)|"
     # de fr es it pt
@@ -190,7 +191,7 @@ HEADER = Gated(
     re.compile(
         r"^\W*(?:(?:hey|hi|hello|ok|okay|so|bro|guys|dude|yo|bhai|yaar|sir|hola|hallo|salut)\W+)*(?:"
         # en
-        r"(?:i\s+(?:have|got)\s+|here\s+(?:are|is)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
+        r"(?:i\s+(?:have|got)\s+|i'?ve\s+got\s+|here\s+(?:are|is)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
         r"few|several|my|the|two|three|four|five|\d+)\s+)*(?:(?:more|quick|short|simple|random|unrelated|"
         r"different|separate|small|little|easy|general|trivia|totally|completely)\s+)*(?:questions?|things|"
         r"ones|qs|queries|asks|topics|requests)(?:\s+(?:for\s+you|for\s+today|today|please|here|below|lol|"
@@ -206,10 +207,15 @@ HEADER = Gated(
         r"rapide|semplici))?|"
         r"(?:tenho\s+)?(?:duas|dois|três|\d+|algumas|umas)\s+(?:perguntas|coisas|dúvidas)(?:\s+(?:rápidas|"
         r"curtas|simples))?|"
+        # nl pl (not read word by word, but their headers are known)
+        r"(?:ik\s+heb\s+|hier\s+zijn\s+)?(?:twee|drie|vier|\d+|een\s+paar|enkele)\s+(?:korte\s+|snelle\s+)?"
+        r"(?:vragen|dingen)|"
+        r"(?:mam\s+)?(?:dwa|dwie|trzy|cztery|\d+|kilka)\s+(?:krótkie\s+|szybkie\s+)?(?:pytania|pytanka|"
+        r"sprawy|rzeczy)|"
         # ru tr ar hi hi-en
         r"(?:у\s+меня\s+)?(?:два|три|четыре|\d+|пара|несколько)\s+(?:коротких\s+|быстрых\s+|простых\s+)?"
         r"(?:вопроса|вопросов|вопросик\w*)|"
-        r"(?:iki|üç|dört|\d+|birkaç)\s+(?:kısa\s+|hızlı\s+|basit\s+)?(?:soru|sorum|şey)\w*(?:\s+var)?|"
+        r"(?:iki|İki|üç|Üç|dört|\d+|birkaç)\s+(?:kısa\s+|hızlı\s+|basit\s+)?(?:soru|sorum|şey)\w*(?:\s+var)?|"
         r"(?:لدي\s+|عندي\s+)?(?:سؤالان|سؤالين|ثلاثة\s+أسئلة|عدة\s+أسئلة|بعض\s+الأسئلة|\d+\s+أسئلة)|"
         r"(?:मेरे\s+)?(?:दो|तीन|चार|\d+|कुछ)\s+(?:सवाल|प्रश्न)(?:\s+(?:हैं|है))?|"
         r"(?:do|teen|char|\d+|kuch)\s+(?:sawal|sawaal|questions?|cheezein|baatein)(?:\s+(?:hai|hain|the))?|"

@@ -27,7 +27,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._lang import CJK, LATIN, MATERIAL, MATERIAL_COLON, Cjk, Latin, language_of, script_of
+from ._lang import (
+    CJK,
+    LATIN,
+    MATERIAL,
+    MATERIAL_COLON,
+    QUESTIONS_FOR_OTHERS,
+    Cjk,
+    Latin,
+    language_of,
+    script_of,
+)
 from ._read import Read, read_cjk, read_latin, stands_alone, words
 
 __all__ = ["Links", "dependencies", "framing", "words"]
@@ -136,6 +146,21 @@ _DEP_ANYWHERE = re.compile(
     r"(?:(?:the|your) (?:previous|above|last|earlier) (?:answer|question|result|response|one|part))|"
     r"(?:第(\d+)[题題])|(?:(\d+)번(?:에| 질문| 답))|上一题|上题|上一个问题|前の質問|上の質問|위 질문|앞의 답|"
     r"\b(?:the above|mentioned above|from above|as above)\b|上面的|上述的|위에서|위의",
+    re.IGNORECASE,
+)
+
+
+# An earlier part's result named by its number or letter: "your answer from (a)", "using
+# your result from 1", "Ergebnis aus a)", "tu respuesta de (a)", "1の結果を使って",
+# "(a)的结果", "1번의 결과"; or the result just before: "the result above".
+_RESULT_OF = re.compile(
+    r"\b(?:answers?|results?|responses?|solutions?|values?|respuestas?|resultados?|ergebnis\w*|"
+    r"antwort\w*|réponses?|résultats?|rispost[ae]|risultat[oi]|respostas?|результат\w*|ответ\w*)"
+    r"\s+(?:from|to|of|in|for|de|del|aus|von|zu|à|di|da|do|из|к)\s+(?:(?:question|part|step|teil|"
+    r"aufgabe|parte|partie|pregunta|pergunta|domanda|вопрос\w*|задани\w+)\s+)?"
+    r"(?:\(([a-z])\)|([a-z])\)|(\d{1,3})(?![\d%])|(?<=part )([a-z])\b|(?<=teil )([a-z])\b)|"
+    r"(?:\(([a-z])\)|([a-z])\)|(?<![\d.])(\d{1,3}))\s*(?:の(?:結果|答え)|的(?:结果|答案)|의\s*(?:결과|답))|"
+    r"\b(?:the\s+)?(?:results?|answers?|values?)\s+above\b|上の結果|上面的结果|위의\s*결과",
     re.IGNORECASE,
 )
 
@@ -266,6 +291,13 @@ class _Linker:
                 i, target if target is not None and 0 <= target < i else i - 1, repr(m.group())
             )
             return True
+        m = _RESULT_OF.search(part)
+        if m is not None:
+            ref = next((x for x in m.groups() if x), "")
+            value = int(ref) if ref.isdigit() else ord(ref.lower()) - 96 if ref else 0
+            target = self.by_value.get(value, value - 1) if value else i - 1
+            self.link(i, target if 0 <= target < i else i - 1, repr(m.group()))
+            return True
         m = _DEP_START.search(part) or _ELLIPTIC.search(part)
         if m is not None and (
             m.re is _DEP_START
@@ -343,11 +375,12 @@ _CATEGORY_NOUNS = {
     "série prédio ponte torre rio montanha lago ilha jogo guerra",
 }
 _CATEGORY_STEMS: dict[str, frozenset[str]] = {}
-# What names the thing then and there: "the river Nile", "the city of Lyon", "the book that ...".
 _RESTRICTED = re.compile(
     r"\s*(?:[A-Z\x00\"'“«]|\d|(?:of|de|del|des|du|di|della|von|vom|do|da|that|which|who|whose|que|qui|"
-    r"che|der|die|das|den|called|named|titled)\b)"
+    r"che|der|die|das|den|called|named|titled|más|menos|più|meno|mais|plus|moins)\b)"
 )
+"""What names the thing then and there, after its noun: "the river Nile", "the city of
+Lyon", "the book that ...", "el río más largo" (a superlative after the noun)."""
 
 
 def _categories(code: str) -> frozenset[str]:
@@ -379,6 +412,9 @@ def framing(preamble: str, postamble: str, latin: str = "en") -> str | None:
     m = MATERIAL[lang.code].search(frame) or MATERIAL_COLON.search(last)
     if m is not None:
         return f"the items are text to work on ({m.group().strip()!r})"
+    m = QUESTIONS_FOR_OTHERS.search(last)
+    if m is not None:
+        return f"the questions are the material of one request ({m.group().strip()!r})"
     m = lang.frame_whole.search(frame)
     if m is not None:
         return f"the instruction {m.group().strip()!r} applies to the whole list"

@@ -48,7 +48,7 @@ _CJK_STOP = frozenset("。！")
 _LINE_END = frozenset("?？؟!！.。:：;；।…\x00")
 _ABBREVIATIONS = _set(
     "e.g eg i.e ie etc vs mr mrs ms dr st no nr approx ca cf fig vol jr sr inc ltd co z.b bzw "
-    "usw p.ex av dept min max"
+    "usw p.ex av dept min max p.s p.p.s"
 )
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _QUESTION_MARK = re.compile(r"[?？؟]")
@@ -191,6 +191,7 @@ def with_leads(text: str, masked: str, units: list[Unit]) -> list[Unit]:
             if (
                 suffix
                 and not _QUESTION_MARK.search(prefix)
+                and not _options_follow(prefix, suffix)
                 and "\x00" not in prefix
                 and (
                     words(prefix) <= 6
@@ -212,6 +213,17 @@ def with_leads(text: str, masked: str, units: list[Unit]) -> list[Unit]:
     return out
 
 
+def _options_follow(prefix: str, suffix: str) -> bool:
+    """ "Which is cheaper: 3 for $10 or $3.50 each?": a question whose options follow its
+    colon is one question (the text after the colon asks nothing of its own)."""
+    return (
+        WH_START.match(prefix) is not None
+        and WH_START.match(suffix) is None
+        and REQUEST.match(suffix) is None
+        and _QUESTION_MARK.search(suffix) is not None
+    )
+
+
 def _lead(text: str, masked: str, u: Unit) -> None:
     lead, kind = lead_of(text[u.start : u.end])
     if lead and "\x00" not in masked[u.start : u.start + len(lead)]:
@@ -230,10 +242,24 @@ _GREETING = re.compile(
 _HEADING = re.compile(r"^#{1,6}\s+\S")
 
 
+# A question asked for effect, before the real one: "Ever wondered why ...?", "Did you
+# know ...?", "Why does this matter, you ask?".
+_RHETORICAL = re.compile(
+    r"^\W*(?:(?:have\s+you\s+)?ever\s+wonder(?:ed)?|did\s+you\s+know|guess\s+what|"
+    r"te\s+has\s+preguntado|alguna\s+vez\s+te\s+has\s+preguntado|hast\s+du\s+dich\s+(?:schon\s+)?"
+    r"(?:mal|jemals|einmal)\s+gefragt|(?:tu\s+t'es|vous\s+êtes-vous)\s+(?:déjà|jamais)\s+demandé|"
+    r"ti\s+sei\s+mai\s+chiesto|já\s+se\s+perguntou|(?:ты\s+)?когда-нибудь\s+задумывал\w*)\b|"
+    r",\s*you\s+(?:ask|might\s+ask|may\s+ask)\W*$",
+    re.IGNORECASE,
+)
+
+
 def kind_of(masked: str, u: Unit) -> str:
     body = masked[u.body : u.end].strip()
     if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
         return "c"
+    if _RHETORICAL.search(body):
+        return "s"  # asked for effect: context for the question after it
     if _HEADING.match(body) or _GREETING.match(body):
         return "h"  # a section heading or a greeting: not sent, not context
     if _ENDS_ASKING.search(body):
@@ -315,7 +341,7 @@ def maybe_several(masked: str) -> bool:
 
 _MAY_COUNT = re.compile(
     r"question|thing|ones|\bqs\b|quer|frage|dinge|pregunt|cosas|duda|domand|pergunt|coisa|вопрос|"
-    r"soru|şey|sawal|baat|सवाल|प्रश्न|سؤال|أسئلة|问题|質問|つ|질문|가지|개",
+    r"soru|şey|sawal|baat|सवाल|प्रश्न|سؤال|أسئلة|问题|質問|つ|질문|가지|개|vragen|dingen|pytan|rzeczy|sprawy",
     re.IGNORECASE,
 )
 

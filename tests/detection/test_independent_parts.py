@@ -1,0 +1,164 @@
+"""Issue 37: parts read as separate from the absence of links, not only from cues; and
+what an instruction governs never cut from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from fanout import detect
+from fanout.detection._detector import SPLIT_THRESHOLD
+
+
+def _split_as(text: str, n: int) -> list[str]:
+    d = detect(text)
+    assert d.groups == [[i] for i in range(n)], d.reasons
+    assert d.confidence >= SPLIT_THRESHOLD
+    return [q.text for q in d.questions]
+
+
+class TestWithoutACue:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "How tall is Mont Blanc? How deep is Lake Baikal?",
+            "What is the capital of Chile? Who wrote Dracula?",
+            "whats the population of canada? how many legs does a spider have?",
+            "¿Cuántos huesos tiene el cuerpo humano? ¿En qué año llegó el hombre a la Luna?",
+            "Wann fiel die Berliner Mauer? Wie viele Einwohner hat Hamburg?",
+            "Quelle est la capitale du Japon ? Qui a écrit Les Misérables ?",
+            "Chi ha scritto la Divina Commedia? Qual è il fiume più lungo d'Italia?",
+        ],
+    )
+    def test_two_complete_questions_back_to_back_are_split(self, text: str) -> None:
+        """Two questions each about something of its own, with nothing in one that leans
+        on the other, are two parts though no word says so."""
+        _split_as(text, 2)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Is it safe to travel to Peru right now? What precautions should I take?",
+            "What's the weather like in Lisbon in March? Should I pack a raincoat?",
+            "What's a good laptop for video editing? Which one would you recommend under $1500?",
+            "Why is my bread so dense? What am I doing wrong with the yeast?",
+            "¿Es caro vivir en Madrid? ¿Qué barrios me recomiendas?",
+            "Lohnt sich ein E-Auto in Deutschland? Welches würdest du empfehlen?",
+            "Chi ha scritto la Divina Commedia? In quale città è morto?",
+            "Nutuk'u kim yazdı? Hangi yıl yayımlandı?",
+            "Jak wysoki jest Mont Blanc? Kto napisał Pana Tadeusza?",
+        ],
+    )
+    def test_questions_about_the_speakers_own_matter_or_an_unnamed_subject_stay_whole(
+        self, text: str
+    ) -> None:
+        """Advice (should I, recommend, würdest du), a possessive "my", a question whose
+        subject is left to the one before where the language drops it, and a language
+        not read word by word: no licence to split without a cue."""
+        assert not detect(text).independent
+
+    def test_a_follow_up_opening_with_like_or_i_mean_is_part_of_the_question(self) -> None:
+        """ "Like, why ...?" and "I mean, ..." say the first question again, more precisely."""
+        for text in (
+            "Can you explain how inflation works? Like, why do prices keep rising every year?",
+            "Why do we dream? I mean, what is the brain actually doing during REM sleep?",
+        ):
+            assert len(detect(text).questions) == 1
+
+    def test_a_rhetorical_question_before_the_real_one_is_context(self) -> None:
+        """ "Ever wonder why ...?" is asked for effect: the question after it is the one."""
+        d = detect(
+            "Ever wonder why we still use QWERTY keyboards? What's the actual history behind "
+            "the layout?"
+        )
+        assert not d.independent
+        assert len(d.questions) == 1
+
+    def test_a_quoted_title_is_something_of_its_own(self) -> None:
+        """«Мастера и Маргариту» names what the question is about, like a capitalised name."""
+        _split_as("Кто написал «Мастера и Маргариту»? Сколько стоит билет в Эрмитаж?", 2)
+
+    def test_a_superlative_after_the_noun_names_a_new_thing(self) -> None:
+        """ "la montaña más alta de México" is no reference to a name before it."""
+        _split_as("¿Quién escribió Don Quijote? Y ¿cuál es la montaña más alta de México?", 2)
+
+
+class TestCues:
+    @pytest.mark.parametrize(
+        ("text", "header"),
+        [
+            ("Mam dwa pytania: jak wysoki jest Mont Blanc? Kto napisał Pana Tadeusza?", "Mam dwa pytania:"),
+            ("Ik heb twee vragen: hoe oud is de aarde? Wie schilderde De Nachtwacht?", "Ik heb twee vragen:"),
+            ("İki sorum var: Ankara'nın nüfusu ne kadar? Suyun kaynama noktası kaç derece?", "İki sorum var:"),
+            ("I've got two questions. What's the capital of Peru? How do I get wine out of a rug?", "I've got two questions."),
+        ],
+    )  # fmt: skip
+    def test_a_header_that_counts_the_questions_splits_them(self, text: str, header: str) -> None:
+        """ "Mam dwa pytania:", "Ik heb twee vragen:", "İki sorum var:", "I've got two
+        questions." announce the parts, and are sent with none of them."""
+        _split_as(text, 2)
+        assert detect(text).header == header
+
+    @pytest.mark.parametrize(
+        ("text", "second"),
+        [
+            ("What's the capital of Peru?\n\nP.S. how do I remove a wine stain?", "how do I remove"),
+            ("Can you recommend a sci-fi novel?\nPS: what's the time difference between London and Tokyo?", "what's the time"),
+            ("Wie funktioniert ein Kühlschrank? P.S. Wann wurde Goethe geboren?", "Wann wurde Goethe"),
+            ("¿Cómo se hace una tortilla? PD: ¿cuál es la moneda de Suiza?", "¿cuál es la moneda"),
+        ],
+    )  # fmt: skip
+    def test_a_ps_question_is_a_separate_part(self, text: str, second: str) -> None:
+        """P.S., PS:, PD: open a part of its own, and are not sent with it."""
+        assert _split_as(text, 2)[1].startswith(second)
+
+
+class TestWhatAnInstructionGoverns:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Here are the questions I plan to ask at my interview: What does a typical day look "
+            "like? How is performance measured? Can you suggest more?",
+            "Rate my interview questions: Why do you want this job? Where do you see yourself in "
+            "five years?",
+            "Voici les questions que je compte poser à l'entretien : Quelles sont les missions ? "
+            "Comment se passe l'intégration ? Tu peux m'en proposer d'autres ?",
+        ],
+    )
+    def test_questions_written_for_someone_else_are_the_material_of_one_request(
+        self, text: str
+    ) -> None:
+        """An interview's questions, or "the questions I plan to ask", are worked on
+        together, not answered one by one."""
+        assert not detect(text).independent
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Which is cheaper: 3 for $10 or $3.50 each? And how much do I save by picking the "
+            "cheaper one?",
+            "Which is faster: flying from Paris to Rome or taking the night train? How long does "
+            "each option take?",
+        ],
+    )
+    def test_a_question_is_not_cut_from_its_options_at_a_colon(self, text: str) -> None:
+        """The options after "Which is cheaper:" belong to it, and the follow-up leans on it."""
+        d = detect(text)
+        assert not d.independent
+        assert d.questions[0].text.startswith("Which is")
+        assert " or " in d.questions[0].text
+
+    @pytest.mark.parametrize(
+        ("text", "groups"),
+        [
+            ("a) Find the derivative of x^3 + 2x. b) Use your answer from (a) to find the slope at x = 2.", [[0, 1]]),
+            ("1. What is 6 x 7?\n2. Who wrote Emma?\n3. Using your result from 1, is it even?", [[0, 2], [1]]),
+            ("(a) Compute the mean of 4, 8 and 15. (b) Using the result above, find how far 15 is from it.", [[0, 1]]),
+            ("1. 3と4の和を求めてください。\n2. 1の結果を使って、その数の二乗を計算してください。", [[0, 1]]),
+        ],
+    )  # fmt: skip
+    def test_a_part_that_uses_an_earlier_result_stays_with_it(
+        self, text: str, groups: list[list[int]]
+    ) -> None:
+        """ "your answer from (a)", "your result from 1", "the result above", "1の結果を使って"
+        name the part they build on."""
+        assert detect(text).groups == groups
