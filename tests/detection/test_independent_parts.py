@@ -162,3 +162,79 @@ class TestWhatAnInstructionGoverns:
         """ "your answer from (a)", "your result from 1", "the result above", "1の結果を使って"
         name the part they build on."""
         assert detect(text).groups == groups
+
+
+class TestListsWithoutMarkers:
+    @pytest.mark.parametrize(
+        ("text", "starts"),
+        [
+            ("Please: translate 'good morning' into French, give me the boiling point of ethanol, and suggest a name for a cat.",
+             ["translate", "give me", "suggest"]),
+            ("Can you tell me the capital of Mongolia, explain how vaccines work, and recommend a podcast about history?",
+             ["Can you tell me", "explain", "recommend"]),
+            ("Name three primary colors, convert 100 Fahrenheit to Celsius, and define photosynthesis.",
+             ["Name", "convert", "define"]),
+            ("Bitte: nenne mir die Hauptstadt von Kanada, erkläre die Photosynthese und empfiehl mir ein gutes Buch.",
+             ["nenne", "erkläre", "empfiehl"]),
+            ("I need a few things: a catchy name for my bakery, the opening hours of the British Museum, and a recipe for banana bread.",
+             ["a catchy name", "the opening hours", "a recipe"]),
+        ],
+    )  # fmt: skip
+    def test_requests_listed_with_commas_are_parts(self, text: str, starts: list[str]) -> None:
+        """Requests in one sentence, each with its own verb and object (or items after a
+        header), are parts; the commas and the "and" are left out."""
+        for part, start in zip(_split_as(text, 3), starts, strict=True):
+            assert part.startswith(start)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Summarize this article, list the key points, and suggest a title for it.",
+            "Write a story about a dragon, make it funny, and give it a title.",
+            "Explain recursion, give an example, and compare it with iteration.",
+        ],
+    )
+    def test_requests_on_one_text_or_leaning_on_each_other_stay_together(self, text: str) -> None:
+        """Tasks on "this article", a request with nothing of its own, "it": one group."""
+        assert not detect(text).independent
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Things I need help with:\n- a name for my new bakery\n- how to file taxes as a freelancer\n- the best month to visit Japan",
+            "Can you help me with a few things?\n- a birthday message for my boss\n- the difference between baking soda and baking powder\n- a good stretching routine for runners",
+            "Necesito ayuda con estas cosas:\n- un nombre para mi perro\n- la diferencia entre virus y bacteria\n- un plan de comidas para una semana",
+        ],
+    )  # fmt: skip
+    def test_a_bulleted_list_of_things_to_help_with_splits(self, text: str) -> None:
+        """Under "Things I need help with:" each bullet is an ask, a noun phrase as much
+        as a question."""
+        _split_as(text, 3)
+
+    def test_a_list_under_help_with_one_thing_stays_whole(self) -> None:
+        """ "I need help with my essay:" and the essay's problems: one task."""
+        assert not detect(
+            "I need help with my essay:\n- the intro is weak\n- the conclusion"
+        ).independent
+
+    @pytest.mark.parametrize(
+        ("text", "texts"),
+        [
+            ("我有两个问题，一是怎么提高英语口语，二是北京有什么好玩的地方", ["怎么提高英语口语", "北京有什么好玩的地方"]),
+            ("想问三件事：一是Python怎么读取Excel文件，二是长城有多长，三是怎么做红烧肉",
+             ["Python怎么读取Excel文件", "长城有多长", "怎么做红烧肉"]),
+        ],
+    )  # fmt: skip
+    def test_chinese_yi_shi_er_shi_enumerations_split(self, text: str, texts: list[str]) -> None:
+        """ "一是…，二是…" numbers the asks; a header "我有两个问题" / "想问三件事" is left out."""
+        assert _split_as(text, len(texts)) == texts
+
+    def test_reasons_enumerated_with_yi_shi_are_no_questions(self) -> None:
+        """ "原因有两个，一是…，二是…" lists reasons, not asks."""
+        assert not detect("原因有两个，一是天气不好，二是我太累了。你觉得我应该去吗？").independent
+
+    def test_of_each_before_a_noun_is_no_reference_to_the_parts_before(self) -> None:
+        """ "the price of each ticket" is about tickets; "How long is each?" is about the
+        parts before."""
+        _split_as("Who painted the Mona Lisa? What is the price of each ticket to the Louvre?", 2)
+        assert detect("1. Name two rivers in France.\n2. How long is each?").groups == [[0, 1]]

@@ -24,6 +24,7 @@ import re
 
 __all__ = [
     "HEADER",
+    "IMPERATIVE",
     "INSTRUCTION",
     "LEAD",
     "LEADIN",
@@ -191,7 +192,7 @@ HEADER = Gated(
     re.compile(
         r"^\W*(?:(?:hey|hi|hello|ok|okay|so|bro|guys|dude|yo|bhai|yaar|sir|hola|hallo|salut)\W+)*(?:"
         # en
-        r"(?:i\s+(?:have|got)\s+|i'?ve\s+got\s+|here\s+(?:are|is)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
+        r"(?:i\s+(?:have|got|need)\s+|i'?ve\s+got\s+|here\s+(?:are|is)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
         r"few|several|my|the|two|three|four|five|\d+)\s+)*(?:(?:more|quick|short|simple|random|unrelated|"
         r"different|separate|small|little|easy|general|trivia|totally|completely)\s+)*(?:questions?|things|"
         r"ones|qs|queries|asks|topics|requests)(?:\s+(?:for\s+you|for\s+today|today|please|here|below|lol|"
@@ -220,7 +221,7 @@ HEADER = Gated(
         r"(?:मेरे\s+)?(?:दो|तीन|चार|\d+|कुछ)\s+(?:सवाल|प्रश्न)(?:\s+(?:हैं|है))?|"
         r"(?:do|teen|char|\d+|kuch)\s+(?:sawal|sawaal|questions?|cheezein|baatein)(?:\s+(?:hai|hain|the))?|"
         # zh ja ko
-        r"(?:我有|问|请教)?(?:两|二|三|四|几|\d+)个(?:小)?问题(?:[，,]?(?:请教一下|想问一下|想问问))?|"
+        r"(?:我有|问|请教|想问)?(?:两|二|三|四|几|\d+)(?:个|件)(?:小)?(?:问题|事)(?:[，,]?(?:请教一下|想问一下|想问问))?|"
         r"(?:質問が)?(?:二つ|2つ|三つ|3つ|いくつか)(?:の質問)?(?:あります|質問があります)?|"
         r"(?:質問|しつもん)(?:が)?(?:二つ|2つ|三つ|3つ)(?:あります)?|"
         r"(?:질문|궁금한\s*(?:것|게))\s*(?:두|세|네|몇)\s*(?:개|가지)(?:요|있어요|있습니다)?|"
@@ -372,7 +373,8 @@ _REQUEST_START = Gated(
         r"liste|finde|erstelle|erzähle|definiere|sag)\b|"
         r"(?:explique|décris|nomme|donne|traduis|calcule|écris|propose|recommande|résume|définis|cite|"
         r"dis-moi|raconte)\b|"
-        r"(?:explica|explícame|describe|nombra|dime|dame|escribe|traduce|calcula|recomienda|resume|define|"
+        r"(?:explica|explícame|describe|nombra|dime|dame|escribe|traduce|calcula|recomienda|recomiéndame|"
+        r"sugiéreme|escríbeme|resume|define|"
         r"enumera|sugiere|cuéntame)\b|"
         r"(?:spiega|spiegami|descrivi|dimmi|dammi|scrivi|traduci|calcola|consiglia|riassumi|definisci|"
         r"elenca|suggerisci|raccontami)\b|"
@@ -404,5 +406,7 @@ class _Request:
         return _REQUEST_END.search(text, max(pos, len(text) - 40))
 
 
+IMPERATIVE = _REQUEST_START
+"""An imperative (or "I'd like to know") at the start: where a request opens."""
 REQUEST = _Request()
 """An imperative at the start (or, in verb-final languages, at the end): a request."""

@@ -31,6 +31,7 @@ from ._units import (
     and_joins,
     cut_units,
     kind_of,
+    list_joins,
     maybe_several,
     split_and,
     text_of,
@@ -204,7 +205,8 @@ _FRAGMENT_LANGS = frozenset(("en", "de", "fr", "es", "it", "pt", "ru"))
 def _follows(body: str, u: Unit, lang: str) -> bool:
     """A unit that only continues the part before, as one question with it: "Why?",
     "What about X?", "And the price?", "Or B?"."""
-    if _FOLLOW_UP.search(body) or _short(body, lang) or _OR_START.match(body):
+    short = _short(body, lang) and u.lead_kind != "list"  # "define photosynthesis" in a list
+    if _FOLLOW_UP.search(body) or short or _OR_START.match(body):
         return True
     return u.lead_kind == "and" and (
         u.kind == "r" or (words(body) < 4 and WH_START.match(body) is None)
@@ -385,10 +387,22 @@ class _ProseReader:
             merged.append(u)
         asking_units = [u for u in merged if u.kind in ("q", "w")]
         expanded: list[Unit] = []
-        for u in merged:
+        for n, u in enumerate(merged):
             joins = and_joins(masked, u) if u.kind in ("q", "w") else []
+            # items after a header or lead-in that ends in a colon: "I need a few things: ..."
+            items = n > 0 and merged[n - 1].kind in ("h", "l") and merged[n - 1].stop == ":"
+            listed = (
+                list_joins(masked, u, items)
+                if not joins
+                and u.kind in ("q", "w", "r", "s")
+                and (items or u.kind != "s")
+                and not _DEICTIC.search(masked, u.body, u.end)  # tasks on one text: "this article"
+                else []
+            )
             if joins and (len(joins) >= 2 or len(asking_units) == 1):
                 expanded += split_and(text, masked, u, joins)
+            elif listed:
+                expanded += split_and(text, masked, u, listed, "list")
             else:
                 expanded.append(u)
         return expanded
@@ -510,7 +524,7 @@ class _ProseReader:
         if (
             ask is not None
             and ask > 0
-            and firsts_of[ask].lead_kind not in ("strong", "also", "ordinal", "and")
+            and firsts_of[ask].lead_kind not in ("strong", "also", "ordinal", "and", "list")
         ):
             for request in self.parts[:ask]:
                 self.pre += request
@@ -538,6 +552,8 @@ class _ProseReader:
         ands = [n for n, (_, kind) in enumerate(leads) if n and kind == "and"]
         if opened:
             return f"{leads[opened[0]][0]!r} opens part {opened[0] + 1}", False
+        if any(kind == "list" for _, kind in leads):
+            return "requests or items listed in one sentence, each with its own verb or noun", False
         if m is not None:
             return f"{m.group()!r}", False
         if ands:

@@ -61,7 +61,8 @@ _DEP_ALL = re.compile(
     r"\b(?:(?:the |your )?(?:previous|above|earlier|last) (?:answers|questions|results|ones)|"
     r"(?:answers|results) above|all of the above|both of (?:them|these|those)|the two(?: above)?|"
     r"(?:based on|from|using|given) the above|the above|compare (?:them|these|those|the two|both)|"
-    r"(?:of|for|to|about) (?:each|both)(?: of them)?|each of (?:them|these|those)|all of them)\b|"
+    r"(?:of|for|to|about) (?:each|both)(?: of them)?(?!\s+(?!of\b)[^\W\d_])|each of (?:them|these|those)|"
+    r"all of them)\b|\beach\s*[?.!]?\s*$|"
     r"以上|上面|上述|两者|各自|分别举|위의|위에서|둘 다|각각|上記|それぞれ|両方",
     re.IGNORECASE,
 )

@@ -17,7 +17,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from ._cues import HEADER, INSTRUCTION, LEADIN, REQUEST, WH_START, lead_of
+from ._cues import HEADER, IMPERATIVE, INSTRUCTION, LEADIN, REQUEST, WH_START, lead_of
 from ._read import words
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "cut_units",
     "drop_headers",
     "kind_of",
+    "list_joins",
     "maybe_several",
     "split_and",
     "text_of",
@@ -278,22 +279,69 @@ def kind_of(masked: str, u: Unit) -> str:
     return "s"
 
 
-def split_and(text: str, masked: str, u: Unit, joins: list[re.Match[str]]) -> list[Unit]:
-    """A question sentence cut at each "and" that opens a new question."""
+def split_and(
+    text: str, masked: str, u: Unit, joins: list[re.Match[str]], joined: str = "join"
+) -> list[Unit]:
+    """A question sentence cut at each "and" that opens a new question (``joined``:
+    "join"), or a sentence of several requests or items cut at each comma ("list")."""
     out: list[Unit] = []
     a = u.body
     lead, kind = u.lead, u.lead_kind
     for m in joins:
         out.append(Unit(u.start if not out else a, m.start(), a, lead, kind, u.line, u.para, ","))
         lead = text[m.start() : m.end()].strip(" ,")
-        kind = "join"
+        kind = joined
         a = m.end()
     out.append(Unit(a, u.end, a, lead, kind, u.line, u.para, u.stop))
     for piece in out:
-        piece.kind = "q" if _ENDS_ASKING.search(masked[piece.body : piece.end]) else "w"
+        asks = _ENDS_ASKING.search(masked[piece.body : piece.end])
+        piece.kind = "q" if asks else "w" if joined == "join" else "r"
         if piece is not out[0]:
-            piece.start = piece.body - len(piece.lead) - 1
+            piece.start = piece.body - len(piece.lead) - 1 if piece.lead else piece.body
     return out
+
+
+# Several requests in one sentence, each with its own verb and object ("translate X
+# into French, give me Y, and suggest Z"), or items after a header ("I need a few
+# things: a name for my bakery, the hours of the museum, and a recipe"): cut at each
+# comma, and at an "and" after the last one.
+_LIST_JOIN = re.compile(
+    r",\s*(?:(?:and|und|et|y|e|и|ve|aur|and\s+also)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur)\s+",
+    re.IGNORECASE,
+)
+_POLITE_ASK = re.compile(
+    r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?", re.IGNORECASE
+)
+
+
+def list_joins(masked: str, u: Unit, items: bool) -> list[re.Match[str]]:
+    """Where a sentence of several requests (each opening with an imperative: three of
+    them, or two joined by ", and") or, with ``items``, of several items after a header
+    is cut; [] if it is not one. Each piece holds two words or more."""
+    body = masked[u.body : u.end]
+    if "," not in body:
+        return []
+    polite = _POLITE_ASK.match(body)
+    if not items and IMPERATIVE.match(body[polite.end() :] if polite else body) is None:
+        return []
+    joins: list[re.Match[str]] = []
+    last_comma = max(m.start() for m in re.finditer(",", body)) + u.body
+    for m in _LIST_JOIN.finditer(masked, u.body, u.end):
+        if "," not in m.group() and m.start() < last_comma:
+            continue  # an "and" inside an item: only the one after the last comma cuts
+        if items or IMPERATIVE.match(masked[m.end() : u.end]) is not None:
+            joins.append(m)
+    cuts = [u.body, *(m.start() for m in joins), u.end]
+    pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
+    least = 2
+    while joins and words(pieces[-1]) < least and "," not in joins[-1].group():
+        joins.pop()  # "the difference between virus and bacteria": an "and" inside the item
+        pieces[-2:] = ["".join(pieces[-2:])]
+    if any(words(p) < least for p in pieces):
+        return []
+    if len(joins) < 2 and not (joins and "," in joins[0].group() and joins[0].group().strip(", ")):
+        return []  # two pieces only when joined by ", and"
+    return joins
 
 
 def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
@@ -336,7 +384,14 @@ def maybe_several(masked: str) -> bool:
     return bool(
         _MAYBE_SEVERAL.search(masked.rstrip())
         or (_JOINER.search(masked) and _AND_JOIN.search(masked))
+        or (
+            "," in masked
+            and any(IMPERATIVE.match(masked[m.end() :]) for m in _COMMA.finditer(masked))
+        )
     )
+
+
+_COMMA = re.compile(r",\s*(?:(?:and|und|et|y|e)\s+)?")
 
 
 _MAY_COUNT = re.compile(
