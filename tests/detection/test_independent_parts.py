@@ -238,3 +238,37 @@ class TestListsWithoutMarkers:
         parts before."""
         _split_as("Who painted the Mona Lisa? What is the price of each ticket to the Louvre?", 2)
         assert detect("1. Name two rivers in France.\n2. How long is each?").groups == [[0, 1]]
+
+
+class TestRunOns:
+    @pytest.mark.parametrize(
+        ("text", "texts"),
+        [
+            ("what year did the berlin wall fall and how do i cook quinoa", ["what year did the berlin wall fall", "how do i cook quinoa"]),
+            ("cuando cayo el muro de berlin y como se cocina la quinoa", ["cuando cayo el muro de berlin", "como se cocina la quinoa"]),
+            ("everest ne kadar yüksek ve mona lisa'yı kim yaptı", ["everest ne kadar yüksek", "mona lisa'yı kim yaptı"]),
+            ("ما هي عاصمة كندا وكيف أطبخ الأرز", ["ما هي عاصمة كندا", "كيف أطبخ الأرز"]),
+            ("珠穆朗玛峰有多高还有怎么煮米饭", ["珠穆朗玛峰有多高", "怎么煮米饭"]),
+            ("에베레스트 산은 얼마나 높나요 그리고 김치는 어떻게 만드나요", ["에베레스트 산은 얼마나 높나요", "김치는 어떻게 만드나요"]),
+        ],
+    )  # fmt: skip
+    def test_questions_run_together_without_punctuation_are_split(
+        self, text: str, texts: list[str]
+    ) -> None:
+        """Two questions joined by and / y / ve / و / 还有 / 그리고 with no punctuation,
+        each with its own verb and object (a question word written without its accent,
+        or late in Turkish), are two parts."""
+        assert _split_as(text, 2) == texts
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "who wrote the hobbit and when did he die",
+            "sholay kisne direct ki aur uski release date kya thi",
+            "谁写了红楼梦还有他是哪个朝代的人",
+            "من كتب رواية البؤساء ومتى توفي",
+        ],
+    )
+    def test_a_run_on_whose_second_question_leans_on_the_first_stays_whole(self, text: str) -> None:
+        """ "he", "uski", 他, a subject left to the verb: one group."""
+        assert not detect(text).independent

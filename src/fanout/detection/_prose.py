@@ -29,6 +29,7 @@ from ._read import content_words, has_topic, words
 from ._units import (
     Unit,
     and_joins,
+    cjk_joins,
     cut_units,
     kind_of,
     list_joins,
@@ -257,7 +258,8 @@ def _one_matter(
     also read as the prompt's language and, where the language drops its subjects,
     name what it is about."""
     base = LATIN.get(lang)
-    if base is None or script_of(text) is not None or (not cued and lang in _UNREAD):
+    joined = all(f.lead_kind in ("and", "join") for f in firsts_of[1:])
+    if base is None or script_of(text) is not None or (not (cued or joined) and lang in _UNREAD):
         return "no cue that they are separate"
     if context_before or len({u.para for p in parts for u in p}) > 1:
         return "context before them, and no cue that they are separate"
@@ -293,16 +295,17 @@ def _one_matter(
 # Languages whose questions drop the subject ("In quale città è morto?", "Hangi yıl
 # yayımlandı?"): without a cue, a later part must name what it is about (a name, a
 # number, a quoted title) or hold a noun with its article.
-_DROPS_SUBJECTS = frozenset(("es", "it", "pt", "tr", "ru"))
+_DROPS_SUBJECTS = frozenset(("es", "it", "pt", "tr", "ru", "ar"))
 _SUBJECT = {
     "es": _words_re(r"(?:el|la|los|las|un|una)\s+[^\W\d_]{3,}"),
     "it": _words_re(r"(?:il|lo|la|i|gli|le|un|una|uno)\s+[^\W\d_]{3,}|l'[^\W\d_]{3,}"),
     "pt": _words_re(r"(?:o|a|os|as|um|uma)\s+[^\W\d_]{3,}"),
-    "tr": re.compile(r"(?!x)x"),
+    "tr": re.compile(r"[^\W\d_]+'[^\W\d_]+"),  # a name with its ending: mona lisa'yı
     "ru": re.compile(r"(?!x)x"),
+    "ar": _words_re(r"ال[^\W\d_]{2,}"),  # a noun with its article: الأرز
 }
-# Languages whose parts are not judged without a cue: Arabic names things without
-# capitals and drops its subjects into the verb ("في أي عام حصل على ...؟").
+# Languages whose parts are not judged with no cue or "and" between them: Arabic names
+# things without capitals and drops its subjects into the verb ("في أي عام حصل على ...؟").
 _UNREAD = frozenset(("ar",))
 
 
@@ -388,7 +391,7 @@ class _ProseReader:
         asking_units = [u for u in merged if u.kind in ("q", "w")]
         expanded: list[Unit] = []
         for n, u in enumerate(merged):
-            joins = and_joins(masked, u) if u.kind in ("q", "w") else []
+            joins = and_joins(masked, u) if u.kind in ("q", "w", "s") else []
             # items after a header or lead-in that ends in a colon: "I need a few things: ..."
             items = n > 0 and merged[n - 1].kind in ("h", "l") and merged[n - 1].stop == ":"
             listed = (
@@ -399,8 +402,13 @@ class _ProseReader:
                 and not _DEICTIC.search(masked, u.body, u.end)  # tasks on one text: "this article"
                 else []
             )
-            if joins and (len(joins) >= 2 or len(asking_units) == 1):
+            also = (
+                cjk_joins(masked, u) if u.kind != "c" and _CJK.search(masked, u.body, u.end) else []
+            )
+            if joins and (len(joins) >= 2 or all(a is u for a in asking_units)):
                 expanded += split_and(text, masked, u, joins)
+            elif also:
+                expanded += split_and(text, masked, u, also, "also")
             elif listed:
                 expanded += split_and(text, masked, u, listed, "list")
             else:

@@ -23,6 +23,7 @@ from ._read import words
 __all__ = [
     "Unit",
     "and_joins",
+    "cjk_joins",
     "cut_units",
     "drop_headers",
     "kind_of",
@@ -40,7 +41,7 @@ def _set(words: str) -> frozenset[str]:
 
 
 _QCJK_ASK = re.compile(
-    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|是否|请|請|"
+    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|多[长高大远久重深宽]|是否|请|請|"
     r"ですか|ますか|でしょうか|なぜ|何|どう|どの|いつ|どこ|教えて|説明して|ください|"
     r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요"
 )
@@ -289,13 +290,13 @@ def split_and(
     lead, kind = u.lead, u.lead_kind
     for m in joins:
         out.append(Unit(u.start if not out else a, m.start(), a, lead, kind, u.line, u.para, ","))
-        lead = text[m.start() : m.end()].strip(" ,")
+        lead = text[m.start() : m.end()].strip(" ,、")
         kind = joined
         a = m.end()
     out.append(Unit(a, u.end, a, lead, kind, u.line, u.para, u.stop))
     for piece in out:
         asks = _ENDS_ASKING.search(masked[piece.body : piece.end])
-        piece.kind = "q" if asks else "w" if joined == "join" else "r"
+        piece.kind = "q" if asks else "w" if joined in ("join", "also") else "r"
         if piece is not out[0]:
             piece.start = piece.body - len(piece.lead) - 1 if piece.lead else piece.body
     return out
@@ -344,11 +345,54 @@ def list_joins(masked: str, u: Unit, items: bool) -> list[re.Match[str]]:
     return joins
 
 
+# Question words a sentence may open with that WH_START leaves out: written without
+# their accents (cuando, como), or that also open statements (ما هي).
+_WH_PLAIN = re.compile(
+    r"^\W*(?:cuando|donde|como|cual|cuanto|cuantos|cuantas|quien|que|ما\s+(?:هي|هو))(?=\s)",
+    re.IGNORECASE,
+)
+# Where the question word comes late (Turkish, Hindi, Hinglish): "everest ne kadar yüksek
+# ve mona lisa'yı kim yaptı", "taj mahal kisne banwaya aur python me list kaise sort karte".
+_LATE_JOIN = re.compile(r"\s+(?:ve|aur|और)\s+", re.IGNORECASE)
+_WH_LATE = re.compile(
+    r"(?<!\w)(?:ne|neden|niçin|nasıl|kim\w*|nere\w*|hangi\w*|kaç|nedir|kya|kyu|kyun|kaise|kaun|"
+    r"kab|kahan|kitn\w*|kisne|konsa|kaunsa|क्या|क्यों|कैसे|कौन|कब|कहाँ|कहां|कितन\S*|किसने)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+# Two questions run together in Chinese, Korean or Japanese: "珠穆朗玛峰有多高还有怎么煮米饭",
+# "에베레스트 산은 얼마나 높나요 그리고 김치는 어떻게 만드나요": "also" between two asks.
+_CJK_ALSO = re.compile(r"还有|另外|\s그리고\s|それと|あと、")
+
+
+def cjk_joins(masked: str, u: Unit) -> list[re.Match[str]]:
+    """Where a run of Chinese, Korean or Japanese holding two questions and "also"
+    (还有, 그리고, それと) between them is cut: [] unless both sides ask."""
+    joins = [
+        m
+        for m in _CJK_ALSO.finditer(masked, u.body, u.end)
+        if m.start() - u.body >= 4
+        and u.end - m.end() >= 4
+        and _QCJK_ASK.search(masked, u.body, m.start())
+        and _QCJK_ASK.search(masked, m.end(), u.end)
+    ]
+    return joins[:1]
+
+
 def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
     if not _JOINER.search(masked, u.body, u.end):
         return []
+    body = masked[u.body : u.end]
     joins = list(_AND_JOIN.finditer(masked, u.body, u.end))
-    if not joins or WH_START.match(masked[u.body : u.end]) is None:
+    if not joins and _WH_LATE.search(body):
+        joins = [
+            m
+            for m in _LATE_JOIN.finditer(masked, u.body, u.end)
+            if _WH_LATE.search(masked, m.end(), u.end)
+            and _WH_LATE.search(masked, u.body, m.start())
+        ][:1]
+    elif not joins or (WH_START.match(body) is None and _WH_PLAIN.match(body) is None):
         return []
     cuts = [u.body, *(m.start() for m in joins), u.end]
     pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
@@ -384,6 +428,8 @@ def maybe_several(masked: str) -> bool:
     return bool(
         _MAYBE_SEVERAL.search(masked.rstrip())
         or (_JOINER.search(masked) and _AND_JOIN.search(masked))
+        or (_LATE_JOIN.search(masked) and _WH_LATE.search(masked))
+        or _CJK_ALSO.search(masked)
         or (
             "," in masked
             and any(IMPERATIVE.match(masked[m.end() :]) for m in _COMMA.finditer(masked))
