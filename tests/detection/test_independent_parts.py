@@ -272,3 +272,53 @@ class TestRunOns:
     def test_a_run_on_whose_second_question_leans_on_the_first_stays_whole(self, text: str) -> None:
         """ "he", "uski", 他, a subject left to the verb: one group."""
         assert not detect(text).independent
+
+
+class TestMorePairsWithoutACue:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "珠穆朗玛峰有多高？谁发明了电话？",
+            "富士山の高さは何メートルですか？日本の首都はどこですか？",
+            "에베레스트 산의 높이는 얼마인가요? 한국의 수도는 어디인가요?",
+        ],
+    )
+    def test_two_questions_in_chinese_japanese_or_korean_each_standing_alone_split(
+        self, text: str
+    ) -> None:
+        """Each with a subject of its own, nothing shared, no pronoun: two parts."""
+        _split_as(text, 2)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "怎么学好英语？有什么好的方法吗？",
+            "毎日コーヒーを飲んでも大丈夫ですか？カフェインは体に悪いですか？",
+            "아이가 밤에 자꾸 깨는데 정상인가요? 걱정해야 하나요?",
+            "北京的人口是多少？上海的人口是多少？",
+            "夏目漱石の代表作は何ですか？どこで生まれましたか？",
+        ],
+    )
+    def test_cjk_questions_of_one_matter_or_without_a_subject_stay_whole(self, text: str) -> None:
+        """有什么…？ with no subject, 大丈夫, 정상/걱정 (the speaker's matter), a shared
+        topic (人口), a question with no subject (どこで生まれましたか): not split."""
+        assert not detect(text).independent
+
+    def test_two_questions_typed_with_nothing_between_them_split(self) -> None:
+        """ "whats the capital of peru how many legs does a spider have": the second
+        question word and its verb start a part; "do you know how many ..." does not."""
+        _split_as("whats the capital of peru how many legs does a spider have", 2)
+        assert len(detect("Do you know how many legs a spider has").questions) == 1
+
+    def test_one_short_statement_before_two_questions_is_sent_with_each(self) -> None:
+        """ "I'm learning Rust." is context for both, not a reason to keep them whole."""
+        d = detect(
+            "I'm learning Rust. How does the borrow checker work? What is a trait object in Rust?"
+        )
+        assert d.groups == [[0], [1]]
+        assert all(d.group_prompt(g).startswith("I'm learning Rust.") for g in d.groups)
+
+    def test_how_long_does_it_take_after_a_question_is_one_matter(self) -> None:
+        """The "it" of "how long does it take" stands for the matter before it."""
+        text = "What's the best way to learn Spanish? How long does it take to become fluent?"
+        assert not detect(text).independent

@@ -20,6 +20,7 @@ own.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -187,6 +188,8 @@ def _short(body: str, lang: str) -> bool:
 
 
 _COMPACT = frozenset(("tr", "ar", "hi", "hi-en"))
+_BRIEF = 10
+"""Words of the one statement before two questions that is sent with each of them."""
 HELD = 0.55
 """The confidence of parts found with nothing to show they are separate: below the
 split threshold, so they are kept in one group (and ``reasons`` says why)."""
@@ -259,10 +262,15 @@ def _one_matter(
     name what it is about."""
     base = LATIN.get(lang)
     joined = all(f.lead_kind in ("and", "join") for f in firsts_of[1:])
-    if base is None or script_of(text) is not None or (not (cued or joined) and lang in _UNREAD):
+    script = script_of(text)
+    if (base is None and script is None) or (script is not None and cued):
+        return "no cue that they are separate"
+    if (not (cued or joined) and lang in _UNREAD) and script is None:
         return "no cue that they are separate"
     if context_before or len({u.para for p in parts for u in p}) > 1:
         return "context before them, and no cue that they are separate"
+    if script is not None or base is None:
+        return _cjk_one_matter(script or "", [masked[p[0].start : p[-1].end] for p in parts])
     if not all(asking):
         return "a request among them, and no cue that they are separate"
     spans = [masked[p[0].start : p[-1].end] for p in parts]
@@ -273,6 +281,10 @@ def _one_matter(
     if not cued:
         if not all(_reads_as(base, span) for span in spans):
             return "no cue that they are separate, in a language not read word by word"
+        if any(
+            _DUMMY_IT.search(m.group()) for span in spans[1:] for m in base.expletive.finditer(span)
+        ):
+            return "a later part's 'it' may stand for the matter before (how long does it take)"
         if any(_OWN[lang].search(span) or _ADVICE[lang].search(span) for span in spans):
             return "the speaker's own situation, and no cue that they are separate"
     topics = [
@@ -292,6 +304,7 @@ def _one_matter(
     return ""
 
 
+_DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
 # Languages whose questions drop the subject ("In quale città è morto?", "Hangi yıl
 # yayımlandı?"): without a cue, a later part must name what it is about (a name, a
 # number, a quoted title) or hold a noun with its article.
@@ -307,6 +320,53 @@ _SUBJECT = {
 # Languages whose parts are not judged with no cue or "and" between them: Arabic names
 # things without capitals and drops its subjects into the verb ("في أي عام حصل على ...؟").
 _UNREAD = frozenset(("ar",))
+
+
+# Chinese, Japanese, Korean: the speaker's own matter (I, you, should, is it all right),
+# and a question that opens with no subject of its own (有哪些…？, 要不要…？).
+_CJK_OWN = {
+    "zh": re.compile(
+        r"我|你|您|咱|应该|应当|要不要|需要|建议|推荐|值得|可以吗|好吗|怎么办|该不该|会不会|正常吗|危险吗|安全吗"
+    ),
+    "ja": re.compile(
+        r"私|僕|俺|あなた|べき|ほうがいい|方がいい|おすすめ|お勧め|大丈夫|いいですか|どうすれば|平気|心配|危険|安全"
+    ),
+    "ko": re.compile(
+        r"저는|제가|저의|제\s|나는|내가|내\s|당신|해야|좋을까|추천|괜찮|될까요|어떻게\s*해야|정상|걱정|위험|안전"
+    ),
+}
+_CJK_NO_SUBJECT = {
+    "zh": re.compile(r"^\W*(?:有|要|能|可以|是不是|会|该|需|还)"),
+    "ja": re.compile(r"^\W*(?:何|どう|どこ|いつ|誰|どれ|どの|なぜ|どうして|いくら)"),
+    "ko": re.compile(r"^\W*(?:무엇|뭐|어떻게|어디|언제|누가|왜|얼마|몇)"),
+}
+# What every question in these languages holds, never a topic two parts share.
+_CJK_ASKING = re.compile(
+    r"什么|多少|怎么|为什么|哪里|哪个|是谁|有多|ですか|ますか|でしょうか|何|どこ|いつ|誰|인가요|나요|까요|무엇|어디|언제|누가|얼마"
+)
+_CJK_LETTER = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _cjk_one_matter(code: str, spans: list[str]) -> str:
+    """Why two questions with no cue in Chinese, Japanese or Korean may be one matter, or
+    "" when each stands alone: five letters or more each, none about the speaker or
+    asking advice, no later one without a subject of its own, and no two letters in a
+    row shared (the same topic)."""
+    if any(len(_CJK_LETTER.findall(span)) < 5 for span in spans):
+        return "no cue that they are separate"
+    if any(_CJK_OWN[code].search(span) for span in spans):
+        return "the speaker's own situation, and no cue that they are separate"
+    if any(_CJK_NO_SUBJECT[code].match(span) for span in spans[1:]):
+        return "a part with no subject of its own, and no cue that they are separate"
+    grams = [_bigrams(_CJK_ASKING.sub(" ", span)) for span in spans]
+    if any(x & y for n, x in enumerate(grams) for y in grams[n + 1 :]):
+        return "the parts share what they are about"
+    return ""
+
+
+def _bigrams(text: str) -> set[str]:
+    letters = [c if _CJK_LETTER.match(c) else " " for c in text]
+    return {a + b for a, b in itertools.pairwise(letters) if a != " " and b != " "}
 
 
 def _reads_as(lang: Latin, text: str) -> bool:
@@ -606,8 +666,22 @@ class _ProseReader:
             # stands alone (on the blind held-out set 4 the pairs a rule split on fewer
             # grounds were one matter: a question and its follow-up, advice)
             confidence = 0.62
+            # one short statement before them ("I'm learning Rust.") is sent with each
+            context = [u for u in self.pre if u.kind in ("r", "s", "c")]
+            brief = (
+                len(context) == 1
+                and context[0].kind == "s"
+                and words(text[context[0].start : context[0].end]) <= _BRIEF
+            )
             why = _one_matter(
-                text, self.masked, self.lang, parts, firsts_of, asking, context_before, cued=False
+                text,
+                self.masked,
+                self.lang,
+                parts,
+                firsts_of,
+                asking,
+                context_before and not brief,
+                cued=False,
             )
             if why:
                 confidence = HELD

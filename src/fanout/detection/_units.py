@@ -380,9 +380,39 @@ def cjk_joins(masked: str, u: Unit) -> list[re.Match[str]]:
     return joins[:1]
 
 
+# Two questions typed with nothing between them at all: "whats the capital of peru how
+# many legs does a spider have" (a question word and its verb start the second).
+_BARE_JOIN = re.compile(
+    r"\s+(?=(?:what(?:'s|s)?|who(?:'s|s)?|where|when|why|how|which)\s+(?:is|are|was|were|do|does|did|"
+    r"can|could|should|would|will|many|much|long|far|old|big|tall)\b)",
+    re.IGNORECASE,
+)
+# What asks about the question that follows it: "do you know how many ...".
+_ASKS_ABOUT = re.compile(
+    r"(?:know|tell\s+me|tell\s+us|wonder(?:ing)?|explain|understand|ask(?:ing)?|sure|idea|remember|"
+    r"show\s+me|learn|out|figure|see|check|decide|curious|about|on|is|of)\s*$",
+    re.IGNORECASE,
+)
+
+
+def bare_joins(masked: str, u: Unit) -> list[re.Match[str]]:
+    """Where a sentence with no punctuation at all holding two questions is cut."""
+    body = masked[u.body : u.end]
+    if re.search(r"[?.,;:!]", body) or WH_START.match(body) is None:
+        return []
+    joins = [
+        m
+        for m in _BARE_JOIN.finditer(masked, u.body, u.end)
+        if words(masked[u.body : m.start()]) >= 3
+        and words(masked[m.end() : u.end]) >= 3
+        and not _ASKS_ABOUT.search(masked, u.body, m.start())
+    ]
+    return joins[:1]
+
+
 def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
     if not _JOINER.search(masked, u.body, u.end):
-        return []
+        return bare_joins(masked, u)
     body = masked[u.body : u.end]
     joins = list(_AND_JOIN.finditer(masked, u.body, u.end))
     if not joins and _WH_LATE.search(body):
@@ -430,6 +460,7 @@ def maybe_several(masked: str) -> bool:
         or (_JOINER.search(masked) and _AND_JOIN.search(masked))
         or (_LATE_JOIN.search(masked) and _WH_LATE.search(masked))
         or _CJK_ALSO.search(masked)
+        or ("?" not in masked and _BARE_JOIN.search(masked))
         or (
             "," in masked
             and any(IMPERATIVE.match(masked[m.end() :]) for m in _COMMA.finditer(masked))
