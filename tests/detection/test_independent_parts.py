@@ -322,3 +322,23 @@ class TestMorePairsWithoutACue:
         """The "it" of "how long does it take" stands for the matter before it."""
         text = "What's the best way to learn Spanish? How long does it take to become fluent?"
         assert not detect(text).independent
+
+
+class TestWhatIsNoAsk:
+    def test_small_talk_before_a_request_is_a_greeting(self) -> None:
+        """ "How are you today?" is not a question to answer apart from the request."""
+        d = detect("Hi! How are you today? Can you help me write a cover letter for a barista job?")
+        assert not d.independent
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Can you check the grammar in my paragraph below?\n\nDo you like hiking? I go every "
+            "weekend with my dog. What about you, do you have a favorite trail?",
+            "Proofread my email please.\nHi Tom, are you free on Friday? Can we move the meeting "
+            "to 3pm?",
+        ],
+    )
+    def test_questions_in_a_text_to_proofread_are_that_text(self, text: str) -> None:
+        """After "check the grammar in my paragraph below", the questions are the text."""
+        assert not detect(text).independent

@@ -66,6 +66,19 @@ _DEICTIC = re.compile(
     re.IGNORECASE,
 )
 
+# A request to work on a text that follows it ("Can you check the grammar in my
+# paragraph below?", "Corrige este texto:"): the questions after it are that text.
+_WORKS_ON_TEXT = re.compile(
+    r"\b(?:proofread|check|correct|fix|edit|review|improve|polish|rewrite|rephrase|grade|critique|"
+    r"corrige|corrija|revisa|revise|korrigiere|überprüfe|überarbeite|relis|relisez|correggi|"
+    r"controlla|исправь|проверь|düzelt|kontrol\s+et)\b[^.?!\n]{0,40}"
+    r"\b(?:below|following|my\s+(?:paragraph|text|email|essay|message|letter|post|story|poem|draft|"
+    r"sentences?|writing)|this\s+(?:paragraph|text|email|essay|message|letter|post|draft)|"
+    r"siguiente|abajo|este\s+texto|mi\s+texto|folgenden|unten|diesen\s+text|meinen\s+text|"
+    r"suivant|ci-dessous|ce\s+texte|mon\s+texte|seguente|questo\s+testo|этот\s+текст|ниже|"
+    r"aşağıdaki|bu\s+metni)\b",
+    re.IGNORECASE,
+)
 # Requests with nothing of their own to be about: "Give an example.", "Explain why."
 _GENERIC_REQUEST = re.compile(
     r"^\W*(?:please\s+)?(?:give|show|provide|add|list|explain|tell|name|include)\s+(?:me\s+|us\s+)?"
@@ -419,6 +432,9 @@ class _ProseReader:
         self.post: list[Unit] = []
 
     def read(self, units: list[Unit]) -> Prose | None:
+        first = units[0]
+        if len(units) > 1 and _WORKS_ON_TEXT.search(self.masked, first.body, first.end):
+            return None  # "Can you proofread my paragraph below?": the rest is its text
         units = self._classified(units)
         context, units = self._context(units)
         self.semi = self._semicolon_list(units)

@@ -242,6 +242,15 @@ _GREETING = re.compile(
     re.IGNORECASE,
 )
 _HEADING = re.compile(r"^#{1,6}\s+\S")
+# Small talk before the asks: "How are you today?", "Hope you're well.": a greeting.
+_SMALL_TALK = re.compile(
+    r"^\W*(?:(?:hi|hey|hello|hola|hallo|salut|bonjour|ciao|oi|olá)\W+)?(?:how\s+are\s+you(?:\s+doing)?"
+    r"(?:\s+today)?|how'?s\s+it\s+going|hope\s+you(?:'re|\s+are)\s+(?:well|good|doing\s+well)|"
+    r"what'?s\s+up|qué\s+tal|cómo\s+estás|wie\s+geht'?s|wie\s+geht\s+es\s+(?:dir|ihnen)|"
+    r"(?:comment\s+)?ça\s+va|come\s+stai|tudo\s+bem|como\s+vai|как\s+дела|nasılsın|كيف\s+حالك|"
+    r"kaise\s+ho|你好吗|お元気ですか|잘\s*지내(?:세요|셨어요)?)\W*$",
+    re.IGNORECASE,
+)
 
 
 # A question asked for effect, before the real one: "Ever wondered why ...?", "Did you
@@ -262,7 +271,7 @@ def kind_of(masked: str, u: Unit) -> str:
         return "c"
     if _RHETORICAL.search(body):
         return "s"  # asked for effect: context for the question after it
-    if _HEADING.match(body) or _GREETING.match(body):
+    if _HEADING.match(body) or _GREETING.match(body) or _SMALL_TALK.match(body):
         return "h"  # a section heading or a greeting: not sent, not context
     if _ENDS_ASKING.search(body):
         # "Can you help me with a few things?": asks to ask, announcing the parts
