@@ -45,15 +45,16 @@ class TestWithoutACue:
             "Lohnt sich ein E-Auto in Deutschland? Welches würdest du empfehlen?",
             "Chi ha scritto la Divina Commedia? In quale città è morto?",
             "Nutuk'u kim yazdı? Hangi yıl yayımlandı?",
-            "Jak wysoki jest Mont Blanc? Kto napisał Pana Tadeusza?",
+            "Czy bezpiecznie jest teraz jechać do Peru? Jakie środki ostrożności powinienem podjąć?",
         ],
     )
     def test_questions_about_the_speakers_own_matter_or_an_unnamed_subject_stay_whole(
         self, text: str
     ) -> None:
         """Advice (should I, recommend, würdest du), a possessive "my", a question whose
-        subject is left to the one before where the language drops it, and a language
-        not read word by word: no licence to split without a cue."""
+        subject is left to the one before where the language drops it, and, in a language
+        not read word by word, a part that names nothing of its own: no licence to split
+        without a cue."""
         assert not detect(text).independent
 
     def test_a_follow_up_opening_with_like_or_i_mean_is_part_of_the_question(self) -> None:
@@ -292,15 +293,15 @@ class TestMorePairsWithoutACue:
     @pytest.mark.parametrize(
         "text",
         [
-            "怎么学好英语？有什么好的方法吗？",
+            "怎么学好日语？有什么好的教材吗？",
             "毎日コーヒーを飲んでも大丈夫ですか？カフェインは体に悪いですか？",
-            "아이가 밤에 자꾸 깨는데 정상인가요? 걱정해야 하나요?",
+            "강아지가 밥을 잘 안 먹는데 정상인가요? 병원에 가야 하나요?",
             "北京的人口是多少？上海的人口是多少？",
             "夏目漱石の代表作は何ですか？どこで生まれましたか？",
         ],
     )
     def test_cjk_questions_of_one_matter_or_without_a_subject_stay_whole(self, text: str) -> None:
-        """有什么…？ with no subject, 大丈夫, 정상/걱정 (the speaker's matter), a shared
+        """有什么…？ with no subject, 大丈夫, 정상 (the speaker's matter), a shared
         topic (人口), a question with no subject (どこで生まれましたか): not split."""
         assert not detect(text).independent
 
@@ -341,4 +342,59 @@ class TestWhatIsNoAsk:
     )
     def test_questions_in_a_text_to_proofread_are_that_text(self, text: str) -> None:
         """After "check the grammar in my paragraph below", the questions are the text."""
+        assert not detect(text).independent
+
+
+class TestMoreShapesOfSeveralAsks:
+    @pytest.mark.parametrize(
+        ("text", "starts"),
+        [
+            ("Two things: (a) what's the difference between TCP and UDP (b) how do I convert a string to an int in Go",
+             ["what's the difference", "how do I convert"]),
+            ("Can you tell me what the capital of Mongolia is and also how many bones are in a human hand?",
+             ["Can you tell me what", "how many bones"]),
+            ("मुझे दो चीज़ें जाननी हैं: भारत की राजधानी क्या है? और पानी का क्वथनांक क्या है?",
+             ["भारत की राजधानी", "पानी का क्वथनांक"]),
+            ("I need to know 3 things:\n1. best laptop under $800\n2. how to remove rust from a bike chain\n3. the capital of Iceland",
+             ["best laptop", "how to remove rust", "the capital of Iceland"]),
+            ("hey so two things. first is there a way to undo git commit --amend. second whats a good name for a golden retriever",
+             ["is there a way", "whats a good name"]),
+        ],
+    )  # fmt: skip
+    def test_letters_inside_a_sentence_and_also_counted_things_and_bare_ordinals_split(
+        self, text: str, starts: list[str]
+    ) -> None:
+        """ "(a) … (b) …" after a header, "and also how many …", "मुझे दो चीज़ें जाननी हैं:",
+        "I need to know 3 things:" over noun phrases, "first … second …" without commas."""
+        for part, start in zip(_split_as(text, len(starts)), starts, strict=True):
+            assert part.startswith(start)
+
+    def test_letters_that_number_the_options_of_one_question_stay_whole(self) -> None:
+        """ "(a) a loan or (b) savings" are options."""
+        assert not detect("Should I choose option (a) a loan or (b) savings?").independent
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Apa ibu kota Australia? Siapa penemu telepon di Amerika?",
+            "Hur högt är Kebnekaise? Vem skrev Pippi Långstrump?",
+        ],
+    )
+    def test_in_a_language_not_read_word_by_word_questions_naming_their_own_things_split(
+        self, text: str
+    ) -> None:
+        """Each names something of its own (a capitalised word inside it), none the same."""
+        _split_as(text, 2)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Kto napisał Lalkę? Kiedy się urodził?",
+            "Ile kosztuje bilet do Luwru? Czy Luwr jest otwarty?",
+        ],
+    )
+    def test_in_a_language_not_read_word_by_word_a_part_without_a_name_or_the_same_name_stays(
+        self, text: str
+    ) -> None:
+        """No name of its own (a pronoun may hide in it), or the same name: one group."""
         assert not detect(text).independent

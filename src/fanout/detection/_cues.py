@@ -147,6 +147,13 @@ _ORDINAL = (
     r"पहला|दूसरा|तीसरा|पहले\s+तो|अंत\s+में|pehla|pehli\s+baat|doosra|dusra|teesra)"
 )
 _ORDINAL_CJK = r"(?:首先|其次|再次|最后|まず|最後に|첫째|둘째|셋째|먼저|마지막으로)"
+# "first is there a way ...", "second whats ...": an ordinal typed without its comma, before
+# a question word or an inverted verb.
+_ORDINAL_BARE = r"(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth|finally|lastly)"
+_ASKS_NEXT = (
+    r"(?:is|are|was|were|can|could|should|would|do|does|did|how|what|whats|what's|why|who|where|"
+    r"when|which)\b"
+)
 _THEN = (
     r"(?:then|and\s+then|after\s+that|afterwards|dann|danach|anschließend|daraufhin|puis|ensuite|"
     r"après\s+(?:ça|cela)|luego|después(?!\s+de)|a\s+continuación|poi|quindi|in\s+seguito|"
@@ -162,6 +169,7 @@ LEAD = Gated(
     re.compile(
         rf"[\s*_]*(?:(?P<strong>{_STRONG}){_P}|(?P<strong_cjk>{_STRONG_CJK}){_PC}|"
         rf"(?P<ordinal>{_ORDINAL}){_PP}|(?P<ordinal_cjk>{_ORDINAL_CJK}){_PC}|"
+        rf"(?P<ordinal_bare>{_ORDINAL_BARE})\s+(?={_ASKS_NEXT})|"
         rf"(?P<also>{_ALSO}){_P}|(?P<also_cjk>{_ALSO_CJK}){_PC}|"
         rf"(?P<then>{_THEN}){_P}|(?P<then_cjk>{_THEN_CJK}){_PC}|"
         rf"(?P<and>{_AND}),?\s+|(?P<and_ar>{_AND_AR}))",
@@ -181,7 +189,7 @@ def lead_of(text: str) -> tuple[str, str]:
     m = LEAD.match(text)
     if m is None or m.end() >= len(text.rstrip()):
         return "", ""
-    kind = (m.lastgroup or "").removesuffix("_cjk").removesuffix("_ar")
+    kind = (m.lastgroup or "").removesuffix("_cjk").removesuffix("_ar").removesuffix("_bare")
     if kind == "also" and _NOT_AFTER_ALSO.match(text, m.end()):
         return "", ""
     return text[: m.end()].strip(), kind
@@ -192,7 +200,8 @@ HEADER = Gated(
     re.compile(
         r"^\W*(?:(?:hey|hi|hello|ok|okay|so|bro|guys|dude|yo|bhai|yaar|sir|hola|hallo|salut)\W+)*(?:"
         # en
-        r"(?:i\s+(?:have|got|need)\s+|i'?ve\s+got\s+|here\s+(?:are|is)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
+        r"(?:i\s+(?:have|got|need)\s+|i'?ve\s+got\s+|here\s+(?:are|is)\s+|"
+        r"(?:i\s+)?(?:need|want|wanna|would\s+like|'d\s+like)\s+to\s+(?:know|ask(?:\s+you)?)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
         r"few|several|my|the|two|three|four|five|\d+)\s+)*(?:(?:more|quick|short|simple|random|unrelated|"
         r"different|separate|small|little|easy|general|trivia|totally|completely)\s+)*(?:questions?|things|"
         r"ones|qs|queries|asks|topics|requests)(?:\s+(?:for\s+you|for\s+today|today|please|here|below|lol|"
@@ -219,6 +228,7 @@ HEADER = Gated(
         r"(?:iki|İki|üç|Üç|dört|\d+|birkaç)\s+(?:kısa\s+|hızlı\s+|basit\s+)?(?:soru|sorum|şey)\w*(?:\s+var)?|"
         r"(?:لدي\s+|عندي\s+)?(?:سؤالان|سؤالين|ثلاثة\s+أسئلة|عدة\s+أسئلة|بعض\s+الأسئلة|\d+\s+أسئلة)|"
         r"(?:मेरे\s+)?(?:दो|तीन|चार|\d+|कुछ)\s+(?:सवाल|प्रश्न)(?:\s+(?:हैं|है))?|"
+        r"(?:मुझे\s+)?(?:दो|तीन|चार|\d+|कुछ)\s+(?:चीज़ें|चीजें|बातें|सवाल)\s+(?:जाननी|पूछनी|जानने)\s+(?:हैं|है)|"
         r"(?:do|teen|char|\d+|kuch)\s+(?:sawal|sawaal|questions?|cheezein|baatein)(?:\s+(?:hai|hain|the))?|"
         # zh ja ko
         r"(?:我有|问|请教|想问)?(?:两|二|三|四|几|\d+)(?:个|件)(?:小)?(?:问题|事)(?:[，,]?(?:请教一下|想问一下|想问问))?|"

@@ -516,7 +516,9 @@ def _read_list(text: str, masked: str, run: list[Item], lang: str) -> Detection 
     masked_parts = [m for _, m in read]
     style = run[0].kind
     qlike = [_is_questionlike(p.text) for p in parts]
-    helped = bool(_HELP_WITH.search(preamble))  # each item is an ask of its own
+    # under "Things I need help with:" or a header that counts them ("I need to know 3
+    # things:") each item is an ask of its own
+    helped = bool(_HELP_WITH.search(preamble) or HEADER.match(preamble))
     options = (style == "letter" and run[0].case == "upper" and not any(qlike)) or (
         not any(qlike) and bool(_QUESTION_END.search(preamble)) and not helped
     )

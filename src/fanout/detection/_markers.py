@@ -213,7 +213,7 @@ _MIDLINE_AT = re.compile(
 # "一是…，二是…": enumerations after a comma or a colon (Chinese).
 _SHI_ORDINAL_AT = re.compile(r"(?<=[，,：:；;])[ \t]*(?=[一二三四五六七八九十]是)")
 # A position inside a sentence before "1)" or "(1)": "tell me 1) ... 2) ...", "(1) ..., and (2) ...".
-_LOOSE_AT = re.compile(r"(?<=[^\W_]|,)[ \t]+(?=\(?\d{1,4}\)[ \t])")
+_LOOSE_AT = re.compile(r"(?<=[^\W_]|,)[ \t]+(?=\(?\d{1,4}\)[ \t]|\([a-z]\)[ \t])")
 
 
 # The characters each kind of marker can begin with (to try only those that can match).
@@ -230,7 +230,7 @@ _FIRST = {
     "bullet": re.compile(rf"[-*•・·+–—●○■□▪◦‣►➤✓✔→]|{_EMOJI}"),
 }
 # In the middle of a sentence only "1)" and "(1)" can start an item.
-_LOOSE_KINDS = ("numbered", "paren")
+_LOOSE_KINDS = ("numbered", "paren", "letter")
 
 
 @functools.lru_cache(maxsize=256)

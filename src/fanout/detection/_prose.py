@@ -293,7 +293,7 @@ def _one_matter(
         return "the speaker's own situation, and no cue that they are separate"
     if not cued:
         if not all(_reads_as(base, span) for span in spans):
-            return "no cue that they are separate, in a language not read word by word"
+            return _unread_one_matter(spans)
         if any(
             _DUMMY_IT.search(m.group()) for span in spans[1:] for m in base.expletive.finditer(span)
         ):
@@ -380,6 +380,25 @@ def _cjk_one_matter(code: str, spans: list[str]) -> str:
 def _bigrams(text: str) -> set[str]:
     letters = [c if _CJK_LETTER.match(c) else " " for c in text]
     return {a + b for a, b in itertools.pairwise(letters) if a != " " and b != " "}
+
+
+def _unread_one_matter(spans: list[str]) -> str:
+    """In a language not read word by word (Polish, Dutch, Indonesian, ...): "" when each
+    question names something of its own (a capitalised word inside it, or a number: "Jak
+    wysoki jest Mont Blanc? Kto napisał Pana Tadeusza?") and no two name the same."""
+    names = [_names_in(span) for span in spans]
+    if not all(names) or any(len(_WORD.findall(span)) < 3 for span in spans):
+        return "no cue that they are separate, in a language not read word by word"
+    if any(x & y for n, x in enumerate(names) for y in names[n + 1 :]):
+        return "the parts share what they are about"
+    return ""
+
+
+def _names_in(span: str) -> set[str]:
+    """The names (capitalised words after the first, their first four letters) and
+    numbers in a part."""
+    found = {w[:4].lower() for w in _WORD.findall(span)[1:] if w[0].isupper()}
+    return found | set(re.findall(r"\d+", span))
 
 
 def _reads_as(lang: Latin, text: str) -> bool:

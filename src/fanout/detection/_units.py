@@ -60,7 +60,8 @@ _NEWLINE = re.compile(r"\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # Several questions in one sentence: "... and who painted ... and how many ...".
 _AND_JOIN = re.compile(
-    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur|और)\s+)(?=(?:"
+    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur|और)\s+)"
+    r"(?:(?:also|auch|aussi|también|anche|também|также)\s+)?(?=(?:"
     r"what(?:'s|s)?\s+(?:is|are|was|were|does|do|did|can|should|would|will|the|a|an)|"
     r"(?:what|which)\s+\w+\s+(?:is|are|was|were|does|do|did|can|should|would|will)\b|"
     r"who(?:'s|s)?\s+\w+|how\s+(?:many|much|long|far|old|big|tall|often|do|does|did|is|are|can|"
@@ -172,6 +173,7 @@ def cut_units(text: str, masked: str) -> list[Unit]:
             and rest[:1].isascii()
             and WH_START.match(rest) is None
             and REQUEST.match(rest.split("\n", 1)[0]) is None
+            and lead_of(rest)[1] not in ("ordinal", "strong", "also")
         ):
             continue
         close(end, ".")
