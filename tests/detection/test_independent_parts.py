@@ -398,3 +398,23 @@ class TestMoreShapesOfSeveralAsks:
     ) -> None:
         """No name of its own (a pronoun may hide in it), or the same name: one group."""
         assert not detect(text).independent
+
+
+class TestLeaningWithoutAPronoun:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Who won the 2018 World Cup? Who scored in the final?",
+            "Who wrote Pride and Prejudice? What other novels did Jane Austen write?",
+            "When did the Berlin Wall fall? Who was the German chancellor at the time?",
+            "What is the Pythagorean theorem? Can you show a worked example with a 3-4-5 triangle?",
+            "¿Quién pintó Las Meninas? ¿Qué otras obras pintó Velázquez?",
+            "Wann wurde die Titanic gebaut? Wer war damals Kapitän?",
+        ],
+    )
+    def test_other_at_the_time_an_example_or_the_final_lean_on_the_question_before(
+        self, text: str
+    ) -> None:
+        """ "what other novels", "at the time", "damals", "an example", "the final": the
+        later question is about the matter of the one before."""
+        assert not detect(text).independent

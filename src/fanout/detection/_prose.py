@@ -298,6 +298,9 @@ def _one_matter(
             _DUMMY_IT.search(m.group()) for span in spans[1:] for m in base.expletive.finditer(span)
         ):
             return "a later part's 'it' may stand for the matter before (how long does it take)"
+        m = next((m for span in spans[1:] if (m := _LEANS_BACK.search(span))), None)
+        if m is not None:
+            return f"a later part leans on the matter before ({m.group()!r})"
         if any(_OWN[lang].search(span) or _ADVICE[lang].search(span) for span in spans):
             return "the speaker's own situation, and no cue that they are separate"
     topics = [
@@ -318,6 +321,17 @@ def _one_matter(
 
 
 _DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
+# Words that, in a later question, lean on what the one before was about: "what other
+# novels", "at the time", "an example" (of what the one before asked).
+_LEANS_BACK = re.compile(
+    r"(?<!\w)(?:other|else|at\s+(?:the|that)\s+time|back\s+then|that\s+year|the\s+same\s+year|"
+    r"examples?|otr[oa]s?|en\s+(?:ese|aquel)\s+(?:momento|entonces|año)|ejemplos?|andere[nmrs]?|"
+    r"damals|Beispiele?|autres?|à\s+l'époque|cette\s+année-là|exemples?|altr[oaie]|all'epoca|"
+    r"esempi[oa]?|outr[oa]s?|na\s+época|naquela\s+época|exemplos?|друг\w+|"
+    r"в\s+то\s+время|тогда|пример\w*|başka|o\s+zaman|örne\w+|أخرى|آخر|حينها|مثال|दूसरे|दूसरी|"
+    r"उस\s+समय|उदाहरण|dusre|us\s+time)(?!\w)",
+    re.IGNORECASE,
+)
 # Languages whose questions drop the subject ("In quale città è morto?", "Hangi yıl
 # yayımlandı?"): without a cue, a later part must name what it is about (a name, a
 # number, a quoted title) or hold a noun with its article.

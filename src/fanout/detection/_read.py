@@ -458,7 +458,8 @@ _NOT_TOPIC = _set(
     "doing wrong happen happens happened mean means work works need needs best good better worse bad "
     "way ways thing things stuff problem problems reason reasons risk risks side effects cost costs "
     "time long take takes difference exactly really actually possible normal okay fine right kind "
-    "example examples idea ideas option options lot much many more most ones one"
+    "example examples idea ideas option options lot much many more most ones one final finals winner "
+    "winners sequel prequel ending author director founder"
 )
 
 
