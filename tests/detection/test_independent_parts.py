@@ -418,3 +418,9 @@ class TestLeaningWithoutAPronoun:
         """ "what other novels", "at the time", "damals", "an example", "the final": the
         later question is about the matter of the one before."""
         assert not detect(text).independent
+
+    def test_a_word_inside_another_is_a_shared_topic(self) -> None:
+        """ "planes" after "airplanes": the same matter, though not the same word."""
+        assert not detect(
+            "How do airplanes fly? Why don't planes fall when the engines stop?"
+        ).independent

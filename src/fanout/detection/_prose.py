@@ -315,9 +315,17 @@ def _one_matter(
                 return "the speaker's own situation, and no cue that they are separate"
             if n and lang in _DROPS_SUBJECTS and not (named or _SUBJECT[lang].search(span)):
                 return "a part that may leave its subject to the one before"
-    if any(x[0] & y[0] for n, x in enumerate(topics) for y in topics[n + 1 :]):
+    if any(_share(x[0], y[0]) for n, x in enumerate(topics) for y in topics[n + 1 :]):
         return "the parts share what they are about"
     return ""
+
+
+def _share(a: set[str], b: set[str]) -> bool:
+    """Whether two parts' content stems meet: the same stem, or one of four letters or
+    more inside the other ("plane" in "airplane")."""
+    return bool(a & b) or any(
+        (len(x) >= 4 and x in y) or (len(y) >= 4 and y in x) for x in a for y in b
+    )
 
 
 _DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
