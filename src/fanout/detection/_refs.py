@@ -166,6 +166,13 @@ _RESULT_OF = re.compile(
 )
 
 
+# Words one of which a Latin-script part must hold for _RESULT_OF to match.
+_RESULT_KEYS = re.compile(
+    "answer|result|respons|solution|value|respuest|resultad|ergebnis|antwort|réponse|résultat|"
+    "rispost|risultat|respost|результат|ответ"
+)
+
+
 class _Groups:
     def __init__(self, n: int) -> None:
         self.parent = list(range(n))
@@ -292,7 +299,7 @@ class _Linker:
                 i, target if target is not None and 0 <= target < i else i - 1, repr(m.group())
             )
             return True
-        m = _RESULT_OF.search(part)
+        m = _RESULT_OF.search(part) if cjk or _RESULT_KEYS.search(low) else None
         if m is not None:
             ref = next((x for x in m.groups() if x), "")
             value = int(ref) if ref.isdigit() else ord(ref.lower()) - 96 if ref else 0
@@ -399,6 +406,9 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE = re.compile(r"(?<=[.?!。？！])\s*")
 
 
+_ABOUT_QUESTIONS = re.compile("question|frage|pregunt|domand|pergunt", re.IGNORECASE)
+
+
 def framing(preamble: str, postamble: str, latin: str = "en") -> str | None:
     """The instruction that makes a list one task (rank them, the same word, one story in
     three parts, choose among them), or None."""
@@ -413,7 +423,7 @@ def framing(preamble: str, postamble: str, latin: str = "en") -> str | None:
     m = MATERIAL[lang.code].search(frame) or MATERIAL_COLON.search(last)
     if m is not None:
         return f"the items are text to work on ({m.group().strip()!r})"
-    m = QUESTIONS_FOR_OTHERS.search(last)
+    m = QUESTIONS_FOR_OTHERS.search(last) if _ABOUT_QUESTIONS.search(last) else None
     if m is not None:
         return f"the questions are the material of one request ({m.group().strip()!r})"
     m = lang.frame_whole.search(frame)
