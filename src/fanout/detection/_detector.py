@@ -36,7 +36,7 @@ question or request; 0.9 the same list written on one line; 0.85 bullets, or num
 inside a sentence; 0.8 one question per line; 0.75 a list with some items that do not
 read as questions, or lines among which some request; 0.7 sentences with a cue that
 they are separate (a shared instruction, a header, a connective, semicolons); 0.65
-three or more question sentences; 0.62 two questions each about something of its own;
+three or more question sentences; 0.62 two questions with no cue that each stand alone;
 0.07 less (0.88, 0.83, ...) when a pronoun was judged to point inside its own part or
 into the shared context rather than at an earlier part. Below ``SPLIT_THRESHOLD``
 (0.6) nothing is split: question sentences with such a pronoun (0.58) and parts with
