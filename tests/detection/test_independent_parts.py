@@ -312,12 +312,20 @@ class TestMorePairsWithoutACue:
         assert len(detect("Do you know how many legs a spider has").questions) == 1
 
     def test_one_short_statement_before_two_questions_is_sent_with_each(self) -> None:
-        """ "I'm learning Rust." is context for both, not a reason to keep them whole."""
+        """ "Rust has no garbage collector." is context for both, not a reason to keep them
+        whole; a statement about the speaker ("I'm visiting Tokyo next week.") is: the
+        questions after it are about the speaker's plan."""
         d = detect(
-            "I'm learning Rust. How does the borrow checker work? What is a trait object in Rust?"
+            "Rust has no garbage collector. How does the borrow checker work? What is a trait "
+            "object in Rust?"
         )
         assert d.groups == [[0], [1]]
-        assert all(d.group_prompt(g).startswith("I'm learning Rust.") for g in d.groups)
+        assert all(d.group_prompt(g).startswith("Rust has no garbage") for g in d.groups)
+        text = (
+            "I'm visiting Tokyo next week. What's the best area to stay in? How do I get from "
+            "Narita to the city?"
+        )
+        assert not detect(text).independent
 
     def test_how_long_does_it_take_after_a_question_is_one_matter(self) -> None:
         """The "it" of "how long does it take" stands for the matter before it."""
@@ -424,3 +432,29 @@ class TestLeaningWithoutAPronoun:
         assert not detect(
             "How do airplanes fly? Why don't planes fall when the engines stop?"
         ).independent
+
+
+class TestRequestsOnWhatTheOneBeforeFound:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Find me a good vegetarian lasagna recipe, list the ingredients, and estimate the total cost.",
+            "Pick a country in South America, name its capital, and tell me the population.",
+            "Suggest a book for a long flight, summarize the plot, and tell me how long it takes to read.",
+        ],
+    )  # fmt: skip
+    def test_listed_requests_about_the_ingredients_or_the_plot_stay_together(
+        self, text: str
+    ) -> None:
+        """ "list the ingredients", "the population", "how long it takes": of what the
+        request before found."""
+        d = detect(text)
+        assert not d.independent
+        assert len(d.questions) == 3
+
+    def test_a_later_question_about_the_speakers_case_stays_with_the_one_before(self) -> None:
+        """ "How many euros would I get for $500?" applies the rate asked before."""
+        text = (
+            "What's the exchange rate from USD to EUR today? How many euros would I get for $500?"
+        )
+        assert not detect(text).independent

@@ -201,6 +201,11 @@ def _short(body: str, lang: str) -> bool:
 
 
 _COMPACT = frozenset(("tr", "ar", "hi", "hi-en"))
+# In a list of requests, "list the ingredients", "tell me the population": "the" and a
+# noun with nothing after it to say which (English puts no article before abstract
+# nouns, so the article points back).
+_BARE_THE = re.compile(r"\bthe\s+(?:\w+\s+)?\w+\s*[.?!]?\s*$", re.IGNORECASE)
+_NAMED_IN = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w-]*|\d|\x00")
 _BRIEF = 10
 """Words of the one statement before two questions that is sent with each of them."""
 HELD = 0.55
@@ -238,6 +243,11 @@ def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
         return "a request with nothing of its own"
     if base is None:
         return ""
+    if u.lead_kind == "list" and lang == "en" and not _NAMED_IN.search(body):
+        if _BARE_THE.search(body):
+            return "a listed request about 'the ...' of the one before"
+        if any(_DUMMY_IT.search(m.group()) for m in base.expletive.finditer(body)):
+            return "a listed request whose 'it' is the one before's (how long it takes)"
     if not has_topic(base, body):
         return "nothing of its own to be about"
     if (
@@ -313,6 +323,9 @@ def _one_matter(
             named = content_words(base, span)[1] or "\x00" in span
             if _FIRST_PERSON[lang].search(span) and not (named or len(topics[n][0]) >= 2):
                 return "the speaker's own situation, and no cue that they are separate"
+            if n and _FIRST_PERSON[lang].search(span) and not _HOW_TO.match(span):
+                # "How many euros would I get for $500?": the speaker's case of the one before
+                return "a later part about the speaker, and no cue that they are separate"
             if n and lang in _DROPS_SUBJECTS and not (named or _SUBJECT[lang].search(span)):
                 return "a part that may leave its subject to the one before"
     if any(_share(x[0], y[0]) for n, x in enumerate(topics) for y in topics[n + 1 :]):
@@ -329,6 +342,8 @@ def _share(a: set[str], b: set[str]) -> bool:
 
 
 _DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
+# "how do I cook quinoa": a how-to asks about the thing, not about the speaker's case.
+_HOW_TO = re.compile(r"^\W*(?:and\s+)?how\s+(?:do|can|could|would|should)\s+i\b", re.IGNORECASE)
 # Words that, in a later question, lean on what the one before was about: "what other
 # novels", "at the time", "an example" (of what the one before asked).
 _LEANS_BACK = re.compile(
@@ -730,6 +745,12 @@ class _ProseReader:
                 len(context) == 1
                 and context[0].kind == "s"
                 and words(text[context[0].start : context[0].end]) <= _BRIEF
+                and not (
+                    self.lang in _FIRST_PERSON
+                    and _FIRST_PERSON[self.lang].search(
+                        self.masked, context[0].start, context[0].end
+                    )
+                )  # "I'm visiting Tokyo next week.": the questions are about the speaker's plan
             )
             why = _one_matter(
                 text,
