@@ -458,3 +458,32 @@ class TestRequestsOnWhatTheOneBeforeFound:
             "What's the exchange rate from USD to EUR today? How many euros would I get for $500?"
         )
         assert not detect(text).independent
+
+
+class TestQuestionsInsideTellMe:
+    @pytest.mark.parametrize(
+        ("text", "second"),
+        [
+            ("Kannst du mir sagen, wie hoch der Eiffelturm ist, und wer die Mona Lisa gemalt hat?", "wer die Mona Lisa"),
+            ("Pourriez-vous me dire quelle est la capitale du Pérou et combien de pattes a une araignée ?", "combien de pattes"),
+            ("Dimmi qual è la capitale del Perù e quante zampe ha un ragno.", "quante zampe"),
+        ],
+    )  # fmt: skip
+    def test_two_questions_asked_inside_tell_me_split_after_the_first(
+        self, text: str, second: str
+    ) -> None:
+        """The first question stays with "Kannst du mir sagen" / "Pourriez-vous me dire" /
+        "Dimmi"; the second, after "und" / "et" / "e", is a part of its own."""
+        parts = _split_as(text, 2)
+        assert parts[1].startswith(second)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "какая столица Перу и сколько ног у паука",
+            "Peru'nun başkenti neresi? Örümceğin kaç bacağı var?",
+        ],
+    )
+    def test_a_noun_of_its_own_is_a_subject_in_russian_and_turkish(self, text: str) -> None:
+        """Two words of its own (Russian has no articles), an owner in the genitive."""
+        _split_as(text, 2)

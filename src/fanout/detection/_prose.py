@@ -326,7 +326,10 @@ def _one_matter(
             if n and _FIRST_PERSON[lang].search(span) and not _HOW_TO.match(span):
                 # "How many euros would I get for $500?": the speaker's case of the one before
                 return "a later part about the speaker, and no cue that they are separate"
-            if n and lang in _DROPS_SUBJECTS and not (named or _SUBJECT[lang].search(span)):
+            own = lang not in _DROPS_SUBJECTS or named or bool(_SUBJECT[lang].search(span))
+            if lang == "ru":  # no articles: two words of its own ("сколько ног у паука")
+                own = own or len(topics[n][0]) >= 2
+            if n and not own:
                 return "a part that may leave its subject to the one before"
     if any(_share(x[0], y[0]) for n, x in enumerate(topics) for y in topics[n + 1 :]):
         return "the parts share what they are about"
@@ -363,7 +366,10 @@ _SUBJECT = {
     "es": _words_re(r"(?:el|la|los|las|un|una)\s+[^\W\d_]{3,}"),
     "it": _words_re(r"(?:il|lo|la|i|gli|le|un|una|uno)\s+[^\W\d_]{3,}|l'[^\W\d_]{3,}"),
     "pt": _words_re(r"(?:o|a|os|as|um|uma)\s+[^\W\d_]{3,}"),
-    "tr": re.compile(r"[^\W\d_]+'[^\W\d_]+"),  # a name with its ending: mona lisa'yı
+    # a name with its ending (mona lisa'yı), or an owner in the genitive (Örümceğin ...)
+    "tr": re.compile(
+        r"[^\W\d_]+'[^\W\d_]+|(?<!\w)(?!için\b)[^\W\d_]{3,}(?:[ıiuü]n|n[ıiuü]n)(?!\w)"
+    ),
     "ru": re.compile(r"(?!x)x"),
     "ar": _words_re(r"ال[^\W\d_]{2,}"),  # a noun with its article: الأرز
 }
@@ -523,7 +529,7 @@ class _ProseReader:
         asking_units = [u for u in merged if u.kind in ("q", "w")]
         expanded: list[Unit] = []
         for n, u in enumerate(merged):
-            joins = and_joins(masked, u) if u.kind in ("q", "w", "s") else []
+            joins = and_joins(masked, u) if u.kind in ("q", "w", "s", "r") else []
             # items after a header or lead-in that ends in a colon: "I need a few things: ..."
             items = n > 0 and merged[n - 1].kind in ("h", "l") and merged[n - 1].stop == ":"
             listed = (

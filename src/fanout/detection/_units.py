@@ -362,6 +362,17 @@ _WH_PLAIN = re.compile(
     r"^\W*(?:cuando|donde|como|cual|cuanto|cuantos|cuantas|quien|que|ما\s+(?:هي|هو))(?=\s)",
     re.IGNORECASE,
 )
+# A request to be told, before the questions it asks ("Can you tell me what X is and how
+# many Y ...", "Kannst du mir sagen, wie ...", "Me puedes decir cuál ...").
+_TELL_ME = re.compile(
+    r"^\W*(?:(?:can|could|would)\s+you\s+(?:please\s+)?tell\s+me|please\s+tell\s+me|tell\s+me|"
+    r"(?:kannst\s+du|könntest\s+du|können\s+sie|könnten\s+sie)\s+mir\s+sagen|sag\s+mir|"
+    r"(?:pourriez-vous|pouvez-vous|peux-tu|tu\s+peux)\s+me\s+dire|dis-moi|dites-moi|"
+    r"(?:me\s+)?(?:puedes|podrías|podría|puede)\s+decirme|me\s+(?:puedes|podrías|podría|puede)\s+decir|dime|"
+    r"(?:mi\s+)?(?:puoi|potresti|può)\s+dir(?:mi|e)|dimmi|(?:você\s+)?(?:pode|poderia)\s+me\s+dizer|me\s+diga|"
+    r"(?:можешь|можете|подскажи|подскажите|скажи|скажите)(?:\s+мне)?)\b",
+    re.IGNORECASE,
+)
 # Where the question word comes late (Turkish, Hindi, Hinglish): "everest ne kadar yüksek
 # ve mona lisa'yı kim yaptı", "taj mahal kisne banwaya aur python me list kaise sort karte".
 _LATE_JOIN = re.compile(r"\s+(?:ve|aur|और)\s+", re.IGNORECASE)
@@ -433,7 +444,15 @@ def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
             if _WH_LATE.search(masked, m.end(), u.end)
             and _WH_LATE.search(masked, u.body, m.start())
         ][:1]
-    elif not joins or (WH_START.match(body) is None and _WH_PLAIN.match(body) is None):
+    elif not joins:
+        return []
+    elif (frame := _TELL_ME.match(body)) is not None:
+        # "Kannst du mir sagen, wie hoch X ist, und wer Y gemalt hat?": the first question
+        # goes with the request that asks it
+        joins = [m for m in joins if m.start() > u.body + frame.end() + 1]
+        if not joins:
+            return []
+    elif WH_START.match(body) is None and _WH_PLAIN.match(body) is None:
         return []
     cuts = [u.body, *(m.start() for m in joins), u.end]
     pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
