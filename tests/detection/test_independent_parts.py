@@ -487,3 +487,20 @@ class TestQuestionsInsideTellMe:
     def test_a_noun_of_its_own_is_a_subject_in_russian_and_turkish(self, text: str) -> None:
         """Two words of its own (Russian has no articles), an owner in the genitive."""
         _split_as(text, 2)
+
+
+class TestTypedShorthand:
+    def test_numbers_with_a_slash_at_the_start_of_lines_are_markers(self) -> None:
+        """ "1/ …\\n2/ …" numbers the asks; "1/2 cup" is no marker."""
+        _split_as("1/ what's the fastest way to learn touch typing\n2/ is coffee bad for kids", 2)
+        assert not detect(
+            "Add 1/2 cup of sugar\n3/4 cup of flour. How long do I bake it?"
+        ).independent
+
+    def test_can_u_help_me_with_2_things_is_a_header(self) -> None:
+        """ "Hey can u help me w/ 2 things:" announces the parts that follow its colon."""
+        text = (
+            "Hey can u help me w/ 2 things: whats the formula for compound interest, and how "
+            "do i make my resume stand out"
+        )
+        assert _split_as(text, 2)[1].startswith("how do i make")

@@ -201,6 +201,7 @@ HEADER = Gated(
         r"^\W*(?:(?:hey|hi|hello|ok|okay|so|bro|guys|dude|yo|bhai|yaar|sir|hola|hallo|salut)\W+)*(?:"
         # en
         r"(?:i\s+(?:have|got|need)\s+|i'?ve\s+got\s+|here\s+(?:are|is)\s+|"
+        r"(?:can|could)\s+(?:you|u)\s+help\s+(?:me\s+)?(?:with|w/)\s+|"
         r"(?:i\s+)?(?:need|want|wanna|would\s+like|'d\s+like)\s+to\s+(?:know|ask(?:\s+you)?)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
         r"few|several|my|the|two|three|four|five|\d+)\s+)*(?:(?:more|quick|short|simple|random|unrelated|"
         r"different|separate|small|little|easy|general|trivia|totally|completely)\s+)*(?:questions?|things|"

@@ -149,6 +149,7 @@ _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
     ("numbered", re.compile(r"(\d{1,4})[.．](?!\d)\s*"), True),
     ("numbered", re.compile(r"(\d{1,4})[)）]\s*"), True),
     ("numbered", re.compile(r"(\d{1,4}) ?[-–] +"), False),
+    ("numbered", re.compile(r"(\d{1,4})/ +"), False),
     ("circled", re.compile(r"([①-⑳])\s*"), True),
     ("roman", re.compile(r"((?:i{1,3}|iv|vi{0,3}|ix|xi{0,2}))[.)]\s+", re.IGNORECASE), False),
     ("letter", re.compile(r"\(([a-zA-Z])\)\s+"), True),
@@ -202,7 +203,7 @@ _MAYBE_MIDLINE = re.compile(
 _MAYBE_START = re.compile(
     _MAYBE_MIDLINE.pattern
     + r"|[a-zA-Z]{1,4}[.)]\s|\([a-zA-Z]\)|[-*•・·+–—●○■□▪◦‣►➤✓✔→]\s|・|[가나다라마바사아자차카타파하]\.\s"
-    + rf"|\d{{1,4}} ?[-–] |{_EMOJI}\s"
+    + rf"|\d{{1,4}} ?[-–] |\d{{1,4}}/ |{_EMOJI}\s"
 )
 
 

@@ -201,6 +201,7 @@ def with_leads(text: str, masked: str, units: list[Unit]) -> list[Unit]:
                     words(prefix) <= 6
                     or _QUESTION_MARK.search(suffix)
                     or INSTRUCTION.match(prefix)
+                    or HEADER.match(prefix)
                     or LEADIN.search(prefix)
                     or REQUEST.match(prefix)
                 )
