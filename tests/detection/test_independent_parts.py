@@ -504,3 +504,29 @@ class TestTypedShorthand:
             "do i make my resume stand out"
         )
         assert _split_as(text, 2)[1].startswith("how do i make")
+
+
+class TestFromAFreshBatch:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Quel est le plus haut sommet des Alpes ? Combien de personnes l'escaladent chaque année ?",
+            "富士山はどこにありますか？高さは何メートルですか？",
+        ],
+    )
+    def test_an_object_pronoun_or_a_height_with_no_owner_leans_on_the_question_before(
+        self, text: str
+    ) -> None:
+        """ "l'escaladent" (climb it), "高さは" (the height, of what?): not split."""
+        assert not detect(text).independent
+
+    def test_im_wondering_how_asks(self) -> None:
+        """ "Also I'm wondering how to …" is a question of its own, after "Also"."""
+        text = "Could you tell me the population of Brazil? Also I'm wondering how to clean a cast iron pan."
+        _split_as(text, 2)
+
+    def test_a_hinglish_header_that_counts_the_asks(self) -> None:
+        """ "bhai 2 cheezein batao:" announces two asks joined by "aur"."""
+        _split_as(
+            "bhai 2 cheezein batao: python install kaise kare aur Goa me best beach kaunsa hai", 2
+        )

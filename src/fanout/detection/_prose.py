@@ -311,6 +311,9 @@ def _one_matter(
         m = next((m for span in spans[1:] if (m := _LEANS_BACK.search(span))), None)
         if m is not None:
             return f"a later part leans on the matter before ({m.group()!r})"
+        clitic = _OBJECT_CLITIC.get(lang)
+        if clitic is not None and any(clitic.search(span) for span in spans[1:]):
+            return "a later part's object pronoun may stand for the one before's"
         if any(_OWN[lang].search(span) or _ADVICE[lang].search(span) for span in spans):
             return "the speaker's own situation, and no cue that they are separate"
     topics = [
@@ -345,6 +348,18 @@ def _share(a: set[str], b: set[str]) -> bool:
 
 
 _DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
+# An object pronoun before its verb, after a subject: "Combien de personnes l'escaladent
+# ?", "on le visite", "chi l'ha scritto", "quién lo pintó".
+_OBJECT_CLITIC = {
+    "fr": re.compile(
+        r"(?:\b(?:on|je|tu|il|elle|nous|vous|ils|elles|ne|n')\s+|[^\W\d_]s\s+)(?:l'|le\s|la\s|les\s)"
+        r"[^\W\d_]",
+        re.IGNORECASE,
+    ),
+    "it": re.compile(
+        r"\b(?:chi|non|si|lo|chi\s+non)\s+(?:l'|lo\s|la\s|li\s|le\s)[^\W\d_]", re.IGNORECASE
+    ),
+}
 # "how do I cook quinoa": a how-to asks about the thing, not about the speaker's case.
 _HOW_TO = re.compile(r"^\W*(?:and\s+)?how\s+(?:do|can|could|would|should)\s+i\b", re.IGNORECASE)
 # Words that, in a later question, lean on what the one before was about: "what other
@@ -392,10 +407,22 @@ _CJK_OWN = {
     ),
 }
 _CJK_NO_SUBJECT = {
-    "zh": re.compile(r"^\W*(?:有|要|能|可以|是不是|会|该|需|还)"),
-    "ja": re.compile(r"^\W*(?:何|どう|どこ|いつ|誰|どれ|どの|なぜ|どうして|いくら)"),
-    "ko": re.compile(r"^\W*(?:무엇|뭐|어떻게|어디|언제|누가|왜|얼마|몇)"),
+    "zh": re.compile(
+        r"^\W*(?:有|要|能|可以|是不是|会|该|需|还|(?:高度|长度|深度|面积|人口|价格|名字|首都|意思|历史|原因|特点|位置)"
+        r"(?:是|有|大概|多))"
+    ),
+    "ja": re.compile(
+        r"^\W*(?:何|どう|どこ|いつ|誰|どれ|どの|なぜ|どうして|いくら|(?:高さ|長さ|深さ|広さ|重さ|人口|面積|値段|価格|"
+        r"名前|首都|意味|歴史|原因|理由|特徴|場所)(?:は|が))"
+    ),
+    "ko": re.compile(
+        r"^\W*(?:무엇|뭐|어떻게|어디|언제|누가|왜|얼마|몇|(?:높이|길이|깊이|넓이|인구|면적|가격|이름|수도|의미|역사|원인|"
+        r"이유|특징|위치)(?:는|은|가|이))"
+    ),
 }
+"""A later question in Chinese, Japanese or Korean with no subject of its own: one that
+opens with its question word or verb, or with "the height", "the population" with no
+owner (高さは何メートル？)."""
 # What every question in these languages holds, never a topic two parts share.
 _CJK_ASKING = re.compile(
     r"什么|多少|怎么|为什么|哪里|哪个|是谁|有多|ですか|ますか|でしょうか|何|どこ|いつ|誰|인가요|나요|까요|무엇|어디|언제|누가|얼마"
