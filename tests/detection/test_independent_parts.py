@@ -530,3 +530,35 @@ class TestFromAFreshBatch:
         _split_as(
             "bhai 2 cheezein batao: python install kaise kare aur Goa me best beach kaunsa hai", 2
         )
+
+
+class TestFromASecondFreshBatch:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Which ocean is the deepest? What lives at the bottom?",
+            "Who invented the World Wide Web? What university did the inventor attend?",
+            "Who won the Nobel Peace Prize in 2014? How old was the youngest winner?",
+        ],
+    )
+    def test_the_bottom_or_the_inventor_with_nothing_to_say_whose_leans_back(
+        self, text: str
+    ) -> None:
+        """A noun that is always something's ("the bottom", "the inventor", "the winner")
+        with no "of …" after it, in a question naming nothing: the one before's."""
+        assert not detect(text).independent
+
+    def test_a_dutch_question_is_not_read_as_german(self) -> None:
+        """ "In welk jaar was dat?": Dutch ("welk"), whose "dat" is not read; held."""
+        assert not detect("Wie heeft de gloeilamp uitgevonden? In welk jaar was dat?").independent
+
+    def test_also_inside_a_later_question_leans_on_the_one_before(self) -> None:
+        """ "¿Se aplica también a los servicios?": "también" (also) ties it to the IVA."""
+        assert not detect(
+            "¿Cómo se calcula el IVA? ¿Se aplica también a los servicios?"
+        ).independent
+
+    def test_a_why_after_a_request_to_explain_is_about_what_it_explains(self) -> None:
+        """ "Why does switching doors help?" after "Can you explain the Monty Hall problem?"."""
+        text = "Can you explain the Monty Hall problem? Why does switching doors help?"
+        assert not detect(text).independent

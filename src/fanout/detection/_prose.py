@@ -24,6 +24,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from ._classes import word_set
 from ._cues import REQUEST, WH_START
 from ._lang import LATIN, Latin, script_of
 from ._read import content_words, has_topic, words
@@ -311,6 +312,15 @@ def _one_matter(
         m = next((m for span in spans[1:] if (m := _LEANS_BACK.search(span))), None)
         if m is not None:
             return f"a later part leans on the matter before ({m.group()!r})"
+        if lang == "en":
+            bare = next((said for span in spans[1:] if (said := _the_unsaid(span))), "")
+            if bare:
+                return f"a later part's {bare!r} may be the one before's"
+            if _EXPLAIN.match(spans[0]) and any(
+                _WHY_HOW.match(span) and not _NAMED_IN.search(span) for span in spans[1:]
+            ):
+                # "Can you explain the Monty Hall problem? Why does switching doors help?"
+                return "a why or how after a request to explain, naming nothing of its own"
         clitic = _OBJECT_CLITIC.get(lang)
         if clitic is not None and any(clitic.search(span) for span in spans[1:]):
             return "a later part's object pronoun may stand for the one before's"
@@ -348,6 +358,37 @@ def _share(a: set[str], b: set[str]) -> bool:
 
 
 _DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
+# "What lives at the bottom?", "What university did the inventor attend?", "How old was
+# the youngest winner?": "the" and a noun that is always something's (the bottom, the
+# inventor of ...) with nothing after it to say whose, in a question that names nothing.
+_THE_RELATIONAL = re.compile(
+    r"\bthe\s+(?:[a-z]+(?:est|er)\s+|(?:first|last|main|same|original|current|total|exact)\s+)?"
+    r"(bottom|top|end|beginning|middle|edge|surface|centre|center|inventor|winners?|authors?|founders?|"
+    r"creators?|directors?|owners?|capital|population|price|cost|size|height|depth|length|width|"
+    r"weight|names?|origin|meaning|causes?|reasons?|effects?|symptoms|ingredients|plot|ending|sequel|"
+    r"cast|score|rules|results?|answers?|rest|remainder|recipe|lyrics|story|budget|distance|"
+    r"temperature|age|area|inhabitants|residents|members|players|episodes|chapters)\b"
+    r"(?!\s+(?:of|in|on|for|from|at|to|that|which|who|whose|called|named|between|with|about|by)\b)"
+)
+
+
+_EXPLAIN = re.compile(
+    r"^\W*(?:(?:can|could|would)\s+you\s+(?:please\s+)?)?(?:explain|help\s+me\s+understand|"
+    r"tell\s+me\s+about|describe)\b",
+    re.IGNORECASE,
+)
+_WHY_HOW = re.compile(r"^\W*(?:and\s+)?(?:why|how)\b", re.IGNORECASE)
+
+
+def _the_unsaid(span: str) -> str:
+    """The "the bottom" / "the inventor" of an English question that names nothing of its
+    own, or ""."""
+    if _NAMED_IN.search(span):
+        return ""
+    m = _THE_RELATIONAL.search(span)
+    return m.group().strip() if m else ""
+
+
 # An object pronoun before its verb, after a subject: "Combien de personnes l'escaladent
 # ?", "on le visite", "chi l'ha scritto", "quién lo pintó".
 _OBJECT_CLITIC = {
@@ -365,7 +406,8 @@ _HOW_TO = re.compile(r"^\W*(?:and\s+)?how\s+(?:do|can|could|would|should)\s+i\b"
 # Words that, in a later question, lean on what the one before was about: "what other
 # novels", "at the time", "an example" (of what the one before asked).
 _LEANS_BACK = re.compile(
-    r"(?<!\w)(?:other|else|at\s+(?:the|that)\s+time|back\s+then|that\s+year|the\s+same\s+year|"
+    r"(?<!\w)(?:other|else|also|too|as\s+well|at\s+(?:the|that)\s+time|back\s+then|that\s+year|"
+    r"the\s+same\s+year|también|auch|aussi|anche|também|тоже|также|"
     r"examples?|otr[oa]s?|en\s+(?:ese|aquel)\s+(?:momento|entonces|año)|ejemplos?|andere[nmrs]?|"
     r"damals|Beispiele?|autres?|à\s+l'époque|cette\s+année-là|exemples?|altr[oaie]|all'epoca|"
     r"esempi[oa]?|outr[oa]s?|na\s+época|naquela\s+época|exemplos?|друг\w+|"
@@ -478,10 +520,22 @@ def _reads_as(lang: Latin, text: str) -> bool:
     words_ = _WORD.findall(text)
     if not any(w.isascii() or w[0] < "\u0250" for w in words_):
         return True
-    return any(w.lower() in lang.function for w in words_)
+    lowered = [w.lower() for w in words_]
+    if any(w in _NEIGHBOURS for w in lowered):
+        return False  # Dutch read as German, Swedish or Polish read as English
+    return any(w in lang.function for w in lowered)
 
 
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+# Words of languages detection does not read, which no language it reads uses: a part
+# holding one is in another language than the one it was taken for (Dutch, Swedish,
+# Danish, Norwegian, Polish, Indonesian).
+_NEIGHBOURS = word_set(
+    "het welk welke hoe waar waarom wanneer heeft niet ook wordt werd hij zij jij mijn jouw "
+    "onze deze och är hur vem vad varför när inte också hade jag hon hvad hvor ikke også jeg "
+    "ikkje jest jak kto czy gdzie kiedy dlaczego się który która które apa siapa bagaimana "
+    "berapa kapan mengapa yang adalah ini itu"
+)
 
 
 def _own_topic(lang: Latin, text: str) -> tuple[set[str], bool]:
