@@ -562,3 +562,29 @@ class TestFromASecondFreshBatch:
         """ "Why does switching doors help?" after "Can you explain the Monty Hall problem?"."""
         text = "Can you explain the Monty Hall problem? Why does switching doors help?"
         assert not detect(text).independent
+
+
+class TestFromAThirdFreshBatch:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Welches Land hat die meisten Einwohner? Wie groß ist die Hauptstadt?",
+            "What is the smallest country in the world? How many people live in such a tiny place?",
+        ],
+    )
+    def test_die_hauptstadt_or_such_a_place_leans_on_the_question_before(self, text: str) -> None:
+        """ "die Hauptstadt" with no "von …" (German capitalises every noun: no name), and
+        "such a tiny place": the one before's."""
+        assert not detect(text).independent
+
+    @pytest.mark.parametrize(
+        "text",
+        ["Was ist Inflation? Warum steigen die Preise?", "什么是通货膨胀？为什么物价会上涨？"],
+    )
+    def test_a_why_after_a_definition_is_about_what_it_defines(self, text: str) -> None:
+        """ "What is X?" in a few words, then a why naming nothing: one matter."""
+        assert not detect(text).independent
+
+    def test_a_fact_asked_with_what_is_is_no_definition(self) -> None:
+        """ "what's the speed of light" asks a fact: a how after it stands alone."""
+        _split_as("what's the speed of light and how do plants make food", 2)

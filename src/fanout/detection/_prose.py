@@ -61,7 +61,8 @@ _OR_START = re.compile(
 )
 # What points at something outside the part ("What do you think of this poem?").
 _DEICTIC = re.compile(
-    r"\b(?:this|these|that|those|following|below|above|here|dies\w*|folgende\w*|ce|cet|cette|ces|"
+    r"\b(?:this|these|that|those|such(?!\s+as\b)|following|below|above|here|dies\w*|folgende\w*|"
+    r"ce|cet|cette|ces|"
     r"suivant\w*|este|esta|estos|estas|ese|esa|siguiente\w*|questo|questa|seguent\w*|isso|isto|"
     r"este|esta|seguinte\w*|это|этот|эта|эти|bu|şu|ye|yeh)\b|هذا|هذه|ذلك|तिस|यह|ये|这|那|この|その|이|그",
     re.IGNORECASE,
@@ -312,15 +313,11 @@ def _one_matter(
         m = next((m for span in spans[1:] if (m := _LEANS_BACK.search(span))), None)
         if m is not None:
             return f"a later part leans on the matter before ({m.group()!r})"
-        if lang == "en":
-            bare = next((said for span in spans[1:] if (said := _the_unsaid(span))), "")
-            if bare:
-                return f"a later part's {bare!r} may be the one before's"
-            if _EXPLAIN.match(spans[0]) and any(
-                _WHY_HOW.match(span) and not _NAMED_IN.search(span) for span in spans[1:]
-            ):
-                # "Can you explain the Monty Hall problem? Why does switching doors help?"
-                return "a why or how after a request to explain, naming nothing of its own"
+        bare = next((said for span in spans[1:] if (said := _the_unsaid(lang, span))), "")
+        if bare:
+            return f"a later part's {bare!r} may be the one before's"
+        if _explains_then_asks_why(lang, spans):
+            return "a why or how after what explains or defines, naming nothing of its own"
         clitic = _OBJECT_CLITIC.get(lang)
         if clitic is not None and any(clitic.search(span) for span in spans[1:]):
             return "a later part's object pronoun may stand for the one before's"
@@ -358,35 +355,101 @@ def _share(a: set[str], b: set[str]) -> bool:
 
 
 _DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
-# "What lives at the bottom?", "What university did the inventor attend?", "How old was
-# the youngest winner?": "the" and a noun that is always something's (the bottom, the
-# inventor of ...) with nothing after it to say whose, in a question that names nothing.
-_THE_RELATIONAL = re.compile(
-    r"\bthe\s+(?:[a-z]+(?:est|er)\s+|(?:first|last|main|same|original|current|total|exact)\s+)?"
-    r"(bottom|top|end|beginning|middle|edge|surface|centre|center|inventor|winners?|authors?|founders?|"
-    r"creators?|directors?|owners?|capital|population|price|cost|size|height|depth|length|width|"
-    r"weight|names?|origin|meaning|causes?|reasons?|effects?|symptoms|ingredients|plot|ending|sequel|"
-    r"cast|score|rules|results?|answers?|rest|remainder|recipe|lyrics|story|budget|distance|"
-    r"temperature|age|area|inhabitants|residents|members|players|episodes|chapters)\b"
+# "What lives at the bottom?", "What university did the inventor attend?", "Wie groß ist
+# die Hauptstadt?": "the" and a noun that is always something's (the bottom, the inventor
+# of ...) with nothing after it to say whose, in a question that names nothing.
+_AFTER_EN = (
     r"(?!\s+(?:of|in|on|for|from|at|to|that|which|who|whose|called|named|between|with|about|by)\b)"
 )
+_THE_RELATIONAL = {
+    "en": re.compile(
+        r"\bthe\s+(?:[a-z]+(?:est|er)\s+|(?:first|last|main|same|original|current|total|exact)\s+)?"
+        r"(?:bottom|top|end|beginning|middle|edge|surface|centre|center|inventor|winners?|authors?|"
+        r"founders?|creators?|directors?|owners?|capital|population|price|cost|size|height|depth|length|"
+        r"width|weight|names?|origin|meaning|causes?|reasons?|effects?|symptoms|ingredients|plot|ending|"
+        r"sequel|cast|score|rules|results?|answers?|rest|remainder|recipe|lyrics|story|budget|distance|"
+        r"temperature|age|area|inhabitants|residents|members|players|episodes|chapters)\b"
+        + _AFTER_EN
+    ),
+    "de": re.compile(
+        r"\b(?:die|der|das|den|dem)\s+(?:Hauptstadt|Bevölkerung|Einwohnerzahl|Höhe|Länge|Tiefe|Größe|"
+        r"Preis|Kosten|Name|Namen|Erfinder|Gewinner|Sieger|Autor|Autorin|Gründer|Hersteller|Ursache|"
+        r"Bedeutung|Handlung)\b(?!\s+(?:von|vom|des|der|in|im|für)\b)"
+    ),
+    "fr": re.compile(
+        r"(?:\b(?:la|le|les)\s+|\bl')(?:capitale|population|hauteur|longueur|profondeur|taille|prix|"
+        r"nom|inventeur|gagnant|vainqueur|auteur|fondateur|cause|origine)\b(?!\s+(?:de|du|des|d')\b)",
+        re.IGNORECASE,
+    ),
+    "es": re.compile(
+        r"\b(?:la|el|los|las)\s+(?:capital|población|altura|longitud|profundidad|tamaño|precio|nombre|"
+        r"inventor|ganador|autor|fundador|causa|origen)\b(?!\s+(?:de|del)\b)",
+        re.IGNORECASE,
+    ),
+    "it": re.compile(
+        r"(?:\b(?:la|il|lo|i|le)\s+|\bl')(?:capitale|popolazione|altezza|lunghezza|profondità|prezzo|"
+        r"nome|inventore|vincitore|autore|fondatore|causa|origine)\b(?!\s+(?:di|del|della|dei|delle)\b)",
+        re.IGNORECASE,
+    ),
+    "pt": re.compile(
+        r"\b(?:a|o|os|as)\s+(?:capital|população|altura|comprimento|profundidade|preço|nome|inventor|"
+        r"vencedor|autor|fundador|causa|origem)\b(?!\s+(?:de|do|da|dos|das)\b)",
+        re.IGNORECASE,
+    ),
+}
 
 
-_EXPLAIN = re.compile(
+def _the_unsaid(lang: str, span: str) -> str:
+    """The "the bottom" / "the inventor" of a question that names nothing of its own, or
+    ""."""
+    relational = _THE_RELATIONAL.get(lang)
+    if relational is None or _names(lang, span):
+        return ""
+    m = relational.search(span)
+    return m.group().strip() if m else ""
+
+
+# What explains or defines ("Can you explain …?", "What is inflation?", "Was ist …?",
+# 什么是…？), then a why or how that names nothing of its own ("Why do prices rise?"):
+# the second asks about what the first explains.
+_EXPLAINS = re.compile(
     r"^\W*(?:(?:can|could|would)\s+you\s+(?:please\s+)?)?(?:explain|help\s+me\s+understand|"
     r"tell\s+me\s+about|describe)\b",
     re.IGNORECASE,
 )
-_WHY_HOW = re.compile(r"^\W*(?:and\s+)?(?:why|how)\b", re.IGNORECASE)
+# A definition asked for in a few words: "What is inflation?", "Was ist Inflation?",
+# 什么是通货膨胀？ (not "What's the speed of light?", which asks a fact).
+_DEFINES = re.compile(
+    r"^\W*(?:what\s+is|what's|what\s+are|was\s+ist|was\s+sind|qu'est-ce\s+que|qu'est-ce\s+qu'|"
+    r"¿?qu[ée]\s+es|¿?qu[ée]\s+son|cos'è|che\s+cos'è|o\s+que\s+é|что\s+такое|ما\s+هو|ما\s+هي|什么是)"
+    r"\s*(?:an?\s+|une?\s+|la\s+|el\s+|le\s+|l')?[^\s?？]+(?:\s+[^\s?？]+)?\s*[?？]?\s*$|"
+    r"^\W*[^\s?？]+(?:\s+[^\s?？]+)?\s+nedir\s*[?？]?\s*$|^[^?？\s]{1,12}(?:とは何|って何|이\s*뭔가요|란\s*무엇|是什么)",
+    re.IGNORECASE,
+)
+_WHY_HOW = re.compile(
+    r"^\W*(?:and\s+)?(?:why|how|warum|wieso|weshalb|wie|pourquoi|comment|por\s+qu[ée]|c[óo]mo|"
+    r"perch[ée]|come|por\s+que|como|почему|как|neden|nasıl|لماذا|كيف|为什么|怎么|なぜ|どうして|"
+    r"どうやって|왜|어떻게)",
+    re.IGNORECASE,
+)
 
 
-def _the_unsaid(span: str) -> str:
-    """The "the bottom" / "the inventor" of an English question that names nothing of its
-    own, or ""."""
-    if _NAMED_IN.search(span):
-        return ""
-    m = _THE_RELATIONAL.search(span)
-    return m.group().strip() if m else ""
+def _explains_then_asks_why(lang: str, spans: list[str]) -> bool:
+    """Whether the first part explains or defines and a later one asks why or how about
+    nothing it names (a name, a number, a quoted word)."""
+    first = spans[0].strip()
+    if _EXPLAINS.match(first) is None and _DEFINES.search(first) is None:
+        return False
+    return any(_WHY_HOW.match(span) and not _names(lang, span) for span in spans[1:])
+
+
+def _names(lang: str, span: str) -> bool:
+    """Whether a part names something: a capitalised word inside it (not in German, which
+    capitalises every noun), a number or a quoted word."""
+    return bool((_NUMBER_OR_QUOTE if lang == "de" else _NAMED_IN).search(span))
+
+
+_NUMBER_OR_QUOTE = re.compile(r"\d|\x00")
 
 
 # An object pronoun before its verb, after a subject: "Combien de personnes l'escaladent
@@ -483,6 +546,8 @@ def _cjk_one_matter(code: str, spans: list[str]) -> str:
         return "the speaker's own situation, and no cue that they are separate"
     if any(_CJK_NO_SUBJECT[code].match(span) for span in spans[1:]):
         return "a part with no subject of its own, and no cue that they are separate"
+    if _explains_then_asks_why(code, spans):
+        return "a why or how after what defines, naming nothing of its own"
     grams = [_bigrams(_CJK_ASKING.sub(" ", span)) for span in spans]
     if any(x & y for n, x in enumerate(grams) for y in grams[n + 1 :]):
         return "the parts share what they are about"
