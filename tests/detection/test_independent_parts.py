@@ -588,3 +588,22 @@ class TestFromAThirdFreshBatch:
     def test_a_fact_asked_with_what_is_is_no_definition(self) -> None:
         """ "what's the speed of light" asks a fact: a how after it stands alone."""
         _split_as("what's the speed of light and how do plants make food", 2)
+
+
+class TestFromAFourthFreshBatch:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "What's the capital of Kenya? What's the best time of year to visit?",
+            "Quelle est la plus grande ville du Canada ? Quel temps y fait-il en hiver ?",
+        ],
+    )
+    def test_a_verb_with_no_object_or_french_y_leans_on_the_question_before(
+        self, text: str
+    ) -> None:
+        """ "the best time to visit?" (visit what?), "y" (there): the one before's."""
+        assert not detect(text).independent
+
+    def test_a_mistyped_question_word_still_opens_a_run_on(self) -> None:
+        """ "wat is …" opens the first question as "what is …" would."""
+        _split_as("wat is the capitol of canada and how many ppl live in tokyo", 2)

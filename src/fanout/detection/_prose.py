@@ -313,6 +313,8 @@ def _one_matter(
         m = next((m for span in spans[1:] if (m := _LEANS_BACK.search(span))), None)
         if m is not None:
             return f"a later part leans on the matter before ({m.group()!r})"
+        if lang == "en" and any(_TO_VERB_ALONE.search(span) for span in spans[1:]):
+            return "a later part's verb has no object of its own (the best time to visit?)"
         bare = next((said for span in spans[1:] if (said := _the_unsaid(lang, span))), "")
         if bare:
             return f"a later part's {bare!r} may be the one before's"
@@ -399,6 +401,14 @@ _THE_RELATIONAL = {
 }
 
 
+# "What's the best time of year to visit?": a verb that takes an object, last, with none.
+_TO_VERB_ALONE = re.compile(
+    r"\bto\s+(?:visit|see|buy|try|read|watch|eat|book|use|learn|plant|sell|cook|order|rent|get\s+there|"
+    r"go\s+there|stay\s+there)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
 def _the_unsaid(lang: str, span: str) -> str:
     """The "the bottom" / "the inventor" of a question that names nothing of its own, or
     ""."""
@@ -457,7 +467,7 @@ _NUMBER_OR_QUOTE = re.compile(r"\d|\x00")
 _OBJECT_CLITIC = {
     "fr": re.compile(
         r"(?:\b(?:on|je|tu|il|elle|nous|vous|ils|elles|ne|n')\s+|[^\W\d_]s\s+)(?:l'|le\s|la\s|les\s)"
-        r"[^\W\d_]",
+        r"[^\W\d_]|(?<!\w)y(?!\w)",  # ... and "y" (there): "Quel temps y fait-il ?"
         re.IGNORECASE,
     ),
     "it": re.compile(

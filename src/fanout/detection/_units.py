@@ -358,9 +358,10 @@ def list_joins(masked: str, u: Unit, items: bool) -> list[re.Match[str]]:
 
 
 # Question words a sentence may open with that WH_START leaves out: written without
-# their accents (cuando, como), or that also open statements (ما هي).
+# their accents (cuando, como) or mistyped (wat, hw), or that also open statements (ما هي).
 _WH_PLAIN = re.compile(
-    r"^\W*(?:cuando|donde|como|cual|cuanto|cuantos|cuantas|quien|que|ما\s+(?:هي|هو))(?=\s)",
+    r"^\W*(?:cuando|donde|como|cual|cuanto|cuantos|cuantas|quien|que|ما\s+(?:هي|هو)|wat|wut|wht|hw|wich|"
+    r"wen|wher)(?=\s)",
     re.IGNORECASE,
 )
 # A request to be told, before the questions it asks ("Can you tell me what X is and how
