@@ -480,13 +480,17 @@ class TestQuestionsInsideTellMe:
     @pytest.mark.parametrize(
         "text",
         [
-            "какая столица Перу и сколько ног у паука",
+            "какая столица Перу и сколько лет Эрмитажу",
             "Peru'nun başkenti neresi? Örümceğin kaç bacağı var?",
         ],
     )
-    def test_a_noun_of_its_own_is_a_subject_in_russian_and_turkish(self, text: str) -> None:
-        """Two words of its own (Russian has no articles), an owner in the genitive."""
+    def test_a_name_or_an_owner_of_its_own_is_a_subject_in_russian_and_turkish(
+        self, text: str
+    ) -> None:
+        """A name of its own (Russian has no articles to show a noun is new), an owner in
+        the genitive (Turkish); "Сколько кораблей было в экспедиции?" has neither."""
         _split_as(text, 2)
+        assert not detect("Кто открыл Америку? Сколько кораблей было в экспедиции?").independent
 
 
 class TestTypedShorthand:
@@ -607,3 +611,20 @@ class TestFromAFourthFreshBatch:
     def test_a_mistyped_question_word_still_opens_a_run_on(self) -> None:
         """ "wat is …" opens the first question as "what is …" would."""
         _split_as("wat is the capitol of canada and how many ppl live in tokyo", 2)
+
+
+class TestFromAFifthFreshBatch:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Qual é a cidade mais populosa do Brasil? Qual é o prefeito atual?",
+            "¿Cómo quito una mancha de vino tinto? ¿Sirve el bicarbonato?",
+            "भारत का सबसे लंबा पुल कौन सा है? कितना लंबा है?",
+        ],
+    )
+    def test_the_mayor_does_it_help_or_no_owner_leans_on_the_question_before(
+        self, text: str
+    ) -> None:
+        """ "o prefeito" (of what?), "¿Sirve …?" (for what the question before wants), a
+        Hindi question with no owner in the genitive: the one before's matter."""
+        assert not detect(text).independent

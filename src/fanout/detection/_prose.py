@@ -310,7 +310,10 @@ def _one_matter(
             _DUMMY_IT.search(m.group()) for span in spans[1:] for m in base.expletive.finditer(span)
         ):
             return "a later part's 'it' may stand for the matter before (how long does it take)"
-        m = next((m for span in spans[1:] if (m := _LEANS_BACK.search(span))), None)
+        m = next(
+            (m for span in spans[1:] if (m := _LEANS_BACK.search(span) or _SERVES.match(span))),
+            None,
+        )
         if m is not None:
             return f"a later part leans on the matter before ({m.group()!r})"
         if lang == "en" and any(_TO_VERB_ALONE.search(span) for span in spans[1:]):
@@ -339,8 +342,6 @@ def _one_matter(
                 # "How many euros would I get for $500?": the speaker's case of the one before
                 return "a later part about the speaker, and no cue that they are separate"
             own = lang not in _DROPS_SUBJECTS or named or bool(_SUBJECT[lang].search(span))
-            if lang == "ru":  # no articles: two words of its own ("сколько ног у паука")
-                own = own or len(topics[n][0]) >= 2
             if n and not own:
                 return "a part that may leave its subject to the one before"
     if any(_share(x[0], y[0]) for n, x in enumerate(topics) for y in topics[n + 1 :]):
@@ -357,6 +358,13 @@ def _share(a: set[str], b: set[str]) -> bool:
 
 
 _DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
+# "¿Sirve el bicarbonato?", "Does vinegar help?": whether something serves the purpose
+# the question before set.
+_SERVES = re.compile(
+    r"^\W*(?:(?:does|do|would|will|can)\s+(?:\w+\s+){1,3}(?:help|work)\W*$|(?:sirve|sirven|funciona|"
+    r"hilft|helfen|funktioniert|ça\s+marche|ça\s+aide|serve|funziona|aiuta|ajuda|adianta)\b)",
+    re.IGNORECASE,
+)
 # "What lives at the bottom?", "What university did the inventor attend?", "Wie groß ist
 # die Hauptstadt?": "the" and a noun that is always something's (the bottom, the inventor
 # of ...) with nothing after it to say whose, in a question that names nothing.
@@ -370,32 +378,37 @@ _THE_RELATIONAL = {
         r"founders?|creators?|directors?|owners?|capital|population|price|cost|size|height|depth|length|"
         r"width|weight|names?|origin|meaning|causes?|reasons?|effects?|symptoms|ingredients|plot|ending|"
         r"sequel|cast|score|rules|results?|answers?|rest|remainder|recipe|lyrics|story|budget|distance|"
-        r"temperature|age|area|inhabitants|residents|members|players|episodes|chapters)\b"
-        + _AFTER_EN
+        r"temperature|age|area|inhabitants|residents|members|players|episodes|chapters|mayor|president|"
+        r"governor|ceo|leader|king|queen|coach|captain)\b" + _AFTER_EN
     ),
     "de": re.compile(
         r"\b(?:die|der|das|den|dem)\s+(?:Hauptstadt|Bevölkerung|Einwohnerzahl|Höhe|Länge|Tiefe|Größe|"
         r"Preis|Kosten|Name|Namen|Erfinder|Gewinner|Sieger|Autor|Autorin|Gründer|Hersteller|Ursache|"
-        r"Bedeutung|Handlung)\b(?!\s+(?:von|vom|des|der|in|im|für)\b)"
+        r"Bedeutung|Handlung|Bürgermeister|Präsident|Trainer|Kapitän|Besitzer)\b"
+        r"(?!\s+(?:von|vom|des|der|in|im|für)\b)"
     ),
     "fr": re.compile(
         r"(?:\b(?:la|le|les)\s+|\bl')(?:capitale|population|hauteur|longueur|profondeur|taille|prix|"
-        r"nom|inventeur|gagnant|vainqueur|auteur|fondateur|cause|origine)\b(?!\s+(?:de|du|des|d')\b)",
+        r"nom|inventeur|gagnant|vainqueur|auteur|fondateur|cause|origine|maire|président|entraîneur|"
+        r"capitaine|propriétaire)\b(?!\s+(?:de|du|des|d')\b)",
         re.IGNORECASE,
     ),
     "es": re.compile(
         r"\b(?:la|el|los|las)\s+(?:capital|población|altura|longitud|profundidad|tamaño|precio|nombre|"
-        r"inventor|ganador|autor|fundador|causa|origen)\b(?!\s+(?:de|del)\b)",
+        r"inventor|ganador|autor|fundador|causa|origen|alcalde|presidente|gobernador|capitán|dueño)\b"
+        r"(?!\s+(?:de|del)\b)",
         re.IGNORECASE,
     ),
     "it": re.compile(
         r"(?:\b(?:la|il|lo|i|le)\s+|\bl')(?:capitale|popolazione|altezza|lunghezza|profondità|prezzo|"
-        r"nome|inventore|vincitore|autore|fondatore|causa|origine)\b(?!\s+(?:di|del|della|dei|delle)\b)",
+        r"nome|inventore|vincitore|autore|fondatore|causa|origine|sindaco|presidente|allenatore|"
+        r"capitano|proprietario)\b(?!\s+(?:di|del|della|dei|delle)\b)",
         re.IGNORECASE,
     ),
     "pt": re.compile(
         r"\b(?:a|o|os|as)\s+(?:capital|população|altura|comprimento|profundidade|preço|nome|inventor|"
-        r"vencedor|autor|fundador|causa|origem)\b(?!\s+(?:de|do|da|dos|das)\b)",
+        r"vencedor|autor|fundador|causa|origem|prefeito|presidente|governador|técnico|dono|capitão)\b"
+        r"(?!\s+(?:de|do|da|dos|das)\b)",
         re.IGNORECASE,
     ),
 }
@@ -491,7 +504,7 @@ _LEANS_BACK = re.compile(
 # Languages whose questions drop the subject ("In quale città è morto?", "Hangi yıl
 # yayımlandı?"): without a cue, a later part must name what it is about (a name, a
 # number, a quoted title) or hold a noun with its article.
-_DROPS_SUBJECTS = frozenset(("es", "it", "pt", "tr", "ru", "ar"))
+_DROPS_SUBJECTS = frozenset(("es", "it", "pt", "tr", "ru", "ar", "hi", "hi-en"))
 _SUBJECT = {
     "es": _words_re(r"(?:el|la|los|las|un|una)\s+[^\W\d_]{3,}"),
     "it": _words_re(r"(?:il|lo|la|i|gli|le|un|una|uno)\s+[^\W\d_]{3,}|l'[^\W\d_]{3,}"),
@@ -500,7 +513,9 @@ _SUBJECT = {
     "tr": re.compile(
         r"[^\W\d_]+'[^\W\d_]+|(?<!\w)(?!için\b)[^\W\d_]{3,}(?:[ıiuü]n|n[ıiuü]n)(?!\w)"
     ),
-    "ru": re.compile(r"(?!x)x"),
+    "ru": re.compile(r"(?!x)x"),  # no articles: only a name says what a question is about
+    "hi": re.compile(r"\S+\s+(?:का|की|के)(?!\S)"),  # an owner in the genitive: मकड़ी के
+    "hi-en": re.compile(r"\w+\s+(?:ka|ki|ke)\b", re.IGNORECASE),
     "ar": _words_re(r"ال[^\W\d_]{2,}"),  # a noun with its article: الأرز
 }
 # Languages whose parts are not judged with no cue or "and" between them: Arabic names
