@@ -628,3 +628,35 @@ class TestFromAFifthFreshBatch:
         """ "o prefeito" (of what?), "¿Sirve …?" (for what the question before wants), a
         Hindi question with no owner in the genitive: the one before's matter."""
         assert not detect(text).independent
+
+
+class TestAfterAQuestionThatAsksForAThing:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "What's the highest waterfall on Earth? Can tourists visit?",
+            "Which company makes the PlayStation? What year did the first console come out?",
+            "Who was the first man in space? How long did the flight last?",
+            "Quel pays produit le plus de café ? Quelle variété est la plus cultivée ?",
+            "世界上最深的湖是哪个？湖水有多深？",
+            "日本で一番人口が多い県はどこですか？県庁所在地はどこですか？",
+        ],
+    )
+    def test_a_question_naming_nothing_after_one_asking_for_a_thing_stays_with_it(
+        self, text: str
+    ) -> None:
+        """The answer of "Which …?", "Who was the first …?", "最深的…是哪个？" is what the
+        question after it is about when that question names nothing of its own ("the
+        flight", "Can tourists visit?", 湖水)."""
+        assert not detect(text).independent
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Who discovered penicillin? What is the boiling point of ethanol at sea level?",
+            "Кто написал «Мастера и Маргариту»? Сколько стоит билет в Эрмитаж?",
+        ],
+    )
+    def test_one_that_says_which_or_names_its_own_still_splits(self, text: str) -> None:
+        """ "the boiling point of ethanol" says which; "Эрмитаж" is a name of its own."""
+        _split_as(text, 2)

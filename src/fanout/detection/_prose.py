@@ -207,7 +207,7 @@ _COMPACT = frozenset(("tr", "ar", "hi", "hi-en"))
 # noun with nothing after it to say which (English puts no article before abstract
 # nouns, so the article points back).
 _BARE_THE = re.compile(r"\bthe\s+(?:\w+\s+)?\w+\s*[.?!]?\s*$", re.IGNORECASE)
-_NAMED_IN = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w-]*|\d|\x00")
+_NAMED_IN = re.compile(r"(?<!^)(?<![.?!¿¡]\s)(?<![¿¡])\b[A-ZÀ-ÖØ-ÞĀ-ŽА-ЯЁİ][\w-]*|\d|\x00")
 _BRIEF = 10
 """Words of the one statement before two questions that is sent with each of them."""
 HELD = 0.55
@@ -328,6 +328,8 @@ def _one_matter(
             return "a later part's object pronoun may stand for the one before's"
         if any(_OWN[lang].search(span) or _ADVICE[lang].search(span) for span in spans):
             return "the speaker's own situation, and no cue that they are separate"
+        if _leans_on_a_thing(lang, spans):
+            return "a later part naming nothing after one that asks for a thing"
     topics = [
         _own_topic(base, masked[f.body : p[-1].end]) for f, p in zip(firsts_of, parts, strict=True)
     ]
@@ -560,6 +562,75 @@ _CJK_ASKING = re.compile(
 _CJK_LETTER = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+# A question whose answer is a thing it does not name ("Which ocean is the deepest?",
+# "Who was the first man in space?", "What's the highest waterfall?", 最深的湖是哪个？):
+# a question after it with no name of its own may be about that thing ("Can tourists
+# visit?", "How long did the flight last?"), so it splits only if it names its own.
+_ASKS_FOR_A_THING = re.compile(
+    r"^\W*(?:which|who|whom|whose|name|pick|what(?:'s|\s+is|\s+was|\s+are|\s+were)?\s+the\s+"
+    r"(?:\w+est|first|last|most|least|best|worst|only|main|capital|name)\b|what\s+(?:country|city|"
+    r"company|animal|planet|language|team|person|book|film|movie|song|river|mountain|lake|island|"
+    r"element|state|brand)\b|welche[rsmn]?|wer|quel(?:le)?s?|lequel|laquelle|cu[áa]l(?:es)?|qui[ée]n(?:es)?|"
+    r"qu[ée]\s+(?:pa[íi]s|ciudad|empresa|animal|planeta|r[íi]o)|qual(?:e|i)?|chi|quem|quais|"
+    r"как(?:ой|ая|ое|ие)|кто|hangi|kim)(?!\w)|"
+    r"\b(?:first|most|largest|highest|biggest|tallest|oldest|longest|deepest|smallest|fastest|hottest|"
+    r"coldest|richest|busiest|best|worst)\b|"
+    r"\b(?:más|plus|più|mais|am\s+\w+sten|самы\w+|en\s+(?:büyük|uzun|yüksek|derin|kalabalık))\b|"
+    r"哪|谁|誰|どこ|どの|どれ|一番|最|어디|누구|어느|가장",
+    re.IGNORECASE,
+)
+_CJK_NAME = re.compile(r"[A-Za-z0-9]|[\u30a0-\u30ff]{3,}|《|「|“")
+
+
+def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
+    """Whether the first part asks for a thing it does not name and a later one names
+    nothing of its own (a name, a number, a quoted title)."""
+    if _ASKS_FOR_A_THING.search(spans[0]) is None:
+        return False
+    if lang in ("zh", "ja", "ko"):
+        return any(_CJK_NAME.search(span) is None for span in spans[1:])
+    if (
+        lang == "en"
+    ):  # "the flight", "the first console" with nothing to say which; "Can tourists visit?"
+        return any(
+            not _names(lang, span) and (_unrestricted_the(span) or _VERB_ALONE.search(span))
+            for span in spans[1:]
+        )
+    return any(not _names(lang, span) for span in spans[1:])
+
+
+_RESTRICTS = word_set(
+    "of in on for from at to that which who whose with about by between called named"
+)
+_UNIQUE = word_set(
+    "world sky sun moon earth universe internet weather sea ocean past future body brain"
+)
+_TOKEN = re.compile(r"[A-Za-z']+|[^\sA-Za-z']")
+
+
+def _unrestricted_the(span: str) -> str:
+    """A definite noun phrase with nothing after it to say which ("the flight", "the
+    first console"; not "the boiling point of ethanol", "the world"), or ""."""
+    toks = _TOKEN.findall(span)
+    for k, tok in enumerate(toks):
+        if tok.lower() != "the":
+            continue
+        phrase = []
+        for t in toks[k + 1 : k + 4]:
+            if not t[0].isalpha() or t.lower() in _RESTRICTS:
+                break
+            phrase.append(t.lower())
+        after = toks[k + 1 + len(phrase)] if k + 1 + len(phrase) < len(toks) else ""
+        if phrase and after.lower() not in _RESTRICTS and phrase[-1] not in _UNIQUE:
+            return "the " + " ".join(phrase)
+    return ""
+
+
+_VERB_ALONE = re.compile(
+    r"\b(?:visit|see|buy|try|read|watch|eat|use|climb|order|book)\s*[?.!]*\s*$", re.IGNORECASE
+)
+
+
 def _cjk_one_matter(code: str, spans: list[str]) -> str:
     """Why two questions with no cue in Chinese, Japanese or Korean may be one matter, or
     "" when each stands alone: five letters or more each, none about the speaker or
@@ -573,6 +644,8 @@ def _cjk_one_matter(code: str, spans: list[str]) -> str:
         return "a part with no subject of its own, and no cue that they are separate"
     if _explains_then_asks_why(code, spans):
         return "a why or how after what defines, naming nothing of its own"
+    if _leans_on_a_thing(code, spans):
+        return "a later part naming nothing after one that asks for a thing"
     grams = [_bigrams(_CJK_ASKING.sub(" ", span)) for span in spans]
     if any(x & y for n, x in enumerate(grams) for y in grams[n + 1 :]):
         return "the parts share what they are about"
