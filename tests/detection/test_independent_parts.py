@@ -465,8 +465,8 @@ class TestQuestionsInsideTellMe:
         ("text", "second"),
         [
             ("Kannst du mir sagen, wie hoch der Eiffelturm ist, und wer die Mona Lisa gemalt hat?", "wer die Mona Lisa"),
-            ("Pourriez-vous me dire quelle est la capitale du Pérou et combien de pattes a une araignée ?", "combien de pattes"),
-            ("Dimmi qual è la capitale del Perù e quante zampe ha un ragno.", "quante zampe"),
+            ("Pourriez-vous me dire quelle est la capitale du Pérou et combien d'habitants compte Lyon ?", "combien d'habitants"),
+            ("Dimmi qual è la capitale del Perù e quanti abitanti ha Milano.", "quanti abitanti"),
         ],
     )  # fmt: skip
     def test_two_questions_asked_inside_tell_me_split_after_the_first(
@@ -659,4 +659,35 @@ class TestAfterAQuestionThatAsksForAThing:
     )
     def test_one_that_says_which_or_names_its_own_still_splits(self, text: str) -> None:
         """ "the boiling point of ethanol" says which; "Эрмитаж" is a name of its own."""
+        _split_as(text, 2)
+
+
+class TestAfterAQuestionThatNamesSomething:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Where is the Great Barrier Reef? Is snorkeling allowed?",
+            "Dove si trova il Colosseo? Quanto costa il biglietto d'ingresso?",
+            "東京スカイツリーの高さは？展望台はいくらですか？",
+            "Where do penguins live? What do the chicks eat?",
+            "Comment faire une bonne pâte à pizza ? Quelle farine utiliser ?",
+        ],
+    )
+    def test_a_question_naming_nothing_after_one_naming_something_stays_with_it(
+        self, text: str
+    ) -> None:
+        """After "the Great Barrier Reef", "il Colosseo", 東京スカイツリー, a question that
+        names nothing ("Is snorkeling allowed?"), a bare "the chicks", an infinitive
+        question ("Quelle farine utiliser ?") is about what was named."""
+        assert not detect(text).independent
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Who painted the Sistine Chapel? Which planet has the most moons?",
+            "Quantos estados tem o Brasil? Quem inventou o telefone?",
+        ],
+    )
+    def test_a_question_asking_for_a_new_thing_or_who_made_it_still_splits(self, text: str) -> None:
+        """ "Which planet has …?", "Quem inventou …?" ask about something of their own."""
         _split_as(text, 2)

@@ -321,6 +321,25 @@ def _one_matter(
         bare = next((said for span in spans[1:] if (said := _the_unsaid(lang, span))), "")
         if bare:
             return f"a later part's {bare!r} may be the one before's"
+        if lang == "en":
+            bare = next(
+                (
+                    said
+                    for span in spans[1:]
+                    if not _names(lang, span)
+                    and not _AGENT.match(span)
+                    and (said := _unrestricted_the(span))
+                ),
+                "",
+            )
+            if bare:  # "Where do penguins live? What do the chicks eat?"
+                return f"a later part's {bare!r} says nothing of which, and names nothing"
+        if lang in _INFINITIVE_ASK and any(
+            _INFINITIVE_ASK[lang].search(span) and words(span) <= 5 for span in spans[1:]
+        ):
+            return (
+                "a later question with no verb of its own but an infinitive (which flour to use?)"
+            )
         if _explains_then_asks_why(lang, spans):
             return "a why or how after what explains or defines, naming nothing of its own"
         clitic = _OBJECT_CLITIC.get(lang)
@@ -579,12 +598,64 @@ _ASKS_FOR_A_THING = re.compile(
     r"哪|谁|誰|どこ|どの|どれ|一番|最|어디|누구|어느|가장",
     re.IGNORECASE,
 )
+# A question that asks for a new thing of its own kind ("Which planet has the most
+# moons?") or for who did something ("Who invented the telephone?", "Chi ha scoperto la
+# penicillina?"): about no earlier part, unless a definite noun in it leans back.
+_NEW_THING = re.compile(
+    r"^\W*(?:(?:which|what)\s+(?!is\b|are\b|was\b|were\b|do\b|does\b|did\b)[a-z]+\s+(?:is|are|was|were|has|have|"
+    r"had|do|does|did|can)\b|who\s+(?:invented|discovered|wrote|painted|composed|founded|built|"
+    r"designed|directed|created)\b|(?:chi|quem|quién|qui|wer|кто)\s+\w+)",
+    re.IGNORECASE,
+)
+
+
+def _asks_of_its_own(lang: str, span: str) -> bool:
+    return bool(
+        _NEW_THING.match(span)
+        and not (_unrestricted_the(span) if lang == "en" else _the_unsaid(lang, span))
+    )
+
+
+# "Who invented the telephone?": who made a thing, self-contained though "the" is bare.
+_AGENT = re.compile(
+    r"^\W*(?:and\s+)?who\s+(?:invented|discovered|wrote|painted|composed|founded|built|designed|"
+    r"directed|created|sang|won)\b",
+    re.IGNORECASE,
+)
+# "Quelle farine utiliser ?", "¿Qué harina usar?", "Quale farina usare?": a question whose
+# only verb is an infinitive, about the task of the question before.
+_INFINITIVE_ASK = {
+    code: re.compile(rf"^\W*(?:{wh})\b[^?？]*?\b[^\W\d_]+(?:{ends})\s*[?？]\s*$", re.IGNORECASE)
+    for code, wh, ends in (
+        ("fr", r"quel(?:le)?s?|que|quoi|comment|où|combien", r"er|ir|re"),
+        ("es", r"qu[ée]|cu[áa]l(?:es)?|c[óo]mo|d[óo]nde|cu[áa]nt[oa]s?", r"ar|er|ir"),
+        ("it", r"quale|quali|che|come|dove|quanto|quanta", r"are|ere|ire"),
+        ("pt", r"qual|quais|que|como|onde|quanto|quanta", r"ar|er|ir"),
+    )
+}
+
+
 _CJK_NAME = re.compile(r"[A-Za-z0-9]|[\u30a0-\u30ff]{3,}|《|「|“")
+# A later Chinese, Japanese or Korean question that says whose (秘鲁的首都, 日本の首都,
+# 한국의 수도), names something (a Latin or katakana name, a quoted title) or asks who did
+# something (谁发明了电话): not about the question before.
+_CJK_OWNED = re.compile(
+    r"[A-Za-z0-9]|[\u30a0-\u30ff]{3,}|《|「|“|[\u3400-\u9fff]的[\u3400-\u9fff]|[\u3400-\u9fff\u30a0-\u30ff]の"
+    r"[\u3400-\u9fff]|[\uac00-\ud7af]의\s|^\W*(?:谁|誰|누가)"
+)
 
 
 def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
-    """Whether the first part asks for a thing it does not name and a later one names
-    nothing of its own (a name, a number, a quoted title)."""
+    """Whether a later part names nothing of its own (a name, a number, a quoted title)
+    after one that asks for a thing it does not name ("Which ocean is the deepest?"), or
+    after one that names something ("Where is the Great Barrier Reef? Is snorkeling
+    allowed?": the later one may be about it)."""
+    if lang in ("zh", "ja", "ko"):
+        return any(_CJK_OWNED.search(span) is None for span in spans[1:])
+    if any(_names(lang, span) for span in spans[:1]) and any(
+        not _names(lang, span) and not _asks_of_its_own(lang, span) for span in spans[1:]
+    ):
+        return True
     if _ASKS_FOR_A_THING.search(spans[0]) is None:
         return False
     if lang in ("zh", "ja", "ko"):
@@ -606,6 +677,7 @@ _UNIQUE = word_set(
     "world sky sun moon earth universe internet weather sea ocean past future body brain"
 )
 _TOKEN = re.compile(r"[A-Za-z']+|[^\sA-Za-z']")
+_QUANTITY = word_set("most least more fewer same")
 
 
 def _unrestricted_the(span: str) -> str:
@@ -621,6 +693,8 @@ def _unrestricted_the(span: str) -> str:
                 break
             phrase.append(t.lower())
         after = toks[k + 1 + len(phrase)] if k + 1 + len(phrase) < len(toks) else ""
+        if phrase and phrase[0] in _QUANTITY:
+            continue  # "the most moons": how many, not which
         if phrase and after.lower() not in _RESTRICTS and phrase[-1] not in _UNIQUE:
             return "the " + " ".join(phrase)
     return ""
