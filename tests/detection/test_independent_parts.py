@@ -691,3 +691,27 @@ class TestAfterAQuestionThatNamesSomething:
     def test_a_question_asking_for_a_new_thing_or_who_made_it_still_splits(self, text: str) -> None:
         """ "Which planet has …?", "Quem inventou …?" ask about something of their own."""
         _split_as(text, 2)
+
+
+class TestFromAnEighthFreshBatch:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "What is a black hole? Can anything escape once inside?",
+            "Is Lisbon expensive? What neighborhoods are cheap?",
+            "Wie alt ist der Kölner Dom? Wie lange hat der Bau gedauert?",
+            "Quando foi fundada Brasília? Quem projetou os prédios?",
+            "Wie funktioniert eine Solaranlage? Was kostet die Installation?",
+        ],
+    )
+    def test_after_a_definition_or_a_name_a_question_naming_nothing_stays(self, text: str) -> None:
+        """After "What is a black hole?" any question naming nothing is about it; "der
+        Bau", "os prédios", "die Installation" say nothing of which; "What neighborhoods
+        …?" asks about a part of what was named."""
+        assert not detect(text).independent
+
+    def test_the_most_and_who_invented_are_no_definite_references(self) -> None:
+        """ "the most moons" says how many; "who invented the printing press" asks who
+        made a kind of thing."""
+        _split_as("What does HTTP stand for? Which planet has the most moons?", 2)
+        _split_as("how many ounces are in a pound and who invented the printing press", 2)

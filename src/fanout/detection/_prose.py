@@ -334,6 +334,8 @@ def _one_matter(
             )
             if bare:  # "Where do penguins live? What do the chicks eat?"
                 return f"a later part's {bare!r} says nothing of which, and names nothing"
+        if any(_definite_unsaid(lang, span) for span in spans[1:]):
+            return "a later part's definite noun says nothing of which, and it names nothing"
         if lang in _INFINITIVE_ASK and any(
             _INFINITIVE_ASK[lang].search(span) and words(span) <= 5 for span in spans[1:]
         ):
@@ -465,7 +467,7 @@ _EXPLAINS = re.compile(
 # 什么是通货膨胀？ (not "What's the speed of light?", which asks a fact).
 _DEFINES = re.compile(
     r"^\W*(?:what\s+is|what's|what\s+are|was\s+ist|was\s+sind|qu'est-ce\s+que|qu'est-ce\s+qu'|"
-    r"¿?qu[ée]\s+es|¿?qu[ée]\s+son|cos'è|che\s+cos'è|o\s+que\s+é|что\s+такое|ما\s+هو|ما\s+هي|什么是)"
+    r"¿?qu[ée]\s+es|¿?qu[ée]\s+son|cos'è|che\s+cos'è|o\s+que\s+é|что\s+такое|什么是)"
     r"\s*(?:an?\s+|une?\s+|la\s+|el\s+|le\s+|l')?[^\s?？]+(?:\s+[^\s?？]+)?\s*[?？]?\s*$|"
     r"^\W*[^\s?？]+(?:\s+[^\s?？]+)?\s+nedir\s*[?？]?\s*$|^[^?？\s]{1,12}(?:とは何|って何|이\s*뭔가요|란\s*무엇|是什么)",
     re.IGNORECASE,
@@ -479,12 +481,13 @@ _WHY_HOW = re.compile(
 
 
 def _explains_then_asks_why(lang: str, spans: list[str]) -> bool:
-    """Whether the first part explains or defines and a later one asks why or how about
-    nothing it names (a name, a number, a quoted word)."""
+    """Whether the first part explains or defines and a later one asks about nothing it
+    names (a name, a number, a quoted word): "What is a black hole? Can anything escape
+    once inside?"."""
     first = spans[0].strip()
     if _EXPLAINS.match(first) is None and _DEFINES.search(first) is None:
         return False
-    return any(_WHY_HOW.match(span) and not _names(lang, span) for span in spans[1:])
+    return any(not _names(lang, span) for span in spans[1:])
 
 
 def _names(lang: str, span: str) -> bool:
@@ -603,8 +606,8 @@ _ASKS_FOR_A_THING = re.compile(
 # penicillina?"): about no earlier part, unless a definite noun in it leans back.
 _NEW_THING = re.compile(
     r"^\W*(?:(?:which|what)\s+(?!is\b|are\b|was\b|were\b|do\b|does\b|did\b)[a-z]+\s+(?:is|are|was|were|has|have|"
-    r"had|do|does|did|can)\b|who\s+(?:invented|discovered|wrote|painted|composed|founded|built|"
-    r"designed|directed|created)\b|(?:chi|quem|quién|qui|wer|кто)\s+\w+)",
+    r"had|do|does|did|can)\b(?=.*\b(?:most|least|\w+est)\b)|who\s+(?:invented|discovered|wrote|painted|"
+    r"composed|founded|built|designed|directed|created)\b|(?:chi|quem|quién|qui|wer|кто)\s+\w+)",
     re.IGNORECASE,
 )
 
@@ -613,7 +616,43 @@ def _asks_of_its_own(lang: str, span: str) -> bool:
     return bool(
         _NEW_THING.match(span)
         and not (_unrestricted_the(span) if lang == "en" else _the_unsaid(lang, span))
+        and not _definite_unsaid(lang, span)
     )
+
+
+# "Quem projetou os prédios?", "What do the chicks eat?", "Wie lange hat der Bau
+# gedauert?": a plural definite noun (specific things, of what the question before was
+# about) or, in German, any definite noun with nothing after it to say which.
+_DEFINITE_UNSAID = {
+    "en": re.compile(
+        r"\bthe\s+(?!(?:most|least|more|fewer|same)\b)(?:[a-z]+\s+)?[a-z]{2,}[^s\W]s\b"
+        r"(?!\s+(?:of|in|on|for|from|at|that|which|who)\b)"
+    ),
+    "es": re.compile(r"\b(?:los|las)\s+[^\W\d_]{3,}\b(?!\s+(?:de|del)\b)", re.IGNORECASE),
+    "pt": re.compile(r"\b(?:os|as)\s+[^\W\d_]{3,}\b(?!\s+(?:de|do|da|dos|das)\b)", re.IGNORECASE),
+    "fr": re.compile(r"\bles\s+[^\W\d_]{3,}\b(?!\s+(?:de|du|des|d')\b)", re.IGNORECASE),
+    "it": re.compile(
+        r"\b(?:gli|le|i)\s+[^\W\d_]{3,}\b(?!\s+(?:di|del|della|dei|delle)\b)", re.IGNORECASE
+    ),
+    "de": re.compile(
+        r"\b(?:der|die|das|den|dem)\s+(?:[a-zäöü]+\w*\s+)?[A-ZÄÖÜ]\w+\b(?!\s+(?:von|vom|des|der|im|in|für)\b)"
+    ),
+}
+_AGENT_DE = re.compile(
+    r"^\W*(?:und\s+)?wer\b.*\b(?:erfunden|entdeckt|geschrieben|gemalt|komponiert|gegründet|entwickelt|gebaut)\b",
+    re.IGNORECASE,
+)
+
+
+def _definite_unsaid(lang: str, span: str) -> bool:
+    """Whether a part holds a definite noun that says nothing of which (see above) and
+    names nothing else."""
+    pattern = _DEFINITE_UNSAID.get(lang)
+    if pattern is None or _names(lang, span):
+        return False
+    if (lang == "de" and _AGENT_DE.match(span)) or (lang == "en" and _AGENT.match(span)):
+        return False  # "Who invented the …?": who made a kind of thing
+    return pattern.search(span) is not None
 
 
 # "Who invented the telephone?": who made a thing, self-contained though "the" is bare.
