@@ -715,3 +715,18 @@ class TestFromAnEighthFreshBatch:
         made a kind of thing."""
         _split_as("What does HTTP stand for? Which planet has the most moons?", 2)
         _split_as("how many ounces are in a pound and who invented the printing press", 2)
+
+
+class TestFromANinthFreshBatch:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "What language is spoken in Brazil? Is Spanish similar?",
+            "Wie hoch ist die Zugspitze? Gibt es eine Seilbahn?",
+        ],
+    )
+    def test_a_comparison_with_nothing_or_what_there_is_leans_on_the_question_before(
+        self, text: str
+    ) -> None:
+        """ "similar" (to what?) and "Gibt es …?" (there, where?) are the one before's."""
+        assert not detect(text).independent

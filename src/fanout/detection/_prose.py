@@ -310,6 +310,14 @@ def _one_matter(
             _DUMMY_IT.search(m.group()) for span in spans[1:] for m in base.expletive.finditer(span)
         ):
             return "a later part's 'it' may stand for the matter before (how long does it take)"
+        if any(
+            base.expletive.search(span) and not _names(lang, span) for span in spans[1:]
+        ):  # "Gibt es eine Seilbahn?", "Are there vegan options?": there, at what was asked of
+            return "a later part asks what there is, naming nothing of its own"
+        if any(
+            _COMPARED.search(span) and not _COMPARED_WITH.search(span) for span in spans[1:]
+        ):  # "Is Spanish similar?": similar to what the question before named
+            return "a later part compares with nothing of its own"
         m = next(
             (m for span in spans[1:] if (m := _LEANS_BACK.search(span) or _SERVES.match(span))),
             None,
@@ -381,6 +389,16 @@ def _share(a: set[str], b: set[str]) -> bool:
 
 
 _DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
+_COMPARED = re.compile(
+    r"\b(?:similar|different|comparable|alike|better|worse|cheaper|dearer|bigger|smaller|closer|farther|"
+    r"harder|easier|faster|slower|safer|healthier|ähnlich|besser|schlechter|billiger|similaire|"
+    r"différent|meilleur|pire|parecido|similar|diferente|mejor|peor|simile|diverso|migliore|"
+    r"parecido|semelhante|melhor|pior|похож\w*|лучше|хуже|benzer|daha\s+iyi)\b",
+    re.IGNORECASE,
+)
+_COMPARED_WITH = re.compile(
+    r"\b(?:than|to|from|as|with|als|wie|zu|que|à|a|di|da|de|del|чем|на|kadar)\b", re.IGNORECASE
+)
 # "¿Sirve el bicarbonato?", "Does vinegar help?": whether something serves the purpose
 # the question before set.
 _SERVES = re.compile(
