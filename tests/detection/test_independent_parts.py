@@ -730,3 +730,28 @@ class TestFromANinthFreshBatch:
     ) -> None:
         """ "similar" (to what?) and "Gibt es …?" (there, where?) are the one before's."""
         assert not detect(text).independent
+
+
+class TestAShortQuestionAfterAnd:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Deux petites questions : c'est quoi un trou noir ? Et qui a écrit Les Misérables ?",
+            "Два вопроса: что такое чёрная дыра? И кто написал «Мастера и Маргариту»?",
+            "两个问题：什么是黑洞？还有《红楼梦》是谁写的？",
+            "दो सवाल: ब्लैक होल क्या है? और गोदान किसने लिखा?",
+            "do sawal: black hole kya hota hai? aur Godaan kisne likha?",
+        ],
+    )
+    def test_a_short_question_of_its_own_after_and_is_no_ellipsis(self, text: str) -> None:
+        """ "Et qui a écrit …", "И кто написал «…»", "还有《…》是谁写的", "और गोदान किसने
+        लिखा": a whole question naming its own thing, not "and the rest?"."""
+        _split_as(text, 2)
+
+    def test_a_thing_brought_in_with_its_article_is_a_question_of_its_own(self) -> None:
+        """ "y ¿cómo se hace una paella?" brings in "una paella"."""
+        text = (
+            "Tengo varias dudas: ¿qué es un agujero negro?, ¿quién escribió Don Quijote? y "
+            "¿cómo se hace una paella?"
+        )
+        _split_as(text, 3)

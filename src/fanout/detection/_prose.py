@@ -31,6 +31,7 @@ from ._read import content_words, has_topic, words
 from ._units import (
     Unit,
     and_joins,
+    asks_late,
     cjk_joins,
     cut_units,
     kind_of,
@@ -233,7 +234,7 @@ def _follows(body: str, u: Unit, lang: str) -> bool:
     if _FOLLOW_UP.search(body) or short or _OR_START.match(body):
         return True
     return u.lead_kind == "and" and (
-        u.kind == "r" or (words(body) < 4 and WH_START.match(body) is None)
+        u.kind == "r" or (words(body) < 4 and WH_START.match(body) is None and not asks_late(body))
     )
 
 

@@ -23,6 +23,7 @@ from ._read import words
 __all__ = [
     "Unit",
     "and_joins",
+    "asks_late",
     "cjk_joins",
     "cut_units",
     "drop_headers",
@@ -417,6 +418,12 @@ _ASKS_ABOUT = re.compile(
     r"show\s+me|learn|out|figure|see|check|decide|curious|about|on|is|of)\s*$",
     re.IGNORECASE,
 )
+
+
+def asks_late(text: str) -> bool:
+    """Whether ``text`` holds a question word where Turkish, Hindi and Hinglish put it
+    (before the verb, not first): "Godaan kisne likha?"."""
+    return _WH_LATE.search(text) is not None
 
 
 def bare_joins(masked: str, u: Unit) -> list[re.Match[str]]:
