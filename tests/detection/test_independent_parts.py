@@ -755,3 +755,10 @@ class TestAShortQuestionAfterAnd:
             "¿cómo se hace una paella?"
         )
         _split_as(text, 3)
+
+
+class TestFromAnEleventhFreshBatch:
+    def test_an_object_pronoun_after_comment_leans_on_the_question_before(self) -> None:
+        """ "Comment le garder frais ?": keep it (the bread) fresh."""
+        text = "Pourquoi le pain rassis durcit-il ? Comment le garder frais ?"
+        assert not detect(text).independent

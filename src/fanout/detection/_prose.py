@@ -523,7 +523,8 @@ _NUMBER_OR_QUOTE = re.compile(r"\d|\x00")
 _OBJECT_CLITIC = {
     "fr": re.compile(
         r"(?:\b(?:on|je|tu|il|elle|nous|vous|ils|elles|ne|n')\s+|[^\W\d_]s\s+)(?:l'|le\s|la\s|les\s)"
-        r"[^\W\d_]|(?<!\w)y(?!\w)",  # ... and "y" (there): "Quel temps y fait-il ?"
+        r"[^\W\d_]|(?<!\w)y(?!\w)|"  # ... and "y" (there): "Quel temps y fait-il ?"
+        r"\b(?:comment|pourquoi|où|quand|faut-il|peut-on|dois-je)\s+(?:le\s|la\s|les\s|l')[^\W\d_]",
         re.IGNORECASE,
     ),
     "it": re.compile(
