@@ -38,19 +38,21 @@ def _load(name: str) -> list[dict[str, Any]]:
         "detection_holdout2.jsonl",
         "detection_holdout3.jsonl",
         "detection_holdout4.jsonl",
+        "detection_dev37.jsonl",
     ],
 )
 def test_corpus_meets_the_targets(corpus: str) -> None:
     """>= 98 % of single questions kept whole, >= 85 % of multi-question prompts split
     exactly right, no dependent group ever split apart, every shared instruction sent
     with every part; on the sets before issue 27, >= 90 % of all prompts with several
-    parts (dependent ones included) split exactly right."""
+    parts (dependent ones included) split exactly right. The issue-37 development set
+    is held to the same targets."""
     result = evaluate(_load(corpus))
     assert result["single_kept_whole"] >= 0.98, result["misses"]
     assert result["multi_category_exact"] >= 0.85, result["misses"]
     assert result["dependent_groups_broken"] == 0, result["misses"]
     assert result["shared_carried"] == 1.0, result["not_carried"]
-    if corpus != "detection_holdout4.jsonl":
+    if corpus not in ("detection_holdout4.jsonl", "detection_dev37.jsonl"):
         assert result["multi_exact"] >= 0.90, result["misses"]
 
 
@@ -780,15 +782,17 @@ class TestMoreShapes:
     @pytest.mark.parametrize(
         "text",
         [
-            "What is the capital of Chile? Who wrote Dracula?",
+            "What's the best way to learn piano as an adult? Should I get a teacher?",
             "Can you explain how compound interest works? Like, why does the balance grow faster later?",
             "Which gas makes up most of the air?\nWhat is it used for in industry?",
             "Who founded Tesla Motors?\nHow many employees did its first factory have?",
         ],
     )
     def test_no_cue_sql_placeholders_and_references_keep_it_whole(self, text: str) -> None:
-        """Two questions with nothing to say they are separate are held below the
-        threshold; 'what is it used for' and 'how many X did its ...' point back."""
+        """Two questions of one matter (advice asked after it, a follow-up) with nothing
+        to say they are separate are held below the threshold; 'what is it used for' and
+        'how many X did its ...' point back. (Two questions that each stand alone, "What
+        is the capital of Chile? Who wrote Dracula?", split since issue 37.)"""
         assert not detect(text).independent
 
     def test_a_question_mark_inside_sql_or_inside_a_sentence_ends_nothing(self) -> None:

@@ -24,6 +24,7 @@ import re
 
 __all__ = [
     "HEADER",
+    "IMPERATIVE",
     "INSTRUCTION",
     "LEAD",
     "LEADIN",
@@ -92,7 +93,8 @@ _STRONG = (
     r"(?:(?:and|also|oh|ok|okay|plus|now)[,\s]+)?(?:(?:totally|completely|entirely)\s+)?"
     r"(?:unrelated(?:\s+(?:question|but|note|to\s+that))?|on\s+(?:an?\s+)?(?:unrelated|different|other|"
     r"separate|another)\s+(?:note|topic|subject)|(?:a\s+|one\s+)?(?:different|separate|other|another)\s+"
-    r"(?:question|topic)|separately|by\s+the\s+way|btw|p\.?s\.?|side\s+(?:question|note)|random\s+question|"
+    r"(?:question|topic)|separately|by\s+the\s+way|btw|ps|p\.\s?s\.?|pd(?=[.:])|p\.d\.|"
+    r"side\s+(?:question|note)|random\s+question|"
     r"changing\s+(?:the\s+)?(?:topic|subject)|switching\s+(?:gears|topics)|one\s+more\s+(?:thing|question)|"
     r"(?:and\s+)?(?:one\s+)?last\s+(?:question|thing)|"
     # de fr es it pt
@@ -145,6 +147,13 @@ _ORDINAL = (
     r"पहला|दूसरा|तीसरा|पहले\s+तो|अंत\s+में|pehla|pehli\s+baat|doosra|dusra|teesra)"
 )
 _ORDINAL_CJK = r"(?:首先|其次|再次|最后|まず|最後に|첫째|둘째|셋째|먼저|마지막으로)"
+# "first is there a way ...", "second whats ...": an ordinal typed without its comma, before
+# a question word or an inverted verb.
+_ORDINAL_BARE = r"(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth|finally|lastly)"
+_ASKS_NEXT = (
+    r"(?:is|are|was|were|can|could|should|would|do|does|did|how|what|whats|what's|why|who|where|"
+    r"when|which)\b"
+)
 _THEN = (
     r"(?:then|and\s+then|after\s+that|afterwards|dann|danach|anschließend|daraufhin|puis|ensuite|"
     r"après\s+(?:ça|cela)|luego|después(?!\s+de)|a\s+continuación|poi|quindi|in\s+seguito|"
@@ -160,6 +169,7 @@ LEAD = Gated(
     re.compile(
         rf"[\s*_]*(?:(?P<strong>{_STRONG}){_P}|(?P<strong_cjk>{_STRONG_CJK}){_PC}|"
         rf"(?P<ordinal>{_ORDINAL}){_PP}|(?P<ordinal_cjk>{_ORDINAL_CJK}){_PC}|"
+        rf"(?P<ordinal_bare>{_ORDINAL_BARE})\s+(?={_ASKS_NEXT})|"
         rf"(?P<also>{_ALSO}){_P}|(?P<also_cjk>{_ALSO_CJK}){_PC}|"
         rf"(?P<then>{_THEN}){_P}|(?P<then_cjk>{_THEN_CJK}){_PC}|"
         rf"(?P<and>{_AND}),?\s+|(?P<and_ar>{_AND_AR}))",
@@ -179,7 +189,7 @@ def lead_of(text: str) -> tuple[str, str]:
     m = LEAD.match(text)
     if m is None or m.end() >= len(text.rstrip()):
         return "", ""
-    kind = (m.lastgroup or "").removesuffix("_cjk").removesuffix("_ar")
+    kind = (m.lastgroup or "").removesuffix("_cjk").removesuffix("_ar").removesuffix("_bare")
     if kind == "also" and _NOT_AFTER_ALSO.match(text, m.end()):
         return "", ""
     return text[: m.end()].strip(), kind
@@ -190,7 +200,9 @@ HEADER = Gated(
     re.compile(
         r"^\W*(?:(?:hey|hi|hello|ok|okay|so|bro|guys|dude|yo|bhai|yaar|sir|hola|hallo|salut)\W+)*(?:"
         # en
-        r"(?:i\s+(?:have|got)\s+|here\s+(?:are|is)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
+        r"(?:i\s+(?:have|got|need)\s+|i'?ve\s+got\s+|here\s+(?:are|is)\s+|"
+        r"(?:can|could)\s+(?:you|u)\s+help\s+(?:me\s+)?(?:with|w/)\s+|"
+        r"(?:i\s+)?(?:need|want|wanna|would\s+like|'d\s+like)\s+to\s+(?:know|ask(?:\s+you)?)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
         r"few|several|my|the|two|three|four|five|\d+)\s+)*(?:(?:more|quick|short|simple|random|unrelated|"
         r"different|separate|small|little|easy|general|trivia|totally|completely)\s+)*(?:questions?|things|"
         r"ones|qs|queries|asks|topics|requests)(?:\s+(?:for\s+you|for\s+today|today|please|here|below|lol|"
@@ -206,15 +218,22 @@ HEADER = Gated(
         r"rapide|semplici))?|"
         r"(?:tenho\s+)?(?:duas|dois|três|\d+|algumas|umas)\s+(?:perguntas|coisas|dúvidas)(?:\s+(?:rápidas|"
         r"curtas|simples))?|"
+        # nl pl (not read word by word, but their headers are known)
+        r"(?:ik\s+heb\s+|hier\s+zijn\s+)?(?:twee|drie|vier|\d+|een\s+paar|enkele)\s+(?:korte\s+|snelle\s+)?"
+        r"(?:vragen|dingen)|"
+        r"(?:mam\s+)?(?:dwa|dwie|trzy|cztery|\d+|kilka)\s+(?:krótkie\s+|szybkie\s+)?(?:pytania|pytanka|"
+        r"sprawy|rzeczy)|"
         # ru tr ar hi hi-en
         r"(?:у\s+меня\s+)?(?:два|три|четыре|\d+|пара|несколько)\s+(?:коротких\s+|быстрых\s+|простых\s+)?"
         r"(?:вопроса|вопросов|вопросик\w*)|"
-        r"(?:iki|üç|dört|\d+|birkaç)\s+(?:kısa\s+|hızlı\s+|basit\s+)?(?:soru|sorum|şey)\w*(?:\s+var)?|"
+        r"(?:iki|İki|üç|Üç|dört|\d+|birkaç)\s+(?:kısa\s+|hızlı\s+|basit\s+)?(?:soru|sorum|şey)\w*(?:\s+var)?|"
         r"(?:لدي\s+|عندي\s+)?(?:سؤالان|سؤالين|ثلاثة\s+أسئلة|عدة\s+أسئلة|بعض\s+الأسئلة|\d+\s+أسئلة)|"
         r"(?:मेरे\s+)?(?:दो|तीन|चार|\d+|कुछ)\s+(?:सवाल|प्रश्न)(?:\s+(?:हैं|है))?|"
-        r"(?:do|teen|char|\d+|kuch)\s+(?:sawal|sawaal|questions?|cheezein|baatein)(?:\s+(?:hai|hain|the))?|"
+        r"(?:मुझे\s+)?(?:दो|तीन|चार|\d+|कुछ)\s+(?:चीज़ें|चीजें|बातें|सवाल)\s+(?:जाननी|पूछनी|जानने)\s+(?:हैं|है)|"
+        r"(?:do|teen|char|\d+|kuch)\s+(?:sawal|sawaal|questions?|cheezein|cheezen|cheeze|baatein)"
+        r"(?:\s+(?:hai|hain|the|batao|bataiye|puchni\s+hai|puchna\s+hai))?|"
         # zh ja ko
-        r"(?:我有|问|请教)?(?:两|二|三|四|几|\d+)个(?:小)?问题(?:[，,]?(?:请教一下|想问一下|想问问))?|"
+        r"(?:我有|问|请教|想问)?(?:两|二|三|四|几|\d+)(?:个|件)(?:小)?(?:问题|事)(?:[，,]?(?:请教一下|想问一下|想问问))?|"
         r"(?:質問が)?(?:二つ|2つ|三つ|3つ|いくつか)(?:の質問)?(?:あります|質問があります)?|"
         r"(?:質問|しつもん)(?:が)?(?:二つ|2つ|三つ|3つ)(?:あります)?|"
         r"(?:질문|궁금한\s*(?:것|게))\s*(?:두|세|네|몇)\s*(?:개|가지)(?:요|있어요|있습니다)?|"
@@ -352,7 +371,8 @@ _REQUEST_START = Gated(
         r"^\W*(?:(?:please|pls|plz|kindly)\s+)?(?:"
         # asking in a statement: "I'd like to know who ...", "queria saber quem ..."
         r"(?:i'?d\s+(?:also\s+)?like\s+to\s+know|i\s+(?:also\s+)?(?:want|need)\s+to\s+know|"
-        r"i\s+(?:also\s+)?wonder|(?:também\s+)?queria\s+saber|quero\s+saber|gostaria\s+de\s+saber|"
+        r"i\s+(?:also\s+)?wonder|(?:i'?m|i\s+am|i\s+was|just)\s+(?:also\s+)?(?:wondering|curious)|"
+        r"(?:também\s+)?queria\s+saber|quero\s+saber|gostaria\s+de\s+saber|"
         r"quisiera\s+saber|quiero\s+saber|me\s+gustaría\s+saber|ich\s+möchte\s+(?:gerne\s+)?wissen|"
         r"ich\s+würde\s+gerne\s+wissen|je\s+voudrais\s+savoir|j'aimerais\s+savoir|vorrei\s+sapere|"
         r"(?:я\s+)?хочу\s+знать|хотел(?:а)?\s+бы\s+знать|merak\s+ediyorum|bilmek\s+istiyorum|"
@@ -366,7 +386,8 @@ _REQUEST_START = Gated(
         r"liste|finde|erstelle|erzähle|definiere|sag)\b|"
         r"(?:explique|décris|nomme|donne|traduis|calcule|écris|propose|recommande|résume|définis|cite|"
         r"dis-moi|raconte)\b|"
-        r"(?:explica|explícame|describe|nombra|dime|dame|escribe|traduce|calcula|recomienda|resume|define|"
+        r"(?:explica|explícame|describe|nombra|dime|dame|escribe|traduce|calcula|recomienda|recomiéndame|"
+        r"sugiéreme|escríbeme|resume|define|"
         r"enumera|sugiere|cuéntame)\b|"
         r"(?:spiega|spiegami|descrivi|dimmi|dammi|scrivi|traduci|calcola|consiglia|riassumi|definisci|"
         r"elenca|suggerisci|raccontami)\b|"
@@ -398,5 +419,7 @@ class _Request:
         return _REQUEST_END.search(text, max(pos, len(text) - 40))
 
 
+IMPERATIVE = _REQUEST_START
+"""An imperative (or "I'd like to know") at the start: where a request opens."""
 REQUEST = _Request()
 """An imperative at the start (or, in verb-final languages, at the end): a request."""

@@ -36,7 +36,7 @@ question or request; 0.9 the same list written on one line; 0.85 bullets, or num
 inside a sentence; 0.8 one question per line; 0.75 a list with some items that do not
 read as questions, or lines among which some request; 0.7 sentences with a cue that
 they are separate (a shared instruction, a header, a connective, semicolons); 0.65
-three or more question sentences; 0.62 two questions each about something of its own;
+three or more question sentences; 0.62 two questions with no cue that each stand alone;
 0.07 less (0.88, 0.83, ...) when a pronoun was judged to point inside its own part or
 into the shared context rather than at an earlier part. Below ``SPLIT_THRESHOLD``
 (0.6) nothing is split: question sentences with such a pronoun (0.58) and parts with
@@ -238,7 +238,8 @@ _QSTART = re.compile(
     re.IGNORECASE,
 )
 _QCJK = re.compile(
-    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|是否|请|請|解释|介绍|说明|列举|比较|翻译|计算|"
+    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|多[长高大远久重深宽]|是否|请|請|解释|"
+    r"介绍|说明|列举|比较|翻译|计算|"
     r"^(?:推荐|写|给|列出|总结|描述|分析|简述|举例|告诉|论述|简要|概括|说出|说说|讲讲|谈谈|举出|提供|设计|想|编)|"
     r"ですか|ますか|でしょうか|なぜ|何|どう|どの|誰|いつ|どこ|教えて|説明して|ください|"
     r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요"
@@ -256,6 +257,19 @@ _MANY_QUESTIONS = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"[?？.。!！:：]\s*$")
+# "Things I need help with:", "Can you help me with a few things?": each item under it
+# is an ask of its own, a noun phrase as much as a question.
+_HELP_WITH = re.compile(
+    r"\b(?:things|stuff)\s+(?:i|we)\s+(?:need|want|would\s+like)\s+(?:some\s+)?help\s+with\b|"
+    r"\bhelp\s+(?:me\s+|us\s+)?with\s+(?:a\s+few|a\s+couple(?:\s+of)?|some|several|these|the\s+following|"
+    r"two|three|four|\d+)(?:\s+(?:things|tasks|questions))?\b|"
+    r"\bayuda\s+con\s+(?:estas|estos|varias|varios|unas|unos|algunas|algunos|dos|tres|lo\s+siguiente)\b|"
+    r"\bHilfe\s+(?:bei|mit)\s+(?:ein\s+paar|einigen|mehreren|folgenden|diesen|zwei|drei)\b|"
+    r"\baide\s+(?:pour|avec|sur)\s+(?:quelques|plusieurs|ces|deux|trois)\b|"
+    r"\baiuto\s+(?:con|per)\s+(?:alcune|queste|qualche|due|tre)\b|"
+    r"\bajuda\s+com\s+(?:algumas|estas|umas|duas|três)\b",
+    re.IGNORECASE,
+)
 
 
 def _is_questionlike(text: str) -> bool:
@@ -433,7 +447,9 @@ _ASK_FRAME = re.compile(
     r"बताइए|बताओ|\bbatao\b|\bbataiye\b",
     re.IGNORECASE,
 )
-_TRAILING_JOIN = re.compile(r"(?:[\s,;]*\b(?:and|und|et|y|e|и|ve|aur)\b)?[\s,;]*$", re.IGNORECASE)
+_TRAILING_JOIN = re.compile(
+    r"(?:[\s,;]*\b(?:and|und|et|y|e|и|ve|aur)\b)?[\s,;，；、]*$", re.IGNORECASE
+)
 
 
 def _loose_list(masked: str, run: list[Item], preamble: str, parts: list[DetectedQuestion]) -> bool:
@@ -500,8 +516,11 @@ def _read_list(text: str, masked: str, run: list[Item], lang: str) -> Detection 
     masked_parts = [m for _, m in read]
     style = run[0].kind
     qlike = [_is_questionlike(p.text) for p in parts]
+    # under "Things I need help with:" or a header that counts them ("I need to know 3
+    # things:") each item is an ask of its own
+    helped = bool(_HELP_WITH.search(preamble) or HEADER.match(preamble))
     options = (style == "letter" and run[0].case == "upper" and not any(qlike)) or (
-        not any(qlike) and bool(_QUESTION_END.search(preamble))
+        not any(qlike) and bool(_QUESTION_END.search(preamble)) and not helped
     )
     if options:
         return None  # options of one question: this list is not the questions
@@ -527,10 +546,10 @@ def _read_list(text: str, masked: str, run: list[Item], lang: str) -> Detection 
         shared_context=words(preamble) >= 8,
         lang=lang,
     )
-    heads = [qlike[g[0]] for g in links.groups]
+    heads = [helped or qlike[g[0]] for g in links.groups]
     share = sum(heads) / len(heads)
     context = f"{preamble}\n{postamble}"
-    announced = bool(_MANY_QUESTIONS.search(context)) or bool(header) or asked
+    announced = bool(_MANY_QUESTIONS.search(context)) or bool(header) or asked or helped
     steps = (
         bool(_STEPS.search(preamble)) or run[0].marker.lower().lstrip("*").startswith("step")
     ) and not announced

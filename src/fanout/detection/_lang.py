@@ -29,6 +29,7 @@ __all__ = [
     "LATIN",
     "MATERIAL",
     "MATERIAL_COLON",
+    "QUESTIONS_FOR_OTHERS",
     "Cjk",
     "Latin",
     "language_of",
@@ -157,12 +158,27 @@ CJK = {lang.code: lang for lang in (ZH, JA, KO)}
 MATERIAL_COLON = re.compile(
     r"^\W*(?:please\s+|pls\s+|bitte\s+|por\s+favor,?\s+)?(?:translate|rewrite|rephrase|paraphrase|"
     r"reword|proofread|correct|fix|improve|summari[sz]e|shorten|simplify|check|grade|edit|polish|"
-    r"critique|review|übersetze|korrigiere|verbessere|formuliere|traduis|traduisez|corrige|"
+    r"critique|review|rate|evaluate|assess|übersetze|korrigiere|verbessere|formuliere|traduis|traduisez|corrige|"
     r"reformule|traduce|traduzca|corrige|reescribe|traduci|correggi|riscrivi|traduza|corrija|"
     r"reescreva|переведи|исправь|перепиши|перефразируй|çevir|düzelt|ترجم|صحح|अनुवाद|translate\s+karo|"
     r"翻译|翻譯|改写|润色|翻訳|번역)[^\n]{0,60}[:：]\s*$|(?:を|に)(?:翻訳|訳)して(?:ください)?[:：。]\s*$|"
     r"(?:로|으로)\s*번역해\s*(?:주세요|줘)?[:：.]?\s*$|[^\n]{0,30}(?:çevir|अनुवाद\s+करें|अनुवाद\s+कीजिए)[:：]\s*$",
     re.IGNORECASE | re.MULTILINE,
+)
+
+# Questions written for someone else to be asked (an interview's, a quiz's, "the
+# questions I plan to ask"): the material of one request, not questions to answer.
+QUESTIONS_FOR_OTHERS = re.compile(
+    r"\b(?:interview|quiz|trivia|survey|questionnaire|exam)\s+questions\b|"
+    r"\bquestions\s+(?:that\s+)?(?:i|we)(?:'m|\s+am|\s+are)?\s+(?:plan(?:ning)?|want|going|intend|"
+    r"would\s+like|will|need)\s+to\s+(?:ask|use|put|send|include)\b|"
+    r"\bquestions\s+que\s+(?:je|nous)\s+(?:compte|vais|veux|voudrais|pense|souhaite)\w*\s+poser\b|"
+    r"\bquestions\s+d'entretien\b|\bpreguntas\s+que\s+(?:voy\s+a|pienso|quiero|planeo)\s+hacer\b|"
+    r"\bpreguntas\s+(?:de|para)\s+(?:la\s+|mi\s+|el\s+)?(?:entrevista|examen|encuesta)\b|"
+    r"\bFragen,?\s+die\s+ich\b[^.?!\n]{0,40}\bstellen\b|\b(?:Interview|Quiz|Prüfungs)fragen\b|"
+    r"\bdomande\s+(?:che\s+(?:voglio|vorrei|penso\s+di)\s+fare|del\s+colloquio)\b|"
+    r"\bperguntas\s+(?:que\s+(?:vou|quero|pretendo)\s+fazer|da\s+entrevista)\b",
+    re.IGNORECASE,
 )
 
 # An instruction that treats the items as text to work on (rewrite, translate, correct

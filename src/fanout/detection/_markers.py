@@ -142,12 +142,14 @@ _MARKERS: list[tuple[str, re.Pattern[str], bool]] = [
     ("q-prefix", re.compile(rf"(?:{_QWORD})\s*{_NUM}\s*(?:[:.：．)）、]|\s[-–—](?=\s))\s*"), True),
     ("q-prefix", re.compile(rf"第{_NUM}(?:个问题|個問題|题|題|问|問)\s*[:：、.．]?\s*"), True),
     ("ordinal", re.compile(r"第([一二三四五六七八九十])(?:に)?[，,、：:]\s*"), True),
+    ("ordinal", re.compile(r"([一二三四五六七八九十])是(?=[^，,。？?]{2})"), True),
     ("paren", re.compile(r"[(（](\d{1,4}|[一二三四五六七八九十])[)）]\s*"), True),
     ("cjk", re.compile(r"(\d{1,4})、\s*"), True),
     ("cjk", re.compile(r"([一二三四五六七八九十])[、.．]\s*"), True),
     ("numbered", re.compile(r"(\d{1,4})[.．](?!\d)\s*"), True),
     ("numbered", re.compile(r"(\d{1,4})[)）]\s*"), True),
     ("numbered", re.compile(r"(\d{1,4}) ?[-–] +"), False),
+    ("numbered", re.compile(r"(\d{1,4})/ +"), False),
     ("circled", re.compile(r"([①-⑳])\s*"), True),
     ("roman", re.compile(r"((?:i{1,3}|iv|vi{0,3}|ix|xi{0,2}))[.)]\s+", re.IGNORECASE), False),
     ("letter", re.compile(r"\(([a-zA-Z])\)\s+"), True),
@@ -193,7 +195,7 @@ def _marker_value(kind: str, raw: str) -> tuple[int, str]:
 
 # Where a marker could start in the middle of a line (one check before trying each kind).
 _MAYBE_MIDLINE = re.compile(
-    rf"(?:{_QWORD}|第)\s*[\d一二三四五六七八九十]|\*\*|[(（][\da-zA-Z一二三四五六七八九十]|\d{{1,4}}[、.．)）]|"
+    rf"(?:{_QWORD}|第)\s*[\d一二三四五六七八九十]|[一二三四五六七八九十]是|\*\*|[(（][\da-zA-Z一二三四五六七八九十]|\d{{1,4}}[、.．)）]|"
     r"[一二三四五六七八九十][、.．]|[①-⑳]|[a-zA-Z가나다라마바사아자차카타파하]\)"
 )
 
@@ -201,7 +203,7 @@ _MAYBE_MIDLINE = re.compile(
 _MAYBE_START = re.compile(
     _MAYBE_MIDLINE.pattern
     + r"|[a-zA-Z]{1,4}[.)]\s|\([a-zA-Z]\)|[-*•・·+–—●○■□▪◦‣►➤✓✔→]\s|・|[가나다라마바사아자차카타파하]\.\s"
-    + rf"|\d{{1,4}} ?[-–] |{_EMOJI}\s"
+    + rf"|\d{{1,4}} ?[-–] |\d{{1,4}}/ |{_EMOJI}\s"
 )
 
 
@@ -209,14 +211,16 @@ _MAYBE_START = re.compile(
 _MIDLINE_AT = re.compile(
     rf"(?:(?<=[?!.;:؟।])[ \t]+|(?<=[？！。；：])[ \t]*)(?={_MAYBE_MIDLINE.pattern})"
 )
+# "一是…，二是…": enumerations after a comma or a colon (Chinese).
+_SHI_ORDINAL_AT = re.compile(r"(?<=[，,：:；;])[ \t]*(?=[一二三四五六七八九十]是)")
 # A position inside a sentence before "1)" or "(1)": "tell me 1) ... 2) ...", "(1) ..., and (2) ...".
-_LOOSE_AT = re.compile(r"(?<=[^\W_]|,)[ \t]+(?=\(?\d{1,4}\)[ \t])")
+_LOOSE_AT = re.compile(r"(?<=[^\W_]|,)[ \t]+(?=\(?\d{1,4}\)[ \t]|\([a-z]\)[ \t])")
 
 
 # The characters each kind of marker can begin with (to try only those that can match).
 _FIRST = {
     "q-prefix": re.compile(r"[*QqFfPpDdВвSsTtسपस问問质質题題질문第]"),
-    "ordinal": re.compile("第"),
+    "ordinal": re.compile("[第一二三四五六七八九十]"),
     "paren": re.compile("[(（]"),
     "cjk": re.compile(r"[\d一二三四五六七八九十]"),
     "numbered": re.compile(r"\d"),
@@ -227,7 +231,7 @@ _FIRST = {
     "bullet": re.compile(rf"[-*•・·+–—●○■□▪◦‣►➤✓✔→]|{_EMOJI}"),
 }
 # In the middle of a sentence only "1)" and "(1)" can start an item.
-_LOOSE_KINDS = ("numbered", "paren")
+_LOOSE_KINDS = ("numbered", "paren", "letter")
 
 
 @functools.lru_cache(maxsize=256)
@@ -270,8 +274,8 @@ def find_items(masked: str) -> list[Item]:
         indent = len(line) - len(stripped)
         if stripped and (indent <= 3 or _columns(line[:indent]) <= 8):
             starts.append((lineno, indent, False, False))
-    for pattern, loose in ((_MIDLINE_AT, False), (_LOOSE_AT, True)):
-        if loose and ")" not in masked:
+    for pattern, loose in ((_MIDLINE_AT, False), (_SHI_ORDINAL_AT, False), (_LOOSE_AT, True)):
+        if (loose and ")" not in masked) or (pattern is _SHI_ORDINAL_AT and "是" not in masked):
             continue
         for m in pattern.finditer(masked):
             lineno = bisect.bisect_right(offsets, m.end()) - 1

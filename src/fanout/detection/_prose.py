@@ -20,17 +20,22 @@ own.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
+from ._classes import word_set
 from ._cues import REQUEST, WH_START
 from ._lang import LATIN, Latin, script_of
 from ._read import content_words, has_topic, words
 from ._units import (
     Unit,
     and_joins,
+    asks_late,
+    cjk_joins,
     cut_units,
     kind_of,
+    list_joins,
     maybe_several,
     split_and,
     text_of,
@@ -43,7 +48,9 @@ __all__ = ["HELD", "Prose", "read_prose"]
 
 _FOLLOW_UP = re.compile(
     r"^\W*(?:why or why not|why not|if so|if not|how so|and why|or why|explain why|why\?|"
-    r"what about|how about|is that|are they|does it|can it|为什么呢|那呢|왜요|なぜですか)",
+    r"what about|how about|is that|are they|does it|can it|like,|i mean\b|in other words|"
+    r"o sea|es decir|ich meine|je veux dire|cioè|quer dizer|то есть|я имею в виду|"
+    r"为什么呢|那呢|왜요|なぜですか)",
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -55,12 +62,26 @@ _OR_START = re.compile(
 )
 # What points at something outside the part ("What do you think of this poem?").
 _DEICTIC = re.compile(
-    r"\b(?:this|these|that|those|following|below|above|here|dies\w*|folgende\w*|ce|cet|cette|ces|"
+    r"\b(?:this|these|that|those|such(?!\s+as\b)|following|below|above|here|dies\w*|folgende\w*|"
+    r"ce|cet|cette|ces|"
     r"suivant\w*|este|esta|estos|estas|ese|esa|siguiente\w*|questo|questa|seguent\w*|isso|isto|"
     r"este|esta|seguinte\w*|это|этот|эта|эти|bu|şu|ye|yeh)\b|هذا|هذه|ذلك|तिस|यह|ये|这|那|この|その|이|그",
     re.IGNORECASE,
 )
 
+# A request to work on a text that follows it ("Can you check the grammar in my
+# paragraph below?", "Corrige este texto:"): the questions after it are that text.
+_WORKS_ON_TEXT = re.compile(
+    r"\b(?:proofread|check|correct|fix|edit|review|improve|polish|rewrite|rephrase|grade|critique|"
+    r"corrige|corrija|revisa|revise|korrigiere|überprüfe|überarbeite|relis|relisez|correggi|"
+    r"controlla|исправь|проверь|düzelt|kontrol\s+et)\b[^.?!\n]{0,40}"
+    r"\b(?:below|following|my\s+(?:paragraph|text|email|essay|message|letter|post|story|poem|draft|"
+    r"sentences?|writing)|this\s+(?:paragraph|text|email|essay|message|letter|post|draft)|"
+    r"siguiente|abajo|este\s+texto|mi\s+texto|folgenden|unten|diesen\s+text|meinen\s+text|"
+    r"suivant|ci-dessous|ce\s+texte|mon\s+texte|seguente|questo\s+testo|этот\s+текст|ниже|"
+    r"aşağıdaki|bu\s+metni)\b",
+    re.IGNORECASE,
+)
 # Requests with nothing of their own to be about: "Give an example.", "Explain why."
 _GENERIC_REQUEST = re.compile(
     r"^\W*(?:please\s+)?(?:give|show|provide|add|list|explain|tell|name|include)\s+(?:me\s+|us\s+)?"
@@ -82,22 +103,68 @@ _ANOTHER = re.compile(
     r"別の質問|それと|ところで|ちなみに",
     re.IGNORECASE,
 )
+
+
 # Words that make two questions about the speaker's own situation ("Why is my bread
-# dense? What am I doing wrong?"): one matter, never a pair to split on its own.
-_FIRST_PERSON = {
-    code: re.compile(rf"(?<!\w)(?:{words_})(?!\w)", re.IGNORECASE)
+# dense? What am I doing wrong?", "Is it safe to go now? What should I take?"): one
+# matter, never a pair to split on its own. A first-person possessive (my, mein, mi) or
+# a word that asks for advice or an opinion (should, recommend, sollte, debería,
+# стоит, -meli) makes it one; "how do I cook quinoa" alone does not.
+def _words_re(words_: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w)(?:{words_})(?!\w)", re.IGNORECASE)
+
+
+_OWN = {
+    code: _words_re(words_)
     for code, words_ in {
-        "en": r"i|i'm|i've|i'd|my|me|mine|we|our|us",
-        "de": r"ich|mein\w*|mir|mich|wir|unser\w*",
-        "fr": r"je|j'|mon|ma|mes|moi|nous|notre|nos",
-        "es": r"yo|mi|mis|me|nosotros|nuestr\w+",
-        "it": r"io|mio|mia|miei|mie|mi|noi|nostr\w+",
-        "pt": r"eu|meu|minha|meus|minhas|nós|nosso|nossa",
-        "ru": r"я|мой|моя|моё|мои|мне|меня|мы|наш\w*",
-        "tr": r"ben|benim|bana|beni|biz|bizim",
-        "hi": r"मैं|मेरा|मेरी|मेरे|मुझे|हम|हमारा",
-        "hi-en": r"main|mera|meri|mere|mujhe|hum|hamara|i|my",
-        "ar": r"أنا|لي|عندي|نحن",
+        "en": r"my|mine|our|ours|myself",
+        "de": r"mein\w*|unser\w*",
+        "fr": r"mon|ma|mes|notre|nos",
+        "es": r"mi|mis|nuestr\w+",
+        "it": r"mio|mia|miei|mie|nostr\w+",
+        "pt": r"meu|minha|meus|minhas|nosso|nossa|nossos|nossas",
+        "ru": r"мой|моя|моё|мое|мои|моего|моей|моих|моим|мою|наш\w*",
+        "tr": r"benim|bizim",
+        "hi": r"मेरा|मेरी|मेरे|हमारा|हमारी|हमारे",
+        "hi-en": r"mera|meri|mere|hamara|hamari|my",
+        "ar": r"لدي|عندي|أنا|نحن",
+    }.items()
+}
+_ADVICE = {
+    code: _words_re(words_)
+    for code, words_ in {
+        "en": r"should|shouldn't|ought|must|need|needs|recommend|suggest|advise|advice|worried|"
+        r"worry|worth|prefer|pick|choose",
+        "de": r"sollte\w*|soll|muss|müsste|empfiehl\w*|empfehl\w*|würdest|lohnt|sorgen|wählen",
+        "fr": r"dois|doit|devrais|devrait|faut|conseill\w+|recommand\w+|vaut|inquiéter|choisir",
+        "es": r"deber\w*|debo|debes|recomiend\w+|recomendar\w*|aconsej\w+|conviene|vale|"
+        r"preocupar\w*|necesito|elegir",
+        "it": r"dovrei|devo|dovrebbe|consigl\w+|conviene|vale|preoccupar\w*|scegliere",
+        "pt": r"devo|deveria|deve|recomend\w+|aconselh\w+|vale|preocupar\w*|escolher",
+        "ru": r"стоит\s+ли|стоит\s+мне|нужно|надо|должен|должна|посовету\w+|совету\w+|рекоменду\w+|"
+        r"беспокоиться|волноваться|выбрать",
+        "tr": r"\w+m[ae]l[ıi]\w*|öneri\w*|önerir\w*|tavsiye\w*|endişe\w*",
+        "hi": r"चाहिए|सलाह|चिंता",
+        "hi-en": r"chahiye|chahie|suggest|recommend|advice|sahi\s+rahega",
+        "ar": r"يجب|ينبغي|تنصح\w*|أنصح|علي",
+    }.items()
+}
+# Words for "I" and "me": with nothing of its own to ask about, a question about the
+# speaker goes with the one before ("What am I doing wrong?").
+_FIRST_PERSON = {
+    code: _words_re(words_)
+    for code, words_ in {
+        "en": r"i|i'm|i've|i'd|me|we|us",
+        "de": r"ich|mir|mich|wir|uns",
+        "fr": r"je|j'|moi|nous",
+        "es": r"yo|me|nosotros",
+        "it": r"io|mi|noi",
+        "pt": r"eu|me|nós",
+        "ru": r"я|мне|меня|мы|нам|нас",
+        "tr": r"ben|bana|beni|biz",
+        "hi": r"मैं|मुझे|हम",
+        "hi-en": r"main|mujhe|hum|i",
+        "ar": r"أنا|لي|نحن",
     }.items()
 }
 
@@ -132,11 +199,18 @@ def _short(body: str, lang: str) -> bool:
     """Too short to be a question of its own ("Why?", "And the price?", 深圳呢？; in
     Turkish, Arabic and Hindi, which say "what is X" in two words, one word)."""
     cjk = len(_CJK.findall(body))
-    n = words(body) - cjk // 2 + (cjk + 1) // 2
+    n = words(body) - cjk // 2 + (cjk + 1) // 2 + ("\x00" in body)  # a quoted title is a word
     return n < (2 if lang in _COMPACT and not cjk else 3)
 
 
 _COMPACT = frozenset(("tr", "ar", "hi", "hi-en"))
+# In a list of requests, "list the ingredients", "tell me the population": "the" and a
+# noun with nothing after it to say which (English puts no article before abstract
+# nouns, so the article points back).
+_BARE_THE = re.compile(r"\bthe\s+(?:\w+\s+)?\w+\s*[.?!]?\s*$", re.IGNORECASE)
+_NAMED_IN = re.compile(r"(?<!^)(?<![.?!¿¡]\s)(?<![¿¡])\b[A-ZÀ-ÖØ-ÞĀ-ŽА-ЯЁİ][\w-]*|\d|\x00")
+_BRIEF = 10
+"""Words of the one statement before two questions that is sent with each of them."""
 HELD = 0.55
 """The confidence of parts found with nothing to show they are separate: below the
 split threshold, so they are kept in one group (and ``reasons`` says why)."""
@@ -156,10 +230,11 @@ _FRAGMENT_LANGS = frozenset(("en", "de", "fr", "es", "it", "pt", "ru"))
 def _follows(body: str, u: Unit, lang: str) -> bool:
     """A unit that only continues the part before, as one question with it: "Why?",
     "What about X?", "And the price?", "Or B?"."""
-    if _FOLLOW_UP.search(body) or _short(body, lang) or _OR_START.match(body):
+    short = _short(body, lang) and u.lead_kind != "list"  # "define photosynthesis" in a list
+    if _FOLLOW_UP.search(body) or short or _OR_START.match(body):
         return True
     return u.lead_kind == "and" and (
-        u.kind == "r" or (words(body) < 4 and WH_START.match(body) is None)
+        u.kind == "r" or (words(body) < 4 and WH_START.match(body) is None and not asks_late(body))
     )
 
 
@@ -171,11 +246,17 @@ def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
         return "a request with nothing of its own"
     if base is None:
         return ""
+    if u.lead_kind == "list" and lang == "en" and not _NAMED_IN.search(body):
+        if _BARE_THE.search(body):
+            return "a listed request about 'the ...' of the one before"
+        if any(_DUMMY_IT.search(m.group()) for m in base.expletive.finditer(body)):
+            return "a listed request whose 'it' is the one before's (how long it takes)"
     if not has_topic(base, body):
         return "nothing of its own to be about"
     if (
         lang in _FRAGMENT_LANGS
         and u.kind == "q"
+        and _reads_as(base, body)
         and words(body) <= 4
         and WH_START.match(body) is None
         and _WH_MORE.match(body) is None
@@ -194,27 +275,563 @@ def _one_matter(
     firsts_of: list[Unit],
     asking: list[bool],
     context_before: bool,
+    *,
+    cued: bool,
 ) -> str:
-    """Why questions joined only by "and" may be one matter ("" if each stands alone)."""
+    """Why questions with no cue between them (or only "and") may be one matter, or
+    "" when each stands alone: no context before them, all asking, each about
+    something of its own (two content words, or a name and one more), nothing shared
+    between them, nothing pointing outside them, and not the speaker's own situation
+    (a possessive "my", a question that asks for advice, or one about "I" with nothing
+    else of its own). ``cued``: an "and" opens a later part; without it, a part must
+    also read as the prompt's language and, where the language drops its subjects,
+    name what it is about."""
     base = LATIN.get(lang)
-    if base is None or script_of(text) is not None:
+    joined = all(f.lead_kind in ("and", "join") for f in firsts_of[1:])
+    script = script_of(text)
+    if (base is None and script is None) or (script is not None and cued):
+        return "no cue that they are separate"
+    if (not (cued or joined) and lang in _UNREAD) and script is None:
         return "no cue that they are separate"
     if context_before or len({u.para for p in parts for u in p}) > 1:
         return "context before them, and no cue that they are separate"
+    if script is not None or base is None:
+        return _cjk_one_matter(script or "", [masked[p[0].start : p[-1].end] for p in parts])
     if not all(asking):
         return "a request among them, and no cue that they are separate"
-    if any(_DEICTIC.search(masked[p[0].start : p[-1].end]) for p in parts):
+    spans = [masked[p[0].start : p[-1].end] for p in parts]
+    if any(_DEICTIC.search(span) for span in spans):
         return "a part points at something outside it"
-    if any(_FIRST_PERSON[lang].search(masked[p[0].start : p[-1].end]) for p in parts):
+    if cued and any(_OWN[lang].search(s) or _FIRST_PERSON[lang].search(s) for s in spans):
         return "the speaker's own situation, and no cue that they are separate"
+    if not cued:
+        if not all(_reads_as(base, span) for span in spans):
+            return _unread_one_matter(spans)
+        if any(
+            _DUMMY_IT.search(m.group()) for span in spans[1:] for m in base.expletive.finditer(span)
+        ):
+            return "a later part's 'it' may stand for the matter before (how long does it take)"
+        if any(
+            base.expletive.search(span) and not _names(lang, span) for span in spans[1:]
+        ):  # "Gibt es eine Seilbahn?", "Are there vegan options?": there, at what was asked of
+            return "a later part asks what there is, naming nothing of its own"
+        if any(
+            _COMPARED.search(span) and not _COMPARED_WITH.search(span) for span in spans[1:]
+        ):  # "Is Spanish similar?": similar to what the question before named
+            return "a later part compares with nothing of its own"
+        m = next(
+            (m for span in spans[1:] if (m := _LEANS_BACK.search(span) or _SERVES.match(span))),
+            None,
+        )
+        if m is not None:
+            return f"a later part leans on the matter before ({m.group()!r})"
+        if lang == "en" and any(_TO_VERB_ALONE.search(span) for span in spans[1:]):
+            return "a later part's verb has no object of its own (the best time to visit?)"
+        bare = next((said for span in spans[1:] if (said := _the_unsaid(lang, span))), "")
+        if bare:
+            return f"a later part's {bare!r} may be the one before's"
+        if lang == "en":
+            bare = next(
+                (
+                    said
+                    for span in spans[1:]
+                    if not _names(lang, span)
+                    and not _AGENT.match(span)
+                    and (said := _unrestricted_the(span))
+                ),
+                "",
+            )
+            if bare:  # "Where do penguins live? What do the chicks eat?"
+                return f"a later part's {bare!r} says nothing of which, and names nothing"
+        if any(_definite_unsaid(lang, span) for span in spans[1:]):
+            return "a later part's definite noun says nothing of which, and it names nothing"
+        if lang in _INFINITIVE_ASK and any(
+            _INFINITIVE_ASK[lang].search(span) and words(span) <= 5 for span in spans[1:]
+        ):
+            return (
+                "a later question with no verb of its own but an infinitive (which flour to use?)"
+            )
+        if _explains_then_asks_why(lang, spans):
+            return "a why or how after what explains or defines, naming nothing of its own"
+        clitic = _OBJECT_CLITIC.get(lang)
+        if clitic is not None and any(clitic.search(span) for span in spans[1:]):
+            return "a later part's object pronoun may stand for the one before's"
+        if any(_OWN[lang].search(span) or _ADVICE[lang].search(span) for span in spans):
+            return "the speaker's own situation, and no cue that they are separate"
+        if _leans_on_a_thing(lang, spans):
+            return "a later part naming nothing after one that asks for a thing"
     topics = [
         _own_topic(base, masked[f.body : p[-1].end]) for f, p in zip(firsts_of, parts, strict=True)
     ]
     if not all(enough for _, enough in topics):
         return "a part without enough of its own to be about"
-    if any(x[0] & y[0] for n, x in enumerate(topics) for y in topics[n + 1 :]):
+    if not cued:
+        for n, span in enumerate(spans):
+            named = content_words(base, span)[1] or "\x00" in span
+            if _FIRST_PERSON[lang].search(span) and not (named or len(topics[n][0]) >= 2):
+                return "the speaker's own situation, and no cue that they are separate"
+            if n and _FIRST_PERSON[lang].search(span) and not _HOW_TO.match(span):
+                # "How many euros would I get for $500?": the speaker's case of the one before
+                return "a later part about the speaker, and no cue that they are separate"
+            own = lang not in _DROPS_SUBJECTS or named or bool(_SUBJECT[lang].search(span))
+            if n and not own:
+                return "a part that may leave its subject to the one before"
+    if any(_share(x[0], y[0]) for n, x in enumerate(topics) for y in topics[n + 1 :]):
         return "the parts share what they are about"
     return ""
+
+
+def _share(a: set[str], b: set[str]) -> bool:
+    """Whether two parts' content stems meet: the same stem, or one of four letters or
+    more inside the other ("plane" in "airplane")."""
+    return bool(a & b) or any(
+        (len(x) >= 4 and x in y) or (len(y) >= 4 and y in x) for x in a for y in b
+    )
+
+
+_DUMMY_IT = re.compile(r"\bit\b", re.IGNORECASE)
+_COMPARED = re.compile(
+    r"\b(?:similar|different|comparable|alike|better|worse|cheaper|dearer|bigger|smaller|closer|farther|"
+    r"harder|easier|faster|slower|safer|healthier|ähnlich|besser|schlechter|billiger|similaire|"
+    r"différent|meilleur|pire|parecido|similar|diferente|mejor|peor|simile|diverso|migliore|"
+    r"parecido|semelhante|melhor|pior|похож\w*|лучше|хуже|benzer|daha\s+iyi)\b",
+    re.IGNORECASE,
+)
+_COMPARED_WITH = re.compile(
+    r"\b(?:than|to|from|as|with|als|wie|zu|que|à|a|di|da|de|del|чем|на|kadar)\b", re.IGNORECASE
+)
+# "¿Sirve el bicarbonato?", "Does vinegar help?": whether something serves the purpose
+# the question before set.
+_SERVES = re.compile(
+    r"^\W*(?:(?:does|do|would|will|can)\s+(?:\w+\s+){1,3}(?:help|work)\W*$|(?:sirve|sirven|funciona|"
+    r"hilft|helfen|funktioniert|ça\s+marche|ça\s+aide|serve|funziona|aiuta|ajuda|adianta)\b)",
+    re.IGNORECASE,
+)
+# "What lives at the bottom?", "What university did the inventor attend?", "Wie groß ist
+# die Hauptstadt?": "the" and a noun that is always something's (the bottom, the inventor
+# of ...) with nothing after it to say whose, in a question that names nothing.
+_AFTER_EN = (
+    r"(?!\s+(?:of|in|on|for|from|at|to|that|which|who|whose|called|named|between|with|about|by)\b)"
+)
+_THE_RELATIONAL = {
+    "en": re.compile(
+        r"\bthe\s+(?:[a-z]+(?:est|er)\s+|(?:first|last|main|same|original|current|total|exact)\s+)?"
+        r"(?:bottom|top|end|beginning|middle|edge|surface|centre|center|inventor|winners?|authors?|"
+        r"founders?|creators?|directors?|owners?|capital|population|price|cost|size|height|depth|length|"
+        r"width|weight|names?|origin|meaning|causes?|reasons?|effects?|symptoms|ingredients|plot|ending|"
+        r"sequel|cast|score|rules|results?|answers?|rest|remainder|recipe|lyrics|story|budget|distance|"
+        r"temperature|age|area|inhabitants|residents|members|players|episodes|chapters|mayor|president|"
+        r"governor|ceo|leader|king|queen|coach|captain)\b" + _AFTER_EN
+    ),
+    "de": re.compile(
+        r"\b(?:die|der|das|den|dem)\s+(?:Hauptstadt|Bevölkerung|Einwohnerzahl|Höhe|Länge|Tiefe|Größe|"
+        r"Preis|Kosten|Name|Namen|Erfinder|Gewinner|Sieger|Autor|Autorin|Gründer|Hersteller|Ursache|"
+        r"Bedeutung|Handlung|Bürgermeister|Präsident|Trainer|Kapitän|Besitzer)\b"
+        r"(?!\s+(?:von|vom|des|der|in|im|für)\b)"
+    ),
+    "fr": re.compile(
+        r"(?:\b(?:la|le|les)\s+|\bl')(?:capitale|population|hauteur|longueur|profondeur|taille|prix|"
+        r"nom|inventeur|gagnant|vainqueur|auteur|fondateur|cause|origine|maire|président|entraîneur|"
+        r"capitaine|propriétaire)\b(?!\s+(?:de|du|des|d')\b)",
+        re.IGNORECASE,
+    ),
+    "es": re.compile(
+        r"\b(?:la|el|los|las)\s+(?:capital|población|altura|longitud|profundidad|tamaño|precio|nombre|"
+        r"inventor|ganador|autor|fundador|causa|origen|alcalde|presidente|gobernador|capitán|dueño)\b"
+        r"(?!\s+(?:de|del)\b)",
+        re.IGNORECASE,
+    ),
+    "it": re.compile(
+        r"(?:\b(?:la|il|lo|i|le)\s+|\bl')(?:capitale|popolazione|altezza|lunghezza|profondità|prezzo|"
+        r"nome|inventore|vincitore|autore|fondatore|causa|origine|sindaco|presidente|allenatore|"
+        r"capitano|proprietario)\b(?!\s+(?:di|del|della|dei|delle)\b)",
+        re.IGNORECASE,
+    ),
+    "pt": re.compile(
+        r"\b(?:a|o|os|as)\s+(?:capital|população|altura|comprimento|profundidade|preço|nome|inventor|"
+        r"vencedor|autor|fundador|causa|origem|prefeito|presidente|governador|técnico|dono|capitão)\b"
+        r"(?!\s+(?:de|do|da|dos|das)\b)",
+        re.IGNORECASE,
+    ),
+}
+
+
+# "What's the best time of year to visit?": a verb that takes an object, last, with none.
+_TO_VERB_ALONE = re.compile(
+    r"\bto\s+(?:visit|see|buy|try|read|watch|eat|book|use|learn|plant|sell|cook|order|rent|get\s+there|"
+    r"go\s+there|stay\s+there)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _the_unsaid(lang: str, span: str) -> str:
+    """The "the bottom" / "the inventor" of a question that names nothing of its own, or
+    ""."""
+    relational = _THE_RELATIONAL.get(lang)
+    if relational is None or _names(lang, span):
+        return ""
+    m = relational.search(span)
+    return m.group().strip() if m else ""
+
+
+# What explains or defines ("Can you explain …?", "What is inflation?", "Was ist …?",
+# 什么是…？), then a why or how that names nothing of its own ("Why do prices rise?"):
+# the second asks about what the first explains.
+_EXPLAINS = re.compile(
+    r"^\W*(?:(?:can|could|would)\s+you\s+(?:please\s+)?)?(?:explain|help\s+me\s+understand|"
+    r"tell\s+me\s+about|describe)\b",
+    re.IGNORECASE,
+)
+# A definition asked for in a few words: "What is inflation?", "Was ist Inflation?",
+# 什么是通货膨胀？ (not "What's the speed of light?", which asks a fact).
+_DEFINES = re.compile(
+    r"^\W*(?:what\s+is|what's|what\s+are|was\s+ist|was\s+sind|qu'est-ce\s+que|qu'est-ce\s+qu'|"
+    r"¿?qu[ée]\s+es|¿?qu[ée]\s+son|cos'è|che\s+cos'è|o\s+que\s+é|что\s+такое|什么是)"
+    r"\s*(?:an?\s+|une?\s+|la\s+|el\s+|le\s+|l')?[^\s?？]+(?:\s+[^\s?？]+)?\s*[?？]?\s*$|"
+    r"^\W*[^\s?？]+(?:\s+[^\s?？]+)?\s+nedir\s*[?？]?\s*$|^[^?？\s]{1,12}(?:とは何|って何|이\s*뭔가요|란\s*무엇|是什么)",
+    re.IGNORECASE,
+)
+_WHY_HOW = re.compile(
+    r"^\W*(?:and\s+)?(?:why|how|warum|wieso|weshalb|wie|pourquoi|comment|por\s+qu[ée]|c[óo]mo|"
+    r"perch[ée]|come|por\s+que|como|почему|как|neden|nasıl|لماذا|كيف|为什么|怎么|なぜ|どうして|"
+    r"どうやって|왜|어떻게)",
+    re.IGNORECASE,
+)
+
+
+def _explains_then_asks_why(lang: str, spans: list[str]) -> bool:
+    """Whether the first part explains or defines and a later one asks about nothing it
+    names (a name, a number, a quoted word): "What is a black hole? Can anything escape
+    once inside?"."""
+    first = spans[0].strip()
+    if _EXPLAINS.match(first) is None and _DEFINES.search(first) is None:
+        return False
+    return any(not _names(lang, span) for span in spans[1:])
+
+
+def _names(lang: str, span: str) -> bool:
+    """Whether a part names something: a capitalised word inside it (not in German, which
+    capitalises every noun), a number or a quoted word."""
+    return bool((_NUMBER_OR_QUOTE if lang == "de" else _NAMED_IN).search(span))
+
+
+_NUMBER_OR_QUOTE = re.compile(r"\d|\x00")
+
+
+# An object pronoun before its verb, after a subject: "Combien de personnes l'escaladent
+# ?", "on le visite", "chi l'ha scritto", "quién lo pintó".
+_OBJECT_CLITIC = {
+    "fr": re.compile(
+        r"(?:\b(?:on|je|tu|il|elle|nous|vous|ils|elles|ne|n')\s+|[^\W\d_]s\s+)(?:l'|le\s|la\s|les\s)"
+        r"[^\W\d_]|(?<!\w)y(?!\w)|"  # ... and "y" (there): "Quel temps y fait-il ?"
+        r"\b(?:comment|pourquoi|où|quand|faut-il|peut-on|dois-je)\s+(?:le\s|la\s|les\s|l')[^\W\d_]",
+        re.IGNORECASE,
+    ),
+    "it": re.compile(
+        r"\b(?:chi|non|si|lo|chi\s+non)\s+(?:l'|lo\s|la\s|li\s|le\s)[^\W\d_]", re.IGNORECASE
+    ),
+}
+# "how do I cook quinoa": a how-to asks about the thing, not about the speaker's case.
+_HOW_TO = re.compile(r"^\W*(?:and\s+)?how\s+(?:do|can|could|would|should)\s+i\b", re.IGNORECASE)
+# Words that, in a later question, lean on what the one before was about: "what other
+# novels", "at the time", "an example" (of what the one before asked).
+_LEANS_BACK = re.compile(
+    r"(?<!\w)(?:other|else|also|too|as\s+well|at\s+(?:the|that)\s+time|back\s+then|that\s+year|"
+    r"the\s+same\s+year|también|auch|aussi|anche|também|тоже|также|"
+    r"examples?|otr[oa]s?|en\s+(?:ese|aquel)\s+(?:momento|entonces|año)|ejemplos?|andere[nmrs]?|"
+    r"damals|Beispiele?|autres?|à\s+l'époque|cette\s+année-là|exemples?|altr[oaie]|all'epoca|"
+    r"esempi[oa]?|outr[oa]s?|na\s+época|naquela\s+época|exemplos?|друг\w+|"
+    r"в\s+то\s+время|тогда|пример\w*|başka|o\s+zaman|örne\w+|أخرى|آخر|حينها|مثال|दूसरे|दूसरी|"
+    r"उस\s+समय|उदाहरण|dusre|us\s+time)(?!\w)",
+    re.IGNORECASE,
+)
+# Languages whose questions drop the subject ("In quale città è morto?", "Hangi yıl
+# yayımlandı?"): without a cue, a later part must name what it is about (a name, a
+# number, a quoted title) or hold a noun with its article.
+_DROPS_SUBJECTS = frozenset(("es", "it", "pt", "tr", "ru", "ar", "hi", "hi-en"))
+_SUBJECT = {
+    "es": _words_re(r"(?:el|la|los|las|un|una)\s+[^\W\d_]{3,}"),
+    "it": _words_re(r"(?:il|lo|la|i|gli|le|un|una|uno)\s+[^\W\d_]{3,}|l'[^\W\d_]{3,}"),
+    "pt": _words_re(r"(?:o|a|os|as|um|uma)\s+[^\W\d_]{3,}"),
+    # a name with its ending (mona lisa'yı), or an owner in the genitive (Örümceğin ...)
+    "tr": re.compile(
+        r"[^\W\d_]+'[^\W\d_]+|(?<!\w)(?!için\b)[^\W\d_]{3,}(?:[ıiuü]n|n[ıiuü]n)(?!\w)"
+    ),
+    "ru": re.compile(r"(?!x)x"),  # no articles: only a name says what a question is about
+    "hi": re.compile(r"\S+\s+(?:का|की|के)(?!\S)"),  # an owner in the genitive: मकड़ी के
+    "hi-en": re.compile(r"\w+\s+(?:ka|ki|ke)\b", re.IGNORECASE),
+    "ar": _words_re(r"ال[^\W\d_]{2,}"),  # a noun with its article: الأرز
+}
+# Languages whose parts are not judged with no cue or "and" between them: Arabic names
+# things without capitals and drops its subjects into the verb ("في أي عام حصل على ...؟").
+_UNREAD = frozenset(("ar",))
+
+
+# Chinese, Japanese, Korean: the speaker's own matter (I, you, should, is it all right),
+# and a question that opens with no subject of its own (有哪些…？, 要不要…？).
+_CJK_OWN = {
+    "zh": re.compile(
+        r"我|你|您|咱|应该|应当|要不要|需要|建议|推荐|值得|可以吗|好吗|怎么办|该不该|会不会|正常吗|危险吗|安全吗"
+    ),
+    "ja": re.compile(
+        r"私|僕|俺|あなた|べき|ほうがいい|方がいい|おすすめ|お勧め|大丈夫|いいですか|どうすれば|平気|心配|危険|安全"
+    ),
+    "ko": re.compile(
+        r"저는|제가|저의|제\s|나는|내가|내\s|당신|해야|좋을까|추천|괜찮|될까요|어떻게\s*해야|정상|걱정|위험|안전"
+    ),
+}
+_CJK_NO_SUBJECT = {
+    "zh": re.compile(
+        r"^\W*(?:有|要|能|可以|是不是|会|该|需|还|(?:高度|长度|深度|面积|人口|价格|名字|首都|意思|历史|原因|特点|位置)"
+        r"(?:是|有|大概|多))"
+    ),
+    "ja": re.compile(
+        r"^\W*(?:何|どう|どこ|いつ|誰|どれ|どの|なぜ|どうして|いくら|(?:高さ|長さ|深さ|広さ|重さ|人口|面積|値段|価格|"
+        r"名前|首都|意味|歴史|原因|理由|特徴|場所)(?:は|が))"
+    ),
+    "ko": re.compile(
+        r"^\W*(?:무엇|뭐|어떻게|어디|언제|누가|왜|얼마|몇|(?:높이|길이|깊이|넓이|인구|면적|가격|이름|수도|의미|역사|원인|"
+        r"이유|특징|위치)(?:는|은|가|이))"
+    ),
+}
+"""A later question in Chinese, Japanese or Korean with no subject of its own: one that
+opens with its question word or verb, or with "the height", "the population" with no
+owner (高さは何メートル？)."""
+# What every question in these languages holds, never a topic two parts share.
+_CJK_ASKING = re.compile(
+    r"什么|多少|怎么|为什么|哪里|哪个|是谁|有多|ですか|ますか|でしょうか|何|どこ|いつ|誰|인가요|나요|까요|무엇|어디|언제|누가|얼마"
+)
+_CJK_LETTER = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+# A question whose answer is a thing it does not name ("Which ocean is the deepest?",
+# "Who was the first man in space?", "What's the highest waterfall?", 最深的湖是哪个？):
+# a question after it with no name of its own may be about that thing ("Can tourists
+# visit?", "How long did the flight last?"), so it splits only if it names its own.
+_ASKS_FOR_A_THING = re.compile(
+    r"^\W*(?:which|who|whom|whose|name|pick|what(?:'s|\s+is|\s+was|\s+are|\s+were)?\s+the\s+"
+    r"(?:\w+est|first|last|most|least|best|worst|only|main|capital|name)\b|what\s+(?:country|city|"
+    r"company|animal|planet|language|team|person|book|film|movie|song|river|mountain|lake|island|"
+    r"element|state|brand)\b|welche[rsmn]?|wer|quel(?:le)?s?|lequel|laquelle|cu[áa]l(?:es)?|qui[ée]n(?:es)?|"
+    r"qu[ée]\s+(?:pa[íi]s|ciudad|empresa|animal|planeta|r[íi]o)|qual(?:e|i)?|chi|quem|quais|"
+    r"как(?:ой|ая|ое|ие)|кто|hangi|kim)(?!\w)|"
+    r"\b(?:first|most|largest|highest|biggest|tallest|oldest|longest|deepest|smallest|fastest|hottest|"
+    r"coldest|richest|busiest|best|worst)\b|"
+    r"\b(?:más|plus|più|mais|am\s+\w+sten|самы\w+|en\s+(?:büyük|uzun|yüksek|derin|kalabalık))\b|"
+    r"哪|谁|誰|どこ|どの|どれ|一番|最|어디|누구|어느|가장",
+    re.IGNORECASE,
+)
+# A question that asks for a new thing of its own kind ("Which planet has the most
+# moons?") or for who did something ("Who invented the telephone?", "Chi ha scoperto la
+# penicillina?"): about no earlier part, unless a definite noun in it leans back.
+_NEW_THING = re.compile(
+    r"^\W*(?:(?:which|what)\s+(?!is\b|are\b|was\b|were\b|do\b|does\b|did\b)[a-z]+\s+(?:is|are|was|were|has|have|"
+    r"had|do|does|did|can)\b(?=.*\b(?:most|least|\w+est)\b)|who\s+(?:invented|discovered|wrote|painted|"
+    r"composed|founded|built|designed|directed|created)\b|(?:chi|quem|quién|qui|wer|кто)\s+\w+)",
+    re.IGNORECASE,
+)
+
+
+def _asks_of_its_own(lang: str, span: str) -> bool:
+    return bool(
+        _NEW_THING.match(span)
+        and not (_unrestricted_the(span) if lang == "en" else _the_unsaid(lang, span))
+        and not _definite_unsaid(lang, span)
+    )
+
+
+# "Quem projetou os prédios?", "What do the chicks eat?", "Wie lange hat der Bau
+# gedauert?": a plural definite noun (specific things, of what the question before was
+# about) or, in German, any definite noun with nothing after it to say which.
+_DEFINITE_UNSAID = {
+    "en": re.compile(
+        r"\bthe\s+(?!(?:most|least|more|fewer|same)\b)(?:[a-z]+\s+)?[a-z]{2,}[^s\W]s\b"
+        r"(?!\s+(?:of|in|on|for|from|at|that|which|who)\b)"
+    ),
+    "es": re.compile(r"\b(?:los|las)\s+[^\W\d_]{3,}\b(?!\s+(?:de|del)\b)", re.IGNORECASE),
+    "pt": re.compile(r"\b(?:os|as)\s+[^\W\d_]{3,}\b(?!\s+(?:de|do|da|dos|das)\b)", re.IGNORECASE),
+    "fr": re.compile(r"\bles\s+[^\W\d_]{3,}\b(?!\s+(?:de|du|des|d')\b)", re.IGNORECASE),
+    "it": re.compile(
+        r"\b(?:gli|le|i)\s+[^\W\d_]{3,}\b(?!\s+(?:di|del|della|dei|delle)\b)", re.IGNORECASE
+    ),
+    "de": re.compile(
+        r"\b(?:der|die|das|den|dem)\s+(?:[a-zäöü]+\w*\s+)?[A-ZÄÖÜ]\w+\b(?!\s+(?:von|vom|des|der|im|in|für)\b)"
+    ),
+}
+_AGENT_DE = re.compile(
+    r"^\W*(?:und\s+)?wer\b.*\b(?:erfunden|entdeckt|geschrieben|gemalt|komponiert|gegründet|entwickelt|gebaut)\b",
+    re.IGNORECASE,
+)
+
+
+def _definite_unsaid(lang: str, span: str) -> bool:
+    """Whether a part holds a definite noun that says nothing of which (see above) and
+    names nothing else."""
+    pattern = _DEFINITE_UNSAID.get(lang)
+    if pattern is None or _names(lang, span):
+        return False
+    if (lang == "de" and _AGENT_DE.match(span)) or (lang == "en" and _AGENT.match(span)):
+        return False  # "Who invented the …?": who made a kind of thing
+    return pattern.search(span) is not None
+
+
+# "Who invented the telephone?": who made a thing, self-contained though "the" is bare.
+_AGENT = re.compile(
+    r"^\W*(?:and\s+)?who\s+(?:invented|discovered|wrote|painted|composed|founded|built|designed|"
+    r"directed|created|sang|won)\b",
+    re.IGNORECASE,
+)
+# "Quelle farine utiliser ?", "¿Qué harina usar?", "Quale farina usare?": a question whose
+# only verb is an infinitive, about the task of the question before.
+_INFINITIVE_ASK = {
+    code: re.compile(rf"^\W*(?:{wh})\b[^?？]*?\b[^\W\d_]+(?:{ends})\s*[?？]\s*$", re.IGNORECASE)
+    for code, wh, ends in (
+        ("fr", r"quel(?:le)?s?|que|quoi|comment|où|combien", r"er|ir|re"),
+        ("es", r"qu[ée]|cu[áa]l(?:es)?|c[óo]mo|d[óo]nde|cu[áa]nt[oa]s?", r"ar|er|ir"),
+        ("it", r"quale|quali|che|come|dove|quanto|quanta", r"are|ere|ire"),
+        ("pt", r"qual|quais|que|como|onde|quanto|quanta", r"ar|er|ir"),
+    )
+}
+
+
+_CJK_NAME = re.compile(r"[A-Za-z0-9]|[\u30a0-\u30ff]{3,}|《|「|“")
+# A later Chinese, Japanese or Korean question that says whose (秘鲁的首都, 日本の首都,
+# 한국의 수도), names something (a Latin or katakana name, a quoted title) or asks who did
+# something (谁发明了电话): not about the question before.
+_CJK_OWNED = re.compile(
+    r"[A-Za-z0-9]|[\u30a0-\u30ff]{3,}|《|「|“|[\u3400-\u9fff]的[\u3400-\u9fff]|[\u3400-\u9fff\u30a0-\u30ff]の"
+    r"[\u3400-\u9fff]|[\uac00-\ud7af]의\s|^\W*(?:谁|誰|누가)"
+)
+
+
+def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
+    """Whether a later part names nothing of its own (a name, a number, a quoted title)
+    after one that asks for a thing it does not name ("Which ocean is the deepest?"), or
+    after one that names something ("Where is the Great Barrier Reef? Is snorkeling
+    allowed?": the later one may be about it)."""
+    if lang in ("zh", "ja", "ko"):
+        return any(_CJK_OWNED.search(span) is None for span in spans[1:])
+    if any(_names(lang, span) for span in spans[:1]) and any(
+        not _names(lang, span) and not _asks_of_its_own(lang, span) for span in spans[1:]
+    ):
+        return True
+    if _ASKS_FOR_A_THING.search(spans[0]) is None:
+        return False
+    if lang in ("zh", "ja", "ko"):
+        return any(_CJK_NAME.search(span) is None for span in spans[1:])
+    if (
+        lang == "en"
+    ):  # "the flight", "the first console" with nothing to say which; "Can tourists visit?"
+        return any(
+            not _names(lang, span) and (_unrestricted_the(span) or _VERB_ALONE.search(span))
+            for span in spans[1:]
+        )
+    return any(not _names(lang, span) for span in spans[1:])
+
+
+_RESTRICTS = word_set(
+    "of in on for from at to that which who whose with about by between called named"
+)
+_UNIQUE = word_set(
+    "world sky sun moon earth universe internet weather sea ocean past future body brain"
+)
+_TOKEN = re.compile(r"[A-Za-z']+|[^\sA-Za-z']")
+_QUANTITY = word_set("most least more fewer same")
+
+
+def _unrestricted_the(span: str) -> str:
+    """A definite noun phrase with nothing after it to say which ("the flight", "the
+    first console"; not "the boiling point of ethanol", "the world"), or ""."""
+    toks = _TOKEN.findall(span)
+    for k, tok in enumerate(toks):
+        if tok.lower() != "the":
+            continue
+        phrase = []
+        for t in toks[k + 1 : k + 4]:
+            if not t[0].isalpha() or t.lower() in _RESTRICTS:
+                break
+            phrase.append(t.lower())
+        after = toks[k + 1 + len(phrase)] if k + 1 + len(phrase) < len(toks) else ""
+        if phrase and phrase[0] in _QUANTITY:
+            continue  # "the most moons": how many, not which
+        if phrase and after.lower() not in _RESTRICTS and phrase[-1] not in _UNIQUE:
+            return "the " + " ".join(phrase)
+    return ""
+
+
+_VERB_ALONE = re.compile(
+    r"\b(?:visit|see|buy|try|read|watch|eat|use|climb|order|book)\s*[?.!]*\s*$", re.IGNORECASE
+)
+
+
+def _cjk_one_matter(code: str, spans: list[str]) -> str:
+    """Why two questions with no cue in Chinese, Japanese or Korean may be one matter, or
+    "" when each stands alone: five letters or more each, none about the speaker or
+    asking advice, no later one without a subject of its own, and no two letters in a
+    row shared (the same topic)."""
+    if any(len(_CJK_LETTER.findall(span)) < 5 for span in spans):
+        return "no cue that they are separate"
+    if any(_CJK_OWN[code].search(span) for span in spans):
+        return "the speaker's own situation, and no cue that they are separate"
+    if any(_CJK_NO_SUBJECT[code].match(span) for span in spans[1:]):
+        return "a part with no subject of its own, and no cue that they are separate"
+    if _explains_then_asks_why(code, spans):
+        return "a why or how after what defines, naming nothing of its own"
+    if _leans_on_a_thing(code, spans):
+        return "a later part naming nothing after one that asks for a thing"
+    grams = [_bigrams(_CJK_ASKING.sub(" ", span)) for span in spans]
+    if any(x & y for n, x in enumerate(grams) for y in grams[n + 1 :]):
+        return "the parts share what they are about"
+    return ""
+
+
+def _bigrams(text: str) -> set[str]:
+    letters = [c if _CJK_LETTER.match(c) else " " for c in text]
+    return {a + b for a, b in itertools.pairwise(letters) if a != " " and b != " "}
+
+
+def _unread_one_matter(spans: list[str]) -> str:
+    """In a language not read word by word (Polish, Dutch, Indonesian, ...): "" when each
+    question names something of its own (a capitalised word inside it, or a number: "Jak
+    wysoki jest Mont Blanc? Kto napisał Pana Tadeusza?") and no two name the same."""
+    names = [_names_in(span) for span in spans]
+    if not all(names) or any(len(_WORD.findall(span)) < 3 for span in spans):
+        return "no cue that they are separate, in a language not read word by word"
+    if any(x & y for n, x in enumerate(names) for y in names[n + 1 :]):
+        return "the parts share what they are about"
+    return ""
+
+
+def _names_in(span: str) -> set[str]:
+    """The names (capitalised words after the first, their first four letters) and
+    numbers in a part."""
+    found = {w[:4].lower() for w in _WORD.findall(span)[1:] if w[0].isupper()}
+    return found | set(re.findall(r"\d+", span))
+
+
+def _reads_as(lang: Latin, text: str) -> bool:
+    """Whether ``text`` holds a function word of ``lang`` (a part in a language detection
+    does not read, taken for English, holds none, and is not judged); parts in another
+    script than Latin are read by their script."""
+    words_ = _WORD.findall(text)
+    if not any(w.isascii() or w[0] < "\u0250" for w in words_):
+        return True
+    lowered = [w.lower() for w in words_]
+    if any(w in _NEIGHBOURS for w in lowered):
+        return False  # Dutch read as German, Swedish or Polish read as English
+    return any(w in lang.function for w in lowered)
+
+
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+# Words of languages detection does not read, which no language it reads uses: a part
+# holding one is in another language than the one it was taken for (Dutch, Swedish,
+# Danish, Norwegian, Polish, Indonesian).
+_NEIGHBOURS = word_set(
+    "het welk welke hoe waar waarom wanneer heeft niet ook wordt werd hij zij jij mijn jouw "
+    "onze deze och är hur vem vad varför när inte också hade jag hon hvad hvor ikke også jeg "
+    "ikkje jest jak kto czy gdzie kiedy dlaczego się który która które apa siapa bagaimana "
+    "berapa kapan mengapa yang adalah ini itu"
+)
 
 
 def _own_topic(lang: Latin, text: str) -> tuple[set[str], bool]:
@@ -222,6 +839,7 @@ def _own_topic(lang: Latin, text: str) -> tuple[set[str], bool]:
     words, or a name or number and one more)."""
     content, named = content_words(lang, text)
     stems = {lang.stem(w) for w in content}
+    named = named or "\x00" in text  # a quoted title: «Войну и мир»
     return stems, len(stems) >= 2 or (named and len(stems) >= 1)
 
 
@@ -253,6 +871,9 @@ class _ProseReader:
         self.post: list[Unit] = []
 
     def read(self, units: list[Unit]) -> Prose | None:
+        first = units[0]
+        if len(units) > 1 and _WORKS_ON_TEXT.search(self.masked, first.body, first.end):
+            return None  # "Can you proofread my paragraph below?": the rest is its text
         units = self._classified(units)
         context, units = self._context(units)
         self.semi = self._semicolon_list(units)
@@ -284,10 +905,28 @@ class _ProseReader:
             merged.append(u)
         asking_units = [u for u in merged if u.kind in ("q", "w")]
         expanded: list[Unit] = []
-        for u in merged:
-            joins = and_joins(masked, u) if u.kind in ("q", "w") else []
-            if joins and (len(joins) >= 2 or len(asking_units) == 1):
+        for n, u in enumerate(merged):
+            joins = and_joins(masked, u) if u.kind in ("q", "w", "s", "r") else []
+            # items after a header or lead-in that ends in a colon: "I need a few things: ..."
+            items = n > 0 and merged[n - 1].kind in ("h", "l") and merged[n - 1].stop == ":"
+            listed = (
+                list_joins(masked, u, items)
+                if not joins
+                and "," in masked[u.body : u.end]
+                and u.kind in ("q", "w", "r", "s")
+                and (items or u.kind != "s")
+                and not _DEICTIC.search(masked, u.body, u.end)  # tasks on one text: "this article"
+                else []
+            )
+            also = (
+                cjk_joins(masked, u) if u.kind != "c" and _CJK.search(masked, u.body, u.end) else []
+            )
+            if joins and (len(joins) >= 2 or all(a is u for a in asking_units)):
                 expanded += split_and(text, masked, u, joins)
+            elif also:
+                expanded += split_and(text, masked, u, also, "also")
+            elif listed:
+                expanded += split_and(text, masked, u, listed, "list")
             else:
                 expanded.append(u)
         return expanded
@@ -409,7 +1048,7 @@ class _ProseReader:
         if (
             ask is not None
             and ask > 0
-            and firsts_of[ask].lead_kind not in ("strong", "also", "ordinal", "and")
+            and firsts_of[ask].lead_kind not in ("strong", "also", "ordinal", "and", "list")
         ):
             for request in self.parts[:ask]:
                 self.pre += request
@@ -437,6 +1076,8 @@ class _ProseReader:
         ands = [n for n, (_, kind) in enumerate(leads) if n and kind == "and"]
         if opened:
             return f"{leads[opened[0]][0]!r} opens part {opened[0] + 1}", False
+        if any(kind == "list" for _, kind in leads):
+            return "requests or items listed in one sentence, each with its own verb or noun", False
         if m is not None:
             return f"{m.group()!r}", False
         if ands:
@@ -471,16 +1112,44 @@ class _ProseReader:
             # is about something of its own, and nothing shows they are one matter
             confidence = 0.65
             why = _one_matter(
-                text, self.masked, self.lang, parts, firsts_of, asking, context_before
+                text, self.masked, self.lang, parts, firsts_of, asking, context_before, cued=True
             )
             if why:
                 confidence = HELD
                 reasons.append(f"{len(parts)} questions, {why}")
         else:
-            # two questions and nothing to say they are separate: on the blind held-out
-            # set 4 of every such pair a person reads as one question (or a follow-up)
-            confidence = HELD
-            reasons.append(f"{len(parts)} questions and no cue that they are separate")
+            # two questions and nothing to say they are separate: split only when each
+            # stands alone (on the blind held-out set 4 the pairs a rule split on fewer
+            # grounds were one matter: a question and its follow-up, advice)
+            confidence = 0.62
+            # one short statement before them ("I'm learning Rust.") is sent with each
+            context = [u for u in self.pre if u.kind in ("r", "s", "c")]
+            brief = (
+                len(context) == 1
+                and context[0].kind == "s"
+                and words(text[context[0].start : context[0].end]) <= _BRIEF
+                and not (
+                    self.lang in _FIRST_PERSON
+                    and _FIRST_PERSON[self.lang].search(
+                        self.masked, context[0].start, context[0].end
+                    )
+                )  # "I'm visiting Tokyo next week.": the questions are about the speaker's plan
+            )
+            why = _one_matter(
+                text,
+                self.masked,
+                self.lang,
+                parts,
+                firsts_of,
+                asking,
+                context_before and not brief,
+                cued=False,
+            )
+            if why:
+                confidence = HELD
+                reasons.append(f"{len(parts)} questions, {why}")
+            else:
+                reasons.append(f"{len(parts)} questions that each stand alone")
         if cue:
             reasons.append(f"several parts: {cue}")
         # a part's text runs from its first unit (statements before its question included)

@@ -414,7 +414,7 @@ def _bare_definite(lang: Latin, toks: Sequence[_Tok]) -> str:
 _FULL_QUESTION = re.compile(
     r"^\W*(?!(?:what|how)\s+about\b)(?:what|why|how|who|whom|where|when|which|is|are|was|were|do|"
     r"does|did|can|could|should|would|will|wie|was|warum|wer|wann|wo|welche\w*|ist|sind|kann|"
-    r"quel\w*|qu|pourquoi|comment|où|quand|combien|qué|cuál\w*|cómo|dónde|cuándo|quién\w*|"
+    r"quel\w*|qu|qui|pourquoi|comment|où|quand|combien|qué|cuál\w*|cómo|dónde|cuándo|quién\w*|"
     r"por\s+qué|cuánt\w*|che|cosa|chi|come|dove|quando|perché|qual\w*|quant\w*|o\s+que|que|quem|"
     r"como|onde|por\s+que|что|кто|как|где|когда|почему|зачем|сколько|как\w+|куда|откуда|ما|ماذا|"
     r"لماذا|كيف|من|متى|أين|كم|هل|أي)(?=\s|$|[^\w\u064b-\u065f])",
@@ -427,6 +427,13 @@ _WH_ANYWHERE = re.compile(
     re.IGNORECASE,
 )
 _VERB_LATE = frozenset(("tr", "hi", "hi-en"))
+_CJK_ASKS = re.compile(
+    r"谁|什么|哪|怎么|多少|为什么|誰|何|どこ|いつ|なぜ|누가|무엇|어디|언제|왜|어떻게"
+)
+# An indefinite article and a noun: something the question brings in itself.
+_A_THING = re.compile(
+    r"(?<!\w)(?:an?|un|una|uno|une|ein|eine|einen|um|uma)\s+[^\W\d_]{5,}", re.IGNORECASE
+)
 _ANCHOR = re.compile(
     r"(?<![.?!¿¡]\s)(?<!^)\b[A-Z\u0400-\u042f][\w-]*|\b[A-Z]{2,}\b|\d|'[^']+'|\x00"
 )
@@ -439,7 +446,9 @@ def stands_alone(text: str, after: int, lang: Latin | None = None) -> bool:
     what does DNA stand for?" or "And why is the sky blue?", unlike "And the
     population?" or "And what is the capital?"."""
     rest = text[after:]
-    if words(rest) < 3:
+    if lang is None and len(_CJK_CHAR.findall(rest)) + 2 * ("\x00" in rest) >= 5:
+        return _CJK_ASKS.search(rest) is not None  # 还有《红楼梦》是谁写的？: a question of its own
+    if words(rest) + ("\x00" in rest) < 3:  # a quoted title is a word
         return False
     code = lang.code if lang is not None else ""
     if _FULL_QUESTION.search(rest) is None and not (
@@ -448,6 +457,8 @@ def stands_alone(text: str, after: int, lang: Latin | None = None) -> bool:
         return False
     if lang is not None and sum(_content(lang, t) for t in _tokens(rest)) >= 2:
         return True  # "And why is the sky blue?": two words of its own to be about
+    if words(rest) >= 4 and _A_THING.search(rest):
+        return True  # "y ¿cómo se hace una paella?": a thing of its own, brought in
     if code in _VERB_LATE and _CAPITAL.search(rest):
         return True  # "Aur Taj Mahal kisne banwaya?": the name comes first, the question word later
     return any(m.group() != "I" for m in _ANCHOR.finditer(rest.strip()))
@@ -458,7 +469,8 @@ _NOT_TOPIC = _set(
     "doing wrong happen happens happened mean means work works need needs best good better worse bad "
     "way ways thing things stuff problem problems reason reasons risk risks side effects cost costs "
     "time long take takes difference exactly really actually possible normal okay fine right kind "
-    "example examples idea ideas option options lot much many more most ones one"
+    "example examples idea ideas option options lot much many more most ones one final finals winner "
+    "winners sequel prequel ending author director founder"
 )
 
 

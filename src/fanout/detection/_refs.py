@@ -27,7 +27,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._lang import CJK, LATIN, MATERIAL, MATERIAL_COLON, Cjk, Latin, language_of, script_of
+from ._lang import (
+    CJK,
+    LATIN,
+    MATERIAL,
+    MATERIAL_COLON,
+    QUESTIONS_FOR_OTHERS,
+    Cjk,
+    Latin,
+    language_of,
+    script_of,
+)
 from ._read import Read, read_cjk, read_latin, stands_alone, words
 
 __all__ = ["Links", "dependencies", "framing", "words"]
@@ -51,7 +61,8 @@ _DEP_ALL = re.compile(
     r"\b(?:(?:the |your )?(?:previous|above|earlier|last) (?:answers|questions|results|ones)|"
     r"(?:answers|results) above|all of the above|both of (?:them|these|those)|the two(?: above)?|"
     r"(?:based on|from|using|given) the above|the above|compare (?:them|these|those|the two|both)|"
-    r"(?:of|for|to|about) (?:each|both)(?: of them)?|each of (?:them|these|those)|all of them)\b|"
+    r"(?:of|for|to|about) (?:each|both)(?: of them)?(?!\s+(?!of\b)[^\W\d_])|each of (?:them|these|those)|"
+    r"all of them)\b|\beach\s*[?.!]?\s*$|"
     r"以上|上面|上述|两者|各自|分别举|위의|위에서|둘 다|각각|上記|それぞれ|両方",
     re.IGNORECASE,
 )
@@ -137,6 +148,28 @@ _DEP_ANYWHERE = re.compile(
     r"(?:第(\d+)[题題])|(?:(\d+)번(?:에| 질문| 답))|上一题|上题|上一个问题|前の質問|上の質問|위 질문|앞의 답|"
     r"\b(?:the above|mentioned above|from above|as above)\b|上面的|上述的|위에서|위의",
     re.IGNORECASE,
+)
+
+
+# An earlier part's result named by its number or letter: "your answer from (a)", "using
+# your result from 1", "Ergebnis aus a)", "tu respuesta de (a)", "1の結果を使って",
+# "(a)的结果", "1번의 결과"; or the result just before: "the result above".
+_RESULT_OF = re.compile(
+    r"\b(?:answers?|results?|responses?|solutions?|values?|respuestas?|resultados?|ergebnis\w*|"
+    r"antwort\w*|réponses?|résultats?|rispost[ae]|risultat[oi]|respostas?|результат\w*|ответ\w*)"
+    r"\s+(?:from|to|of|in|for|de|del|aus|von|zu|à|di|da|do|из|к)\s+(?:(?:question|part|step|teil|"
+    r"aufgabe|parte|partie|pregunta|pergunta|domanda|вопрос\w*|задани\w+)\s+)?"
+    r"(?:\(([a-z])\)|([a-z])\)|(\d{1,3})(?![\d%])|(?<=part )([a-z])\b|(?<=teil )([a-z])\b)|"
+    r"(?:\(([a-z])\)|([a-z])\)|(?<![\d.])(\d{1,3}))\s*(?:の(?:結果|答え)|的(?:结果|答案)|의\s*(?:결과|답))|"
+    r"\b(?:the\s+)?(?:results?|answers?|values?)\s+above\b|上の結果|上面的结果|위의\s*결과",
+    re.IGNORECASE,
+)
+
+
+# Words one of which a Latin-script part must hold for _RESULT_OF to match.
+_RESULT_KEYS = re.compile(
+    "answer|result|respons|solution|value|respuest|resultad|ergebnis|antwort|réponse|résultat|"
+    "rispost|risultat|respost|результат|ответ"
 )
 
 
@@ -266,6 +299,13 @@ class _Linker:
                 i, target if target is not None and 0 <= target < i else i - 1, repr(m.group())
             )
             return True
+        m = _RESULT_OF.search(part) if cjk or _RESULT_KEYS.search(low) else None
+        if m is not None:
+            ref = next((x for x in m.groups() if x), "")
+            value = int(ref) if ref.isdigit() else ord(ref.lower()) - 96 if ref else 0
+            target = self.by_value.get(value, value - 1) if value else i - 1
+            self.link(i, target if 0 <= target < i else i - 1, repr(m.group()))
+            return True
         m = _DEP_START.search(part) or _ELLIPTIC.search(part)
         if m is not None and (
             m.re is _DEP_START
@@ -343,11 +383,12 @@ _CATEGORY_NOUNS = {
     "série prédio ponte torre rio montanha lago ilha jogo guerra",
 }
 _CATEGORY_STEMS: dict[str, frozenset[str]] = {}
-# What names the thing then and there: "the river Nile", "the city of Lyon", "the book that ...".
 _RESTRICTED = re.compile(
     r"\s*(?:[A-Z\x00\"'“«]|\d|(?:of|de|del|des|du|di|della|von|vom|do|da|that|which|who|whose|que|qui|"
-    r"che|der|die|das|den|called|named|titled)\b)"
+    r"che|der|die|das|den|called|named|titled|más|menos|più|meno|mais|plus|moins)\b)"
 )
+"""What names the thing then and there, after its noun: "the river Nile", "the city of
+Lyon", "the book that ...", "el río más largo" (a superlative after the noun)."""
 
 
 def _categories(code: str) -> frozenset[str]:
@@ -365,6 +406,9 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE = re.compile(r"(?<=[.?!。？！])\s*")
 
 
+_ABOUT_QUESTIONS = re.compile("question|frage|pregunt|domand|pergunt", re.IGNORECASE)
+
+
 def framing(preamble: str, postamble: str, latin: str = "en") -> str | None:
     """The instruction that makes a list one task (rank them, the same word, one story in
     three parts, choose among them), or None."""
@@ -379,6 +423,9 @@ def framing(preamble: str, postamble: str, latin: str = "en") -> str | None:
     m = MATERIAL[lang.code].search(frame) or MATERIAL_COLON.search(last)
     if m is not None:
         return f"the items are text to work on ({m.group().strip()!r})"
+    m = QUESTIONS_FOR_OTHERS.search(last) if _ABOUT_QUESTIONS.search(last) else None
+    if m is not None:
+        return f"the questions are the material of one request ({m.group().strip()!r})"
     m = lang.frame_whole.search(frame)
     if m is not None:
         return f"the instruction {m.group().strip()!r} applies to the whole list"

@@ -17,15 +17,18 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from ._cues import HEADER, INSTRUCTION, LEADIN, REQUEST, WH_START, lead_of
+from ._cues import HEADER, IMPERATIVE, INSTRUCTION, LEADIN, REQUEST, WH_START, lead_of
 from ._read import words
 
 __all__ = [
     "Unit",
     "and_joins",
+    "asks_late",
+    "cjk_joins",
     "cut_units",
     "drop_headers",
     "kind_of",
+    "list_joins",
     "maybe_several",
     "split_and",
     "text_of",
@@ -39,7 +42,7 @@ def _set(words: str) -> frozenset[str]:
 
 
 _QCJK_ASK = re.compile(
-    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|是否|请|請|"
+    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|多[长高大远久重深宽]|是否|请|請|"
     r"ですか|ますか|でしょうか|なぜ|何|どう|どの|いつ|どこ|教えて|説明して|ください|"
     r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요"
 )
@@ -48,7 +51,7 @@ _CJK_STOP = frozenset("。！")
 _LINE_END = frozenset("?？؟!！.。:：;；।…\x00")
 _ABBREVIATIONS = _set(
     "e.g eg i.e ie etc vs mr mrs ms dr st no nr approx ca cf fig vol jr sr inc ltd co z.b bzw "
-    "usw p.ex av dept min max"
+    "usw p.ex av dept min max p.s p.p.s"
 )
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _QUESTION_MARK = re.compile(r"[?？؟]")
@@ -58,7 +61,8 @@ _NEWLINE = re.compile(r"\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # Several questions in one sentence: "... and who painted ... and how many ...".
 _AND_JOIN = re.compile(
-    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur|और)\s+)(?=(?:"
+    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur|और)\s+)"
+    r"(?:(?:also|auch|aussi|también|anche|também|также)\s+)?(?=(?:"
     r"what(?:'s|s)?\s+(?:is|are|was|were|does|do|did|can|should|would|will|the|a|an)|"
     r"(?:what|which)\s+\w+\s+(?:is|are|was|were|does|do|did|can|should|would|will)\b|"
     r"who(?:'s|s)?\s+\w+|how\s+(?:many|much|long|far|old|big|tall|often|do|does|did|is|are|can|"
@@ -170,6 +174,7 @@ def cut_units(text: str, masked: str) -> list[Unit]:
             and rest[:1].isascii()
             and WH_START.match(rest) is None
             and REQUEST.match(rest.split("\n", 1)[0]) is None
+            and lead_of(rest)[1] not in ("ordinal", "strong", "also")
         ):
             continue
         close(end, ".")
@@ -191,11 +196,13 @@ def with_leads(text: str, masked: str, units: list[Unit]) -> list[Unit]:
             if (
                 suffix
                 and not _QUESTION_MARK.search(prefix)
+                and not _options_follow(prefix, suffix)
                 and "\x00" not in prefix
                 and (
                     words(prefix) <= 6
                     or _QUESTION_MARK.search(suffix)
                     or INSTRUCTION.match(prefix)
+                    or HEADER.match(prefix)
                     or LEADIN.search(prefix)
                     or REQUEST.match(prefix)
                 )
@@ -210,6 +217,17 @@ def with_leads(text: str, masked: str, units: list[Unit]) -> list[Unit]:
                 continue
         out.append(u)
     return out
+
+
+def _options_follow(prefix: str, suffix: str) -> bool:
+    """ "Which is cheaper: 3 for $10 or $3.50 each?": a question whose options follow its
+    colon is one question (the text after the colon asks nothing of its own)."""
+    return (
+        WH_START.match(prefix) is not None
+        and WH_START.match(suffix) is None
+        and REQUEST.match(suffix) is None
+        and _QUESTION_MARK.search(suffix) is not None
+    )
 
 
 def _lead(text: str, masked: str, u: Unit) -> None:
@@ -228,13 +246,36 @@ _GREETING = re.compile(
     re.IGNORECASE,
 )
 _HEADING = re.compile(r"^#{1,6}\s+\S")
+# Small talk before the asks: "How are you today?", "Hope you're well.": a greeting.
+_SMALL_TALK = re.compile(
+    r"^\W*(?:(?:hi|hey|hello|hola|hallo|salut|bonjour|ciao|oi|olá)\W+)?(?:how\s+are\s+you(?:\s+doing)?"
+    r"(?:\s+today)?|how'?s\s+it\s+going|hope\s+you(?:'re|\s+are)\s+(?:well|good|doing\s+well)|"
+    r"what'?s\s+up|qué\s+tal|cómo\s+estás|wie\s+geht'?s|wie\s+geht\s+es\s+(?:dir|ihnen)|"
+    r"(?:comment\s+)?ça\s+va|come\s+stai|tudo\s+bem|como\s+vai|как\s+дела|nasılsın|كيف\s+حالك|"
+    r"kaise\s+ho|你好吗|お元気ですか|잘\s*지내(?:세요|셨어요)?)\W*$",
+    re.IGNORECASE,
+)
+
+
+# A question asked for effect, before the real one: "Ever wondered why ...?", "Did you
+# know ...?", "Why does this matter, you ask?".
+_RHETORICAL = re.compile(
+    r"^\W*(?:(?:have\s+you\s+)?ever\s+wonder(?:ed)?|did\s+you\s+know|guess\s+what|"
+    r"te\s+has\s+preguntado|alguna\s+vez\s+te\s+has\s+preguntado|hast\s+du\s+dich\s+(?:schon\s+)?"
+    r"(?:mal|jemals|einmal)\s+gefragt|(?:tu\s+t'es|vous\s+êtes-vous)\s+(?:déjà|jamais)\s+demandé|"
+    r"ti\s+sei\s+mai\s+chiesto|já\s+se\s+perguntou|(?:ты\s+)?когда-нибудь\s+задумывал\w*)\b|"
+    r",\s*you\s+(?:ask|might\s+ask|may\s+ask)\W*$",
+    re.IGNORECASE,
+)
 
 
 def kind_of(masked: str, u: Unit) -> str:
     body = masked[u.body : u.end].strip()
     if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
         return "c"
-    if _HEADING.match(body) or _GREETING.match(body):
+    if _RHETORICAL.search(body):
+        return "s"  # asked for effect: context for the question after it
+    if _HEADING.match(body) or _GREETING.match(body) or _SMALL_TALK.match(body):
         return "h"  # a section heading or a greeting: not sent, not context
     if _ENDS_ASKING.search(body):
         # "Can you help me with a few things?": asks to ask, announcing the parts
@@ -252,29 +293,175 @@ def kind_of(masked: str, u: Unit) -> str:
     return "s"
 
 
-def split_and(text: str, masked: str, u: Unit, joins: list[re.Match[str]]) -> list[Unit]:
-    """A question sentence cut at each "and" that opens a new question."""
+def split_and(
+    text: str, masked: str, u: Unit, joins: list[re.Match[str]], joined: str = "join"
+) -> list[Unit]:
+    """A question sentence cut at each "and" that opens a new question (``joined``:
+    "join"), or a sentence of several requests or items cut at each comma ("list")."""
     out: list[Unit] = []
     a = u.body
     lead, kind = u.lead, u.lead_kind
     for m in joins:
         out.append(Unit(u.start if not out else a, m.start(), a, lead, kind, u.line, u.para, ","))
-        lead = text[m.start() : m.end()].strip(" ,")
-        kind = "join"
+        lead = text[m.start() : m.end()].strip(" ,、")
+        kind = joined
         a = m.end()
     out.append(Unit(a, u.end, a, lead, kind, u.line, u.para, u.stop))
     for piece in out:
-        piece.kind = "q" if _ENDS_ASKING.search(masked[piece.body : piece.end]) else "w"
+        asks = _ENDS_ASKING.search(masked[piece.body : piece.end])
+        piece.kind = "q" if asks else "w" if joined in ("join", "also") else "r"
         if piece is not out[0]:
-            piece.start = piece.body - len(piece.lead) - 1
+            piece.start = piece.body - len(piece.lead) - 1 if piece.lead else piece.body
     return out
+
+
+# Several requests in one sentence, each with its own verb and object ("translate X
+# into French, give me Y, and suggest Z"), or items after a header ("I need a few
+# things: a name for my bakery, the hours of the museum, and a recipe"): cut at each
+# comma, and at an "and" after the last one.
+_LIST_JOIN = re.compile(
+    r",\s*(?:(?:and|und|et|y|e|и|ve|aur|and\s+also)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur)\s+",
+    re.IGNORECASE,
+)
+_POLITE_ASK = re.compile(
+    r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?", re.IGNORECASE
+)
+
+
+def list_joins(masked: str, u: Unit, items: bool) -> list[re.Match[str]]:
+    """Where a sentence of several requests (each opening with an imperative: three of
+    them, or two joined by ", and") or, with ``items``, of several items after a header
+    is cut; [] if it is not one. Each piece holds two words or more."""
+    body = masked[u.body : u.end]
+    if "," not in body:
+        return []
+    polite = _POLITE_ASK.match(body)
+    if not items and IMPERATIVE.match(body[polite.end() :] if polite else body) is None:
+        return []
+    joins: list[re.Match[str]] = []
+    last_comma = max(m.start() for m in re.finditer(",", body)) + u.body
+    for m in _LIST_JOIN.finditer(masked, u.body, u.end):
+        if "," not in m.group() and m.start() < last_comma:
+            continue  # an "and" inside an item: only the one after the last comma cuts
+        if items or IMPERATIVE.match(masked[m.end() : u.end]) is not None:
+            joins.append(m)
+    cuts = [u.body, *(m.start() for m in joins), u.end]
+    pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
+    least = 2
+    while joins and words(pieces[-1]) < least and "," not in joins[-1].group():
+        joins.pop()  # "the difference between virus and bacteria": an "and" inside the item
+        pieces[-2:] = ["".join(pieces[-2:])]
+    if any(words(p) < least for p in pieces):
+        return []
+    if len(joins) < 2 and not (joins and "," in joins[0].group() and joins[0].group().strip(", ")):
+        return []  # two pieces only when joined by ", and"
+    return joins
+
+
+# Question words a sentence may open with that WH_START leaves out: written without
+# their accents (cuando, como) or mistyped (wat, hw), or that also open statements (ما هي).
+_WH_PLAIN = re.compile(
+    r"^\W*(?:cuando|donde|como|cual|cuanto|cuantos|cuantas|quien|que|ما\s+(?:هي|هو)|wat|wut|wht|hw|wich|"
+    r"wen|wher)(?=\s)",
+    re.IGNORECASE,
+)
+# A request to be told, before the questions it asks ("Can you tell me what X is and how
+# many Y ...", "Kannst du mir sagen, wie ...", "Me puedes decir cuál ...").
+_TELL_ME = re.compile(
+    r"^\W*(?:(?:can|could|would)\s+you\s+(?:please\s+)?tell\s+me|please\s+tell\s+me|tell\s+me|"
+    r"(?:kannst\s+du|könntest\s+du|können\s+sie|könnten\s+sie)\s+mir\s+sagen|sag\s+mir|"
+    r"(?:pourriez-vous|pouvez-vous|peux-tu|tu\s+peux)\s+me\s+dire|dis-moi|dites-moi|"
+    r"(?:me\s+)?(?:puedes|podrías|podría|puede)\s+decirme|me\s+(?:puedes|podrías|podría|puede)\s+decir|dime|"
+    r"(?:mi\s+)?(?:puoi|potresti|può)\s+dir(?:mi|e)|dimmi|(?:você\s+)?(?:pode|poderia)\s+me\s+dizer|me\s+diga|"
+    r"(?:можешь|можете|подскажи|подскажите|скажи|скажите)(?:\s+мне)?)\b",
+    re.IGNORECASE,
+)
+# Where the question word comes late (Turkish, Hindi, Hinglish): "everest ne kadar yüksek
+# ve mona lisa'yı kim yaptı", "taj mahal kisne banwaya aur python me list kaise sort karte".
+_LATE_JOIN = re.compile(r"\s+(?:ve|aur|और)\s+", re.IGNORECASE)
+_WH_LATE = re.compile(
+    r"(?<!\w)(?:ne|neden|niçin|nasıl|kim\w*|nere\w*|hangi\w*|kaç|nedir|kya|kyu|kyun|kaise|kaun|"
+    r"kab|kahan|kitn\w*|kisne|konsa|kaunsa|क्या|क्यों|कैसे|कौन|कब|कहाँ|कहां|कितन\S*|किसने)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+# Two questions run together in Chinese, Korean or Japanese: "珠穆朗玛峰有多高还有怎么煮米饭",
+# "에베레스트 산은 얼마나 높나요 그리고 김치는 어떻게 만드나요": "also" between two asks.
+_CJK_ALSO = re.compile(r"还有|另外|\s그리고\s|それと|あと、")
+
+
+def cjk_joins(masked: str, u: Unit) -> list[re.Match[str]]:
+    """Where a run of Chinese, Korean or Japanese holding two questions and "also"
+    (还有, 그리고, それと) between them is cut: [] unless both sides ask."""
+    joins = [
+        m
+        for m in _CJK_ALSO.finditer(masked, u.body, u.end)
+        if m.start() - u.body >= 4
+        and u.end - m.end() >= 4
+        and _QCJK_ASK.search(masked, u.body, m.start())
+        and _QCJK_ASK.search(masked, m.end(), u.end)
+    ]
+    return joins[:1]
+
+
+# Two questions typed with nothing between them at all: "whats the capital of peru how
+# many legs does a spider have" (a question word and its verb start the second).
+_BARE_JOIN = re.compile(
+    r"\s+(?=(?:what(?:'s|s)?|who(?:'s|s)?|where|when|why|how|which)\s+(?:is|are|was|were|do|does|did|"
+    r"can|could|should|would|will|many|much|long|far|old|big|tall)\b)",
+    re.IGNORECASE,
+)
+# What asks about the question that follows it: "do you know how many ...".
+_ASKS_ABOUT = re.compile(
+    r"(?:know|tell\s+me|tell\s+us|wonder(?:ing)?|explain|understand|ask(?:ing)?|sure|idea|remember|"
+    r"show\s+me|learn|out|figure|see|check|decide|curious|about|on|is|of)\s*$",
+    re.IGNORECASE,
+)
+
+
+def asks_late(text: str) -> bool:
+    """Whether ``text`` holds a question word where Turkish, Hindi and Hinglish put it
+    (before the verb, not first): "Godaan kisne likha?"."""
+    return _WH_LATE.search(text) is not None
+
+
+def bare_joins(masked: str, u: Unit) -> list[re.Match[str]]:
+    """Where a sentence with no punctuation at all holding two questions is cut."""
+    body = masked[u.body : u.end]
+    if re.search(r"[?.,;:!]", body) or WH_START.match(body) is None:
+        return []
+    joins = [
+        m
+        for m in _BARE_JOIN.finditer(masked, u.body, u.end)
+        if words(masked[u.body : m.start()]) >= 3
+        and words(masked[m.end() : u.end]) >= 3
+        and not _ASKS_ABOUT.search(masked, u.body, m.start())
+    ]
+    return joins[:1]
 
 
 def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
     if not _JOINER.search(masked, u.body, u.end):
-        return []
+        return bare_joins(masked, u)
+    body = masked[u.body : u.end]
     joins = list(_AND_JOIN.finditer(masked, u.body, u.end))
-    if not joins or WH_START.match(masked[u.body : u.end]) is None:
+    if not joins and _WH_LATE.search(body):
+        joins = [
+            m
+            for m in _LATE_JOIN.finditer(masked, u.body, u.end)
+            if _WH_LATE.search(masked, m.end(), u.end)
+            and _WH_LATE.search(masked, u.body, m.start())
+        ][:1]
+    elif not joins:
+        return []
+    elif (frame := _TELL_ME.match(body)) is not None:
+        # "Kannst du mir sagen, wie hoch X ist, und wer Y gemalt hat?": the first question
+        # goes with the request that asks it
+        joins = [m for m in joins if m.start() > u.body + frame.end() + 1]
+        if not joins:
+            return []
+    elif WH_START.match(body) is None and _WH_PLAIN.match(body) is None:
         return []
     cuts = [u.body, *(m.start() for m in joins), u.end]
     pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
@@ -310,12 +497,22 @@ def maybe_several(masked: str) -> bool:
     return bool(
         _MAYBE_SEVERAL.search(masked.rstrip())
         or (_JOINER.search(masked) and _AND_JOIN.search(masked))
+        or (_LATE_JOIN.search(masked) and _WH_LATE.search(masked))
+        or _CJK_ALSO.search(masked)
+        or ("?" not in masked and _BARE_JOIN.search(masked))
+        or (
+            "," in masked
+            and any(IMPERATIVE.match(masked[m.end() :]) for m in _COMMA.finditer(masked))
+        )
     )
+
+
+_COMMA = re.compile(r",\s*(?:(?:and|und|et|y|e)\s+)?")
 
 
 _MAY_COUNT = re.compile(
     r"question|thing|ones|\bqs\b|quer|frage|dinge|pregunt|cosas|duda|domand|pergunt|coisa|вопрос|"
-    r"soru|şey|sawal|baat|सवाल|प्रश्न|سؤال|أسئلة|问题|質問|つ|질문|가지|개",
+    r"soru|şey|sawal|baat|सवाल|प्रश्न|سؤال|أسئلة|问题|質問|つ|질문|가지|개|vragen|dingen|pytan|rzeczy|sprawy",
     re.IGNORECASE,
 )
 
