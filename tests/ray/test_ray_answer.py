@@ -1,0 +1,171 @@
+"""fanout.ray.answer on a local Ray (2 CPUs, on 127.0.0.1), against the simulator on
+this test's loop and a real redis: one budget for every actor, every row answered
+once (an actor killed mid-run included), bad input named."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fanout
+from fanout import ConfigError, RedisUnavailableError
+
+from ..conftest import SimFactory
+from ._ray_cluster import PidClient, SimClient, local_ray, off_loop
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module")
+def ray_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A local Ray for the module's tests (started once: 2–5 s)."""
+    memory = tmp_path_factory.mktemp("ray-memory")
+    yield from local_ray({"FANOUT_MEMORY": "0", "FANOUT_MEMORY_DIR": str(memory)})
+
+
+def _questions(n: int) -> list[dict[str, Any]]:
+    return [{"id": i, "question": f"What is item {i}?"} for i in range(n)]
+
+
+def _limits(rpm: float) -> fanout.Limits:
+    """A namespace of the test's own in the module's redis."""
+    return fanout.Limits(rpm=rpm, namespace=f"t-{uuid.uuid4().hex[:8]}")
+
+
+async def test_two_actors_share_one_redis_rpm_and_answer_every_row_once(
+    ray_local: Any, sim: SimFactory, redis_url: str
+) -> None:
+    """2 actors, 600 rows, one 3,000-rpm budget in redis that the simulator polices
+    over 5-second windows: 0 x 429, the budget binds (the rows take at least their
+    share of a minute), and every row comes back once with its answer."""
+    import fanout.ray
+
+    n, rpm = 600, 3000
+    ds = ray_local.data.from_items(_questions(n))
+    async with sim(time_scale=1, rpm=rpm, limit_period_s=5.0, answer_tokens=3, rtt_s=0.02) as (
+        server,
+        _,
+    ):
+        out = fanout.ray.answer(
+            ds,
+            client=SimClient(server.base_url),
+            model="m",
+            limits=_limits(rpm),
+            redis_url=redis_url,
+            policy="split",
+            concurrency=2,
+            batch_size=50,
+        )
+        start = time.monotonic()
+        rows = await off_loop(out.take_all)
+        wall = time.monotonic() - start
+        rate_limited, sent = server.stats.rate_limited, len(server.stats.requests)
+    ids = Counter(r["id"] for r in rows)
+    assert len(rows) == n and set(ids) == set(range(n)) and max(ids.values()) == 1
+    assert all(r["error"] is None for r in rows), next(r["error"] for r in rows if r["error"])
+    assert all(r["answer"] for r in rows)
+    assert rate_limited == 0
+    assert sent == n
+    # 600 requests at 50/s: at least ~10 s even with the first 5-second window's burst
+    assert wall >= (n - rpm / 12) / (rpm / 60) * 0.9, wall
+    summary = fanout.ray.summarize(rows)
+    assert summary.answered == n and summary.requests == n and summary.rate_limited == 0
+
+
+async def test_an_actor_killed_mid_run_leaves_every_row_answered_once(
+    ray_local: Any, sim: SimFactory, redis_url: str, tmp_path: Path
+) -> None:
+    """An actor's process killed (SIGKILL) while its batches are in flight: Ray
+    restarts it and retries its task; every row is in the output exactly once, each
+    with its answer, and the response cache of the run keeps most of what the dead
+    try had paid for from being asked again."""
+    import fanout.ray
+
+    n, rpm = 500, 3000
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    ds = ray_local.data.from_items(_questions(n))
+    async with sim(time_scale=1, rpm=rpm, limit_period_s=5.0, answer_tokens=3, rtt_s=0.02) as (
+        server,
+        _,
+    ):
+        out = fanout.ray.answer(
+            ds,
+            client=PidClient(server.base_url, str(pids)),
+            model="m",
+            limits=_limits(rpm),
+            redis_url=redis_url,
+            policy="split",
+            concurrency=2,
+            batch_size=25,
+        )
+        import asyncio
+
+        job = asyncio.ensure_future(off_loop(out.take_all))
+        while len(server.stats.requests) < 150 and not job.done():
+            await asyncio.sleep(0.05)
+        victim = sorted(pids.iterdir())[0]
+        os.kill(int(victim.name), signal.SIGKILL)
+        killed_at = len(server.stats.requests)
+        rows = await job
+        sent = len(server.stats.requests)
+    assert 150 <= killed_at < n, "the kill came after the run ended"
+    ids = Counter(r["id"] for r in rows)
+    assert len(rows) == n and set(ids) == set(range(n)) and max(ids.values()) == 1
+    assert all(r["error"] is None and r["answer"] for r in rows)
+    assert len(list(pids.iterdir())) >= 3, "the killed actor was not started again"
+    # what the dead try sent again: at most its batches in flight (4 x 25 rows)
+    assert sent - n <= 100, sent
+
+
+async def test_without_redis_more_than_one_actor_is_refused(ray_local: Any) -> None:
+    """Two actors and no redis: refused before anything runs, saying why (each would
+    pace a whole budget) and what to do; split_limits=True splits it, loudly."""
+    import fanout.ray
+
+    ds = ray_local.data.from_items(_questions(4))
+    with pytest.raises(ConfigError, match=r"2 actors with no redis.*redis_url="):
+        fanout.ray.answer(ds, client=SimClient("http://127.0.0.1:9/v1"),
+                          limits=fanout.Limits(rpm=600), concurrency=2)  # fmt: skip
+
+
+def test_a_missing_question_column_is_named(ray_local: Any) -> None:
+    """A question column the dataset lacks: a ConfigError naming it and the columns
+    it has, before any actor starts."""
+    import fanout.ray
+
+    ds = ray_local.data.from_items([{"id": 1, "prompt": "What is X?"}])
+    with pytest.raises(ConfigError, match=r"question column 'question' is not in the dataset \(its columns: id, prompt\)"):  # fmt: skip
+        fanout.ray.answer(ds, client=SimClient("http://127.0.0.1:9/v1"))
+    with pytest.raises(ConfigError, match=r"parameter column 'max_tokens' is not in"):
+        fanout.ray.answer(ds, column="prompt", params=["max_tokens"],
+                          client=SimClient("http://127.0.0.1:9/v1"))  # fmt: skip
+
+
+def test_a_question_column_of_numbers_is_refused(ray_local: Any) -> None:
+    """A question column of integers: refused, naming the column and its type."""
+    import fanout.ray
+
+    ds = ray_local.data.from_items([{"question": 5}, {"question": 6}])
+    with pytest.raises(ConfigError, match=r"question column 'question' holds int64, not strings"):
+        fanout.ray.answer(ds, client=SimClient("http://127.0.0.1:9/v1"))
+
+
+def test_an_unreachable_redis_is_named(ray_local: Any) -> None:
+    """A redis that does not answer: RedisUnavailableError naming it (password masked),
+    on the driver, before any actor starts."""
+    import fanout.ray
+
+    ds = ray_local.data.from_items(_questions(2))
+    with pytest.raises(RedisUnavailableError, match=r"redis://:\*\*\*@127\.0\.0\.1:1/0"):
+        fanout.ray.answer(ds, client=SimClient("http://127.0.0.1:9/v1"),
+                          limits=fanout.Limits(rpm=60),
+                          redis_url="redis://:hunter2@127.0.0.1:1/0", concurrency=2)  # fmt: skip
