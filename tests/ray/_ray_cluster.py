@@ -24,9 +24,8 @@ def local_ray(env: dict[str, str]) -> Iterator[Any]:
     """``ray.init(num_cpus=2)`` on loopback, the workers' environment ``env`` (and the
     repository importable); shut down after. Skips without ray installed."""
     pytest.importorskip("ray.data")
-    import ray.data
-
     import ray
+    import ray.data
 
     with warnings.catch_warnings():  # Ray's own deprecations, of settings it sets itself
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -28,7 +28,14 @@ pytestmark = pytest.mark.timeout(180)
 def ray_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A local Ray for the module's tests (started once: 2–5 s)."""
     memory = tmp_path_factory.mktemp("ray-memory")
-    yield from local_ray({"FANOUT_MEMORY": "0", "FANOUT_MEMORY_DIR": str(memory)})
+    key = "sk-ray" + uuid.uuid4().hex  # the key the actors find in their environment only
+    os.environ["FANOUT_RAY_TEST_KEY"] = key
+    try:
+        # inherited by the workers from this process, as a node's own variables are:
+        # not in the runtime_env, which Ray writes to its logs
+        yield from local_ray({"FANOUT_MEMORY": "0", "FANOUT_MEMORY_DIR": str(memory)})
+    finally:
+        del os.environ["FANOUT_RAY_TEST_KEY"]
 
 
 def _questions(n: int) -> list[dict[str, Any]]:
@@ -169,3 +176,89 @@ def test_an_unreachable_redis_is_named(ray_local: Any) -> None:
         fanout.ray.answer(ds, client=SimClient("http://127.0.0.1:9/v1"),
                           limits=fanout.Limits(rpm=60),
                           redis_url="redis://:hunter2@127.0.0.1:1/0", concurrency=2)  # fmt: skip
+
+
+async def test_per_row_parameters_and_bad_rows_come_back_in_their_rows(
+    ray_local: Any, sim: SimFactory
+) -> None:
+    """Columns named in params= are each row's own create() parameters and system
+    prompt (a null: the row has none); a row with a null question or a parameter
+    create() would refuse gets an error naming it, and the others are answered."""
+    import fanout.ray
+
+    items = [
+        {"id": "a", "question": "What is A?", "system": "Be brief.", "max_tokens": 7},
+        {"id": "b", "question": None, "system": None, "max_tokens": None},
+        {"id": "c", "question": "What is C?", "system": None, "max_tokens": -5},
+        {"id": "d", "question": "What is D?", "system": None, "max_tokens": None},
+    ]
+    ds = ray_local.data.from_items(items)
+    async with sim(time_scale=50, answer_tokens=20) as (server, _):
+        out = fanout.ray.answer(ds, client=SimClient(server.base_url), model="m",
+                                params=["system", "max_tokens"], id_column="id",
+                                policy="split")  # fmt: skip
+        rows = {r["id"]: r for r in await off_loop(out.take_all)}
+        sent = list(server.stats.requests)
+    assert rows["a"]["error"] is None and rows["a"]["finish_reason"] == "length"
+    assert rows["a"]["completion_tokens"] == 7
+    assert rows["d"]["error"] is None and rows["d"]["completion_tokens"] == 20
+    assert rows["b"]["answer"] is None
+    assert rows["b"]["error"] == 'InputError: id "b": missing or empty question'
+    assert rows["c"]["answer"] is None and rows["c"]["error"].startswith('InputError: id "c": ')
+    assert "max_tokens" in rows["c"]["error"]
+    assert len(sent) == 2, "rows that cannot be asked are not sent"
+    assert rows["a"]["system"] == "Be brief." and rows["a"]["max_tokens"] == 7  # kept as given
+
+
+async def test_a_batch_is_one_call_and_its_plan_comes_back_in_columns(
+    ray_local: Any, sim: SimFactory
+) -> None:
+    """policy="merge": each batch of 6 rows is one ask_many call, sent as one merged
+    request; every row says its batch, the plan and its reason, and the batch's
+    figures, which summarize() totals once per batch."""
+    import fanout.ray
+
+    ds = ray_local.data.from_items(_questions(24), override_num_blocks=4)
+    async with sim(time_scale=50, answer_tokens=8) as (server, _):
+        out = fanout.ray.answer(ds, client=SimClient(server.base_url), model="m",
+                                policy="merge", batch_size=6)  # fmt: skip
+        rows = await off_loop(out.take_all)
+        sent = len(server.stats.requests)
+    assert sorted(r["id"] for r in rows) == list(range(24))
+    assert all(r["error"] is None and r["mode"] == "merged" for r in rows)
+    batches = Counter(r["batch"] for r in rows)
+    assert len(batches) == 4 and set(batches.values()) == {6}
+    assert all(r["plan"] == "merge" and r["plan_reason"] for r in rows)
+    assert all(r["batch_requests"] == 1 for r in rows)
+    summary = fanout.ray.summarize(rows)
+    assert summary.batches == 4 and summary.requests == sent == 4
+    assert summary.plans == Counter({"merge": 4}) and summary.modes == Counter({"merged": 24})
+
+
+async def test_the_api_key_stays_in_the_actor_environment(ray_local: Any, sim: SimFactory) -> None:
+    """ClientSettings reads the key in the actor from its environment: the simulator
+    accepts it, and it is in no repr of what Ray ships (the settings, the actor's
+    spec) nor in any file of Ray's session logs."""
+    import ray
+
+    import fanout.ray
+    from fanout.ray._actor import ActorSpec, Answerer
+
+    key = os.environ["FANOUT_RAY_TEST_KEY"]  # set for the workers by the module fixture
+    ds = ray_local.data.from_items(_questions(3))
+    async with sim(time_scale=50, answer_tokens=4, api_key=key) as (server, _):
+        settings = fanout.ray.ClientSettings(base_url=server.base_url,
+                                             api_key_env="FANOUT_RAY_TEST_KEY")  # fmt: skip
+        out = fanout.ray.answer(ds, client=settings, model="m", policy="split")
+        rows = await off_loop(out.take_all)
+    assert all(r["error"] is None for r in rows), rows
+    assert key not in repr(settings)
+    spec = ActorSpec(client=settings, column="question", id_column=None, params=(),
+                     model="m", system=None, limits=fanout.Limits(), retry=None,
+                     policy="auto", memory=None, cache=None)  # fmt: skip
+    assert key not in repr(spec) and key not in repr(Answerer(spec))
+    node = ray._private.worker._global_node
+    assert node is not None
+    logs = Path(node.get_session_dir_path()) / "logs"
+    leaked = [p for p in logs.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
+    assert leaked == []
