@@ -20,7 +20,8 @@ and the most requests it saw in any second. Then, for the paper estimate in
 docs/ray.md: one actor's ceiling with no limit (tiny answers), and the redis round
 trips per request of a limited run (``INFO commandstats``).
 
-    python benchmarks/ray_data.py            # about 10 minutes on 2 cores
+    python benchmarks/ray_data.py            # about 11 minutes on 2 cores
+    python benchmarks/ray_data.py --rpm 1800 --ceiling-rows 0 --save-as ray_data_1800
 """
 
 from __future__ import annotations
@@ -217,7 +218,8 @@ def main() -> None:
     parser.add_argument("--actors", default="1,2,4")
     parser.add_argument("--no-ray-split", action="store_true",
                         help="leave out ray.data.llm with qps = limit / workers")  # fmt: skip
-    parser.add_argument("--ceiling-rows", type=int, default=2000)
+    parser.add_argument("--ceiling-rows", type=int, default=2000, help="0: no ceiling run")
+    parser.add_argument("--save-as", default="ray_data", help="results/<name>.json")
     args = parser.parse_args()
     systems = ["fanout.ray split", "fanout.ray auto", "ray.data.llm qps=limit"]
     ray = start_ray()
@@ -243,7 +245,7 @@ def main() -> None:
                   f"({top['redis_commands_per_request']} commands) a request, "
                   f"{top['redis_connections']} connections", flush=True)  # fmt: skip
     ray.shutdown()
-    path = save("ray_data", {"rpm": args.rpm, "limit_period_s": args.limit_period,
+    path = save(args.save_as, {"rpm": args.rpm, "limit_period_s": args.limit_period,
                              "cases": table, "ceiling": top})  # fmt: skip
     print(f"written to {path}")
 

@@ -133,15 +133,24 @@ async def test_an_actor_killed_mid_run_leaves_every_row_answered_once(
     assert sent - n <= 100, sent
 
 
-async def test_without_redis_more_than_one_actor_is_refused(ray_local: Any) -> None:
+def test_without_redis_more_than_one_actor_is_refused(
+    ray_local: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     """Two actors and no redis: refused before anything runs, saying why (each would
-    pace a whole budget) and what to do; split_limits=True splits it, loudly."""
+    pace a whole budget) and what to do; split_limits=True gives each half, loudly,
+    and needs limits to split."""
     import fanout.ray
 
     ds = ray_local.data.from_items(_questions(4))
+    client = SimClient("http://127.0.0.1:9/v1")
     with pytest.raises(ConfigError, match=r"2 actors with no redis.*redis_url="):
-        fanout.ray.answer(ds, client=SimClient("http://127.0.0.1:9/v1"),
-                          limits=fanout.Limits(rpm=600), concurrency=2)  # fmt: skip
+        fanout.ray.answer(ds, client=client, limits=fanout.Limits(rpm=600), concurrency=2)
+    with caplog.at_level("WARNING", logger="fanout.ray"):
+        fanout.ray.answer(ds, client=client, limits=fanout.Limits(rpm=600), concurrency=2,
+                          split_limits=True)  # fmt: skip
+    assert "each of the 2 actors paces 1/2 of the limits (rpm=300.0" in caplog.text
+    with pytest.raises(ConfigError, match=r"split_limits=True needs Limits\(rpm=..."):
+        fanout.ray.answer(ds, client=client, concurrency=2, split_limits=True)
 
 
 def test_a_missing_question_column_is_named(ray_local: Any) -> None:
