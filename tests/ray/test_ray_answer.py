@@ -271,3 +271,33 @@ async def test_the_api_key_stays_in_the_actor_environment(ray_local: Any, sim: S
     logs = Path(node.get_session_dir_path()) / "logs"
     leaked = [p for p in logs.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
     assert leaked == []
+
+
+async def test_parquet_in_parquet_out_keeps_the_input_columns_and_adds_the_answers(
+    ray_local: Any, sim: SimFactory, tmp_path: Path
+) -> None:
+    """The docs' worked example on local files: questions read from Parquet, answered,
+    written to Parquet; read back, every row has its input columns and its answer, and
+    summarize() on what was read back totals them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import fanout.ray
+
+    src, dst = tmp_path / "questions.parquet", tmp_path / "answers"
+    pq.write_table(pa.table({"id": [f"q{i}" for i in range(30)],
+                             "question": [f"What is item {i}?" for i in range(30)],
+                             "max_tokens": [5 + i % 3 for i in range(30)]}), src)  # fmt: skip
+    async with sim(time_scale=50, answer_tokens=10) as (server, _):
+        ds = ray_local.data.read_parquet(str(src))
+        out = fanout.ray.answer(ds, client=SimClient(server.base_url), model="m",
+                                id_column="id", params=["max_tokens"], batch_size=8)  # fmt: skip
+        await off_loop(lambda: out.write_parquet(str(dst)))
+    table = pq.read_table(dst)
+    rows = table.to_pylist()
+    assert sorted(r["id"] for r in rows) == sorted(f"q{i}" for i in range(30))
+    assert {"id", "question", "max_tokens", *fanout.ray.ANSWER_COLUMNS} <= set(table.column_names)
+    assert all(r["error"] is None and r["answer"] for r in rows)
+    assert all(r["completion_tokens"] == r["max_tokens"] for r in rows)
+    summary = fanout.ray.summarize(rows)
+    assert summary.rows == summary.answered == 30 and summary.failed == 0
