@@ -47,13 +47,27 @@ def _limits(rpm: float) -> fanout.Limits:
     return fanout.Limits(rpm=rpm, namespace=f"t-{uuid.uuid4().hex[:8]}")
 
 
+def _connections(redis_url: str) -> int:
+    import redis
+
+    conn = redis.Redis.from_url(redis_url)
+    try:
+        return int(conn.info("stats")["total_connections_received"])
+    finally:
+        conn.close()
+
+
 async def test_two_actors_share_one_redis_rpm_and_answer_every_row_once(
     ray_local: Any, sim: SimFactory, redis_url: str
 ) -> None:
     """2 actors, 600 rows, one 3,000-rpm budget in redis that the simulator polices
     over 5-second windows: 0 x 429, the budget binds (the rows take at least their
-    share of a minute), and every row comes back once with its answer."""
+    share of a minute), and every row comes back once with its answer. Each actor
+    keeps its redis connections from batch to batch (they were closed after every
+    batch and opened again: more than one a request)."""
     import fanout.ray
+
+    connections_before = _connections(redis_url)
 
     n, rpm = 600, 3000
     ds = ray_local.data.from_items(_questions(n))
@@ -85,6 +99,8 @@ async def test_two_actors_share_one_redis_rpm_and_answer_every_row_once(
     assert wall >= (n - rpm / 12) / (rpm / 60) * 0.9, wall
     summary = fanout.ray.summarize(rows)
     assert summary.answered == n and summary.requests == n and summary.rate_limited == 0
+    opened = _connections(redis_url) - connections_before
+    assert opened < n / 2, opened  # 1,052 before, 230 now (the cache's store is per batch)
 
 
 async def test_an_actor_killed_mid_run_leaves_every_row_answered_once(
