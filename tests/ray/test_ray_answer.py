@@ -154,7 +154,7 @@ def test_without_redis_more_than_one_actor_is_refused(
 ) -> None:
     """Two actors and no redis: refused before anything runs, saying why (each would
     pace a whole budget) and what to do; split_limits=True gives each half, loudly,
-    and needs limits to split."""
+    and needs limits to split; limits in redis must be configured ones."""
     import fanout.ray
 
     ds = ray_local.data.from_items(_questions(4))
@@ -167,6 +167,8 @@ def test_without_redis_more_than_one_actor_is_refused(
     assert "each of the 2 actors paces 1/2 of the limits (rpm=300.0" in caplog.text
     with pytest.raises(ConfigError, match=r"split_limits=True needs Limits\(rpm=..."):
         fanout.ray.answer(ds, client=client, concurrency=2, split_limits=True)
+    with pytest.raises(ConfigError, match=r"shared through redis must be configured"):
+        fanout.ray.answer(ds, client=client, concurrency=2, redis_url="redis://127.0.0.1:1/0")
 
 
 def test_a_missing_question_column_is_named(ray_local: Any) -> None:

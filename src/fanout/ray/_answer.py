@@ -162,8 +162,15 @@ def _shared_limits(
     """The limits each actor runs under: in redis when there is one; with several
     actors and none, split evenly if asked to, else refused."""
     if redis_url is not None:
-        return dataclasses.replace(limits, backend=redis_url)
-    if concurrency == 1 or limits.backend is not None:
+        limits = dataclasses.replace(limits, backend=redis_url)
+    if limits.backend is not None:
+        if limits.rpm is None and limits.tpm is None:
+            raise ConfigError(
+                "fanout.ray.answer: limits shared through redis must be configured: give "
+                "Limits(rpm=..., tpm=...) (a budget cannot be learned by each actor alone)"
+            )
+        return limits
+    if concurrency == 1:
         return limits
     if not split_limits:
         raise ConfigError(
