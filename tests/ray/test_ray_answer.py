@@ -223,7 +223,7 @@ async def test_per_row_parameters_and_bad_rows_come_back_in_their_rows(
     async with sim(time_scale=50, answer_tokens=20) as (server, _):
         out = fanout.ray.answer(ds, client=SimClient(server.base_url), model="m",
                                 params=["system", "max_tokens"], id_column="id",
-                                policy="split")  # fmt: skip
+                                policy="split", cache=False)  # fmt: skip
         rows = {r["id"]: r for r in await off_loop(out.take_all)}
         sent = list(server.stats.requests)
     assert rows["a"]["error"] is None and rows["a"]["finish_reason"] == "length"
@@ -248,7 +248,7 @@ async def test_a_batch_is_one_call_and_its_plan_comes_back_in_columns(
     ds = ray_local.data.from_items(_questions(24), override_num_blocks=4)
     async with sim(time_scale=50, answer_tokens=8) as (server, _):
         out = fanout.ray.answer(ds, client=SimClient(server.base_url), model="m",
-                                policy="merge", batch_size=6)  # fmt: skip
+                                policy="merge", batch_size=6, cache=False)  # fmt: skip
         rows = await off_loop(out.take_all)
         sent = len(server.stats.requests)
     assert sorted(r["id"] for r in rows) == list(range(24))
@@ -276,7 +276,7 @@ async def test_the_api_key_stays_in_the_actor_environment(ray_local: Any, sim: S
     async with sim(time_scale=50, answer_tokens=4, api_key=key) as (server, _):
         settings = fanout.ray.ClientSettings(base_url=server.base_url,
                                              api_key_env="FANOUT_RAY_TEST_KEY")  # fmt: skip
-        out = fanout.ray.answer(ds, client=settings, model="m", policy="split")
+        out = fanout.ray.answer(ds, client=settings, model="m", policy="split", cache=False)
         rows = await off_loop(out.take_all)
     assert all(r["error"] is None for r in rows), rows
     assert key not in repr(settings)
@@ -309,7 +309,8 @@ async def test_parquet_in_parquet_out_keeps_the_input_columns_and_adds_the_answe
     async with sim(time_scale=50, answer_tokens=10) as (server, _):
         ds = ray_local.data.read_parquet(str(src))
         out = fanout.ray.answer(ds, client=SimClient(server.base_url), model="m",
-                                id_column="id", params=["max_tokens"], batch_size=8)  # fmt: skip
+                                id_column="id", params=["max_tokens"], batch_size=8,
+                                cache=False)  # no run cache file left in the temp dir  # fmt: skip
         await off_loop(lambda: out.write_parquet(str(dst)))
     table = pq.read_table(dst)
     rows = table.to_pylist()
