@@ -320,3 +320,44 @@ async def test_parquet_in_parquet_out_keeps_the_input_columns_and_adds_the_answe
     assert all(r["completion_tokens"] == r["max_tokens"] for r in rows)
     summary = fanout.ray.summarize(rows)
     assert summary.rows == summary.answered == 30 and summary.failed == 0
+
+
+def _slowest_estimate(rows: list[dict[str, Any]]) -> float:
+    """The longest time a batch's plan estimated for itself (its reason: "split (48
+    requests): estimated 0.54s against ...")."""
+    import re
+
+    found = [re.search(r"estimated ([\d.]+)s", r["plan_reason"]) for r in rows]
+    return max(float(m[1]) for m in found if m is not None)
+
+
+async def test_actors_plan_warm_from_what_another_actor_saved_in_redis(
+    ray_local: Any, sim: SimFactory, redis_url: str
+) -> None:
+    """With the endpoint memory on, one actor's run leaves what it learned in the
+    limits' redis; the two actors of the next run plan their first batches from it
+    (their estimates are the measured ones), where two actors without the memory
+    plan their first batches on priors (several times slower, on this simulator)."""
+    import redis
+
+    import fanout.ray
+
+    namespace = f"t-{uuid.uuid4().hex[:8]}"
+    items = [{"question": f"What is item {i}?"} for i in range(96)]
+    ds = ray_local.data.from_items(items, override_num_blocks=2)
+    estimates: dict[str, float] = {}
+    async with sim(time_scale=50, answer_tokens=6) as (server, _):
+        for name, actors, memory in (("learn", 1, True), ("warm", 2, True), ("cold", 2, False)):
+            out = fanout.ray.answer(ds, client=SimClient(server.base_url), model="m",
+                                    limits=fanout.Limits(rpm=30_000, namespace=namespace),
+                                    redis_url=redis_url, concurrency=actors, batch_size=48,
+                                    memory=memory, cache=False)  # fmt: skip
+            rows = await off_loop(out.take_all)
+            assert all(r["error"] is None for r in rows)
+            estimates[name] = _slowest_estimate(rows)
+    conn = redis.Redis.from_url(redis_url)
+    try:
+        assert conn.keys(f"fanout:{namespace}:memory:*"), "nothing was saved in redis"
+    finally:
+        conn.close()
+    assert estimates["warm"] < estimates["cold"] / 2, estimates
