@@ -106,6 +106,7 @@ RANKS = {
     "fanout.profile": 5,
     "fanout.wrapper": 5,
     "fanout.jobs": 5,
+    "fanout.ray": 6,  # Ray Data actors over the engine, reading rows as jobs read lines
     "fanout.testing": 5,
     "fanout.cli": 6,
     "fanout.__main__": 7,

@@ -35,6 +35,13 @@ def test_sim_all_is_complete_and_sorted() -> None:
     _check(fanout.sim)
 
 
+def test_ray_all_is_complete_and_sorted() -> None:
+    """fanout.ray.__all__ lists every public name, sorted (importable without Ray)."""
+    import fanout.ray
+
+    _check(fanout.ray)
+
+
 def test_every_error_derives_from_fanout_error() -> None:
     """One root for the exception tree."""
     errors = [getattr(fanout, n) for n in fanout.__all__ if n.endswith("Error")]

@@ -73,7 +73,7 @@ from ._spend import job_cap, record_cost
 if TYPE_CHECKING:
     from ..engine.facade import Fanout
 
-__all__ = ["BadLine", "JobSummary", "fingerprint", "run_jsonl"]
+__all__ = ["BadLine", "JobSummary", "fingerprint", "parse_record", "run_jsonl"]
 
 _QUESTION_KEYS = {"id", "question", "system", "expected_tokens", "trusted"}
 _POSITION = re.compile(r"question \d+")
@@ -247,6 +247,16 @@ def _parse(raw: bytes, lineno: int) -> tuple[Question | None, str | None, BadLin
         )
     if not isinstance(record, dict):
         return None, None, BadLine(lineno, "not a JSON object")
+    return parse_record(record, lineno)
+
+
+def parse_record(
+    record: Mapping[str, Any], lineno: int
+) -> tuple[Question | None, str | None, BadLine | None]:
+    """The question of one input record (a JSONL line's object, or a dataset's row in
+    :mod:`fanout.ray`): its id, text, system prompt, expected tokens, trust and
+    ``create()`` parameters, checked; or why it cannot be asked (a :class:`BadLine`
+    numbered ``lineno``). The id it returns is the record's ``"id"`` as JSON text."""
     if "id" not in record or record["id"] is None:
         return None, None, BadLine(lineno, "missing id")
     if isinstance(record["id"], (dict, list)):
