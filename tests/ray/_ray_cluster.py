@@ -31,6 +31,10 @@ def local_ray(env: dict[str, str]) -> Iterator[Any]:
         warnings.simplefilter("ignore", DeprecationWarning)
         ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = False
+    # Ray reports no usage unless asked (Ray 2.60: off by default, and it reports from the
+    # dashboard, which is off here); said explicitly all the same: the tests talk to
+    # nothing but loopback.
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     ray.init(
         num_cpus=2,
         include_dashboard=False,
