@@ -12,19 +12,25 @@ from fanout.sim import answer_for
 
 from ..conftest import SimFactory
 
-RPM = 600  # 10 a second, policed as a sliding window of 3 s (30 in any 3 s)
+RPM = 600  # the endpoints' limit: 10 a second, policed as a sliding window of 3 s
 POLICED = {"rpm": RPM, "limit_period_s": 3.0, "limit_policing": "sliding",
            "answer_tokens": 2, "rtt_s": 0.01}  # fmt: skip
+PACED = 540
+"""What the Fanouts are told: 90 % of it. Paced at exactly the window's rate, a request
+that took a few milliseconds longer than the one 30 before it on the loopback of a busy
+machine arrives inside that one's window: one 429 in a full suite's run of this test
+(rehearsal r20), none in five alone. Each endpoint's budget is what this test is about;
+its edge is the single-endpoint tests' (tests/limits)."""
 
 
 async def test_fanouts_of_several_endpoints_share_one_budget_per_endpoint(
     sim: SimFactory, redis_url: str
 ) -> None:
-    """Two Fanouts (two shards, say) over the same two endpoints, each endpoint at 600
-    rpm through one redis: neither endpoint is sent more than its limit (no 429), and
-    the two budgets are apart (the call takes about the time of 1,200 rpm, not 600)."""
+    """Two Fanouts (two shards, say) over the same two endpoints, each endpoint paced at
+    540 rpm through one redis: neither endpoint is sent more than its limit (no 429), and
+    the two budgets are apart (the call takes about the time of 1,080 rpm, not 540)."""
     async with sim(**POLICED) as (a, _), sim(**POLICED) as (b, _):
-        limits = Limits(rpm=RPM, backend=redis_url)
+        limits = Limits(rpm=PACED, backend=redis_url)
 
         def shard() -> fanout.Fanout:
             eps = [
@@ -47,5 +53,5 @@ async def test_fanouts_of_several_endpoints_share_one_budget_per_endpoint(
         refused = a.stats.rate_limited + b.stats.rate_limited
     for got, qs in zip(answers, questions, strict=True):
         assert [x.text for x in got] == [answer_for(q, 2) for q in qs]
-    assert refused <= 1, refused
-    assert took < 10.0  # 120 requests at 10/s on each of two endpoints: ~6 s; one budget: 12
+    assert refused == 0, refused  # per Fanout (not shared), each endpoint gets 1,080 rpm
+    assert took < 10.0  # 60 requests at 9/s on each endpoint: ~5 s; one budget for both: 13
