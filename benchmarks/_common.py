@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmarks: a simulator in its own process, and result files."""
+"""Helpers shared by the benchmarks: a simulator in its own process, a redis-server, and
+result files."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import sys
@@ -27,6 +29,23 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+@contextlib.contextmanager
+def redis_process() -> Iterator[str]:
+    """Run a redis-server of its own on loopback (nothing saved); yield its URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server is not on the PATH")
+    port = free_port()
+    cmd = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @contextlib.contextmanager

@@ -29,34 +29,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shutil
-import subprocess
 import time
 import uuid
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from _common import free_port, save, sim_process, sim_stats
+from _common import redis_process, save, sim_process, sim_stats
 
 QUICK = ("--answer-tokens", "5", "--rtt-ms", "30", "--step-ms", "10")
-
-
-@contextmanager
-def redis_process() -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server is not on the PATH")
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL)  # fmt: skip
-    try:
-        time.sleep(0.5)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def start_ray() -> Any:

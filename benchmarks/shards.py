@@ -29,38 +29,19 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from _common import free_port, save, sim_process, sim_stats
+from _common import redis_process, save, sim_process, sim_stats
 
 THROUGHPUT_RPM = 600_000  # 10,000 a second: no process, nor four, comes near it
 LIMIT_PERIOD_S = 3.0
 TINY = ("--answer-tokens", "1", "--rtt-ms", "1", "--step-ms", "1")
-
-
-@contextmanager
-def redis_process() -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server is not on the PATH")
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL)  # fmt: skip
-    try:
-        time.sleep(0.5)
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def write_questions(path: Path, n: int) -> None:

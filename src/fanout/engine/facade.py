@@ -642,8 +642,8 @@ def _dry_jobs(questions: Iterable[QuestionLike], opts: CallOptions) -> list[Job]
     for index, item in enumerate(questions):
         q = to_question(item, index)
         params = params_for(q, opts)
-        jobs.append(Job(index=index, question=q, params=params,
-                        key=dedupe_key(q, params, opts, index)))  # fmt: skip
+        key = dedupe_key(q, params, opts, index)
+        jobs.append(Job(index=index, question=q, params=params, key=key))
     return jobs
 
 

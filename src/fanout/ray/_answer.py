@@ -135,8 +135,10 @@ def _check_columns(ds: Dataset, column: str, params: Sequence[str], id_column: s
     names = list(schema.names)
     if isinstance(params, str):
         raise ConfigError(f"fanout.ray.answer: params must be a list of columns, not {params!r}")
-    for role, name in [("question", column), *(("parameter", p) for p in params),
-                       *([("id", id_column)] if id_column is not None else [])]:  # fmt: skip
+    wanted = [("question", column), *(("parameter", p) for p in params)]
+    if id_column is not None:
+        wanted.append(("id", id_column))
+    for role, name in wanted:
         if name not in names:
             raise ConfigError(
                 f"fanout.ray.answer: the {role} column {name!r} is not in the dataset "

@@ -576,6 +576,8 @@ class _PartStream:
     def _cache(self) -> contextlib.AbstractAsyncContextManager[CallCache | None]:
         """The response cache of the first part's request, as the others' call has it."""
         fo = self.fo
+        if fo.cache is None:
+            return contextlib.nullcontext(None)  # no options to resolve, no store to open
         opts = fo._options(
             create_kwargs=dict(self.kwargs), model=self.model, policy=self.policy, api=self.api
         )
