@@ -55,6 +55,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     names = {item.path.name for item in session.items}
     if not names & {"test_llama.py", "test_real_model.py"}:
         return
+    if hasattr(session.config, "workerinput"):  # a pytest-xdist worker, beside another
+        alone = pytest.mark.skip(
+            reason="the real-engine tests time llama-server on every core: run them on "
+            "their own, as README.md's test command does (pytest -m llama)"
+        )
+        for item in session.items:
+            if item.get_closest_marker("llama"):
+                item.add_marker(alone)
+        return
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     import llama_engine
 

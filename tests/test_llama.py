@@ -28,9 +28,10 @@ from fanout.profile import profile_endpoint
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import llama_engine
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("FANOUT_SKIP_LLAMA") == "1", reason="FANOUT_SKIP_LLAMA=1"
-)
+pytestmark = [
+    pytest.mark.llama,
+    pytest.mark.skipif(os.environ.get("FANOUT_SKIP_LLAMA") == "1", reason="FANOUT_SKIP_LLAMA=1"),
+]
 
 IGNORE_EOS = {"ignore_eos": True}
 

@@ -26,9 +26,10 @@ import fanout
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import llama_engine
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("FANOUT_SKIP_LLAMA") == "1", reason="FANOUT_SKIP_LLAMA=1"
-)
+pytestmark = [
+    pytest.mark.llama,
+    pytest.mark.skipif(os.environ.get("FANOUT_SKIP_LLAMA") == "1", reason="FANOUT_SKIP_LLAMA=1"),
+]
 
 CAPITALS = [("France", "paris"), ("Japan", "tokyo"), ("Italy", "rome"), ("Germany", "berlin"),
             ("Spain", "madrid"), ("England", "london")]  # fmt: skip

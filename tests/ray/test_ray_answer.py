@@ -21,7 +21,8 @@ from fanout import ConfigError, RedisUnavailableError
 from ..conftest import SimFactory
 from ._ray_cluster import PidClient, SimClient, local_ray, off_loop
 
-pytestmark = pytest.mark.timeout(180)
+# One worker runs them all (pytest-xdist's loadgroup): one local Ray at a time.
+pytestmark = [pytest.mark.timeout(180), pytest.mark.xdist_group("ray")]
 
 
 @pytest.fixture(scope="module")
