@@ -2,8 +2,10 @@
 
 A ``Fanout`` holds what its calls share (the client, the limits and the transport
 that enforces them, what it learned of the endpoint, the defaults) and hands each
-call to the rooms that do the work: intake → planning → dispatch → execution →
-transport → results (see docs/architecture.md).
+call to the runner (``dispatch.drive``), which reads the questions through intake, has
+the call's ``Replanner`` plan them, and sends each group through execution and the
+transport; the answers come back here and ``results.assemble`` puts them in order
+(see docs/architecture.md).
 """
 
 from __future__ import annotations
