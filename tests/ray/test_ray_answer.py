@@ -21,8 +21,7 @@ from fanout import ConfigError, RedisUnavailableError
 from ..conftest import SimFactory
 from ._ray_cluster import PidClient, SimClient, local_ray, off_loop
 
-# One worker runs them all (pytest-xdist's loadgroup): one local Ray at a time.
-pytestmark = [pytest.mark.timeout(180), pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.fixture(scope="module")
@@ -323,22 +322,16 @@ async def test_parquet_in_parquet_out_keeps_the_input_columns_and_adds_the_answe
     assert summary.rows == summary.answered == 30 and summary.failed == 0
 
 
-def _slowest_estimate(rows: list[dict[str, Any]]) -> float:
-    """The longest time a batch's plan estimated for itself (its reason: "split (48
-    requests): estimated 0.54s against ...")."""
-    import re
-
-    found = [re.search(r"estimated ([\d.]+)s", r["plan_reason"]) for r in rows]
-    return max(float(m[1]) for m in found if m is not None)
-
-
 async def test_actors_plan_warm_from_what_another_actor_saved_in_redis(
     ray_local: Any, sim: SimFactory, redis_url: str
 ) -> None:
     """With the endpoint memory on, one actor's run leaves what it learned in the
     limits' redis; the two actors of the next run plan their first batches from it
-    (their estimates are the measured ones), where two actors without the memory
-    plan their first batches on priors (several times slower, on this simulator)."""
+    (their first plans are on measured figures), where two actors without the memory
+    plan their first batches on priors. (It once compared the estimates in the rows'
+    plan reasons, which are a batch's last plan's: a cold batch planned again once its
+    first answers came in gave a measured estimate, and the test failed once in five
+    runs on two workers. The first plan's basis is now a column, `plan_on_priors`.)"""
     import redis
 
     import fanout.ray
@@ -346,7 +339,7 @@ async def test_actors_plan_warm_from_what_another_actor_saved_in_redis(
     namespace = f"t-{uuid.uuid4().hex[:8]}"
     items = [{"question": f"What is item {i}?"} for i in range(96)]
     ds = ray_local.data.from_items(items, override_num_blocks=2)
-    estimates: dict[str, float] = {}
+    on_priors: dict[str, list[bool]] = {}
     async with sim(time_scale=50, answer_tokens=6) as (server, _):
         for name, actors, memory in (("learn", 1, True), ("warm", 2, True), ("cold", 2, False)):
             out = fanout.ray.answer(ds, client=SimClient(server.base_url), model="m",
@@ -355,10 +348,12 @@ async def test_actors_plan_warm_from_what_another_actor_saved_in_redis(
                                     memory=memory, cache=False)  # fmt: skip
             rows = await off_loop(out.take_all)
             assert all(r["error"] is None for r in rows)
-            estimates[name] = _slowest_estimate(rows)
+            on_priors[name] = [r["plan_on_priors"] for r in rows]
     conn = redis.Redis.from_url(redis_url)
     try:
         assert conn.keys(f"fanout:{namespace}:memory:*"), "nothing was saved in redis"
     finally:
         conn.close()
-    assert estimates["warm"] < estimates["cold"] / 2, estimates
+    assert any(on_priors["learn"]), "the first run had nothing to start from"
+    assert not any(on_priors["warm"]), "a warm actor planned its first batch on priors"
+    assert any(on_priors["cold"]), "an actor without the memory knew the endpoint"

@@ -155,6 +155,7 @@ def _with_columns(batch: pa.Table, columns: Mapping[str, list[Any]]) -> pa.Table
         "completion_tokens": pa.int64(),
         "attempts": pa.int64(),
         "cached": pa.bool_(),
+        "plan_on_priors": pa.bool_(),
         "batch_requests": pa.int64(),
         "batch_rate_limited": pa.int64(),
         "batch_retries": pa.int64(),

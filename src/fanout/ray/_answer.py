@@ -62,6 +62,7 @@ def answer(
     docs/ray.md): ``answer``, ``error`` (a row's answer or an error naming it),
     ``prompt_tokens``, ``completion_tokens``, ``attempts``, ``mode``,
     ``finish_reason``, ``cached``, and the batch's ``plan``, ``plan_reason``,
+    ``plan_on_priors``,
     ``batch`` (an id), ``batch_requests``, ``batch_rate_limited``,
     ``batch_retries`` and ``batch_wall_s``.
 
