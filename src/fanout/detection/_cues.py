@@ -28,6 +28,7 @@ __all__ = [
     "INSTRUCTION",
     "LEAD",
     "LEADIN",
+    "POSTSCRIPT",
     "REQUEST",
     "WH_START",
     "Gated",
@@ -93,7 +94,10 @@ _STRONG = (
     r"(?:(?:and|also|oh|ok|okay|plus|now)[,\s]+)?(?:(?:totally|completely|entirely)\s+)?"
     r"(?:unrelated(?:\s+(?:question|but|note|to\s+that))?|on\s+(?:an?\s+)?(?:unrelated|different|other|"
     r"separate|another)\s+(?:note|topic|subject)|(?:a\s+|one\s+)?(?:different|separate|other|another)\s+"
-    r"(?:question|topic)|separately|by\s+the\s+way|btw|ps|p\.\s?s\.?|pd(?=[.:])|p\.d\.|"
+    r"(?:question|topic)|separately|by\s+the\s+way|btw|"
+    # a postscript, in every language (POSTSCRIPT below)
+    r"(?:ps|p\.\s?s\.?|pd(?=[.:])|p\.d\.|nb(?=[.:\s])|n\.\s?b\.?|not(?=\s*:)|post-?scriptum|posdata|nachtrag|"
+    r"dopisek|п\.\s?с\.?|пс(?=[.:])|ملاحظة|ملحوظة|पुनश्च|tái\s+bút|t\.b\.)|"
     r"side\s+(?:question|note)|random\s+question|"
     r"changing\s+(?:the\s+)?(?:topic|subject)|switching\s+(?:gears|topics)|one\s+more\s+(?:thing|question)|"
     r"(?:and\s+)?(?:one\s+)?last\s+(?:question|thing)|"
@@ -114,7 +118,7 @@ _STRONG = (
     r")"
 )
 _STRONG_CJK = (
-    r"(?:另外(?:问一下|一个问题)?|顺便(?:问一下|问下|问问|说一下|一提)?|順便(?:問一下)?|换个话题|另一个问题|"
+    r"(?:追伸|附言|又及|추신|另外(?:问一下|一个问题)?|顺便(?:问一下|问下|问问|说一下|一提)?|順便(?:問一下)?|换个话题|另一个问题|"
     r"还有一个问题|题外话|ところで|ちなみに|別の質問(?:です(?:が)?)?|話は変わりますが|それとは別に|그런데|근데|그나저나|"
     r"참고로|또\s*다른\s*질문(?:인데요|은|입니다)?|다른\s*질문(?:인데요|입니다)?|별개로|그건\s*그렇고)"
 )
@@ -164,6 +168,14 @@ _THEN = (
 _THEN_CJK = r"(?:然后|接着|之后|次に|その後|그다음|그\s*다음|그런\s*다음|그리고\s*나서)"
 _AND = r"(?:and|or|und|oder|et|ou|y|e|\u0438|\u0430|\u0438\u043b\u0438|ve|peki|aur|और|या|तथा|أو)"
 _AND_AR = r"و(?=(?:ما|ماذا|كيف|من|متى|أين|كم|هل|لماذا|أي|ما)(?:\s|$))"
+
+# A postscript ("P.S.", "NB:", Not:, 추신:, 追伸): what came before it is a message of
+# its own, so the text before it is a part even when it only states what is needed.
+POSTSCRIPT = re.compile(
+    r"^\W*(?:ps|p\.\s?s|pd|p\.d|n\.?\s?b|not|post-?scriptum|posdata|nachtrag|dopisek|п\.\s?с|пс|"
+    r"ملاحظة|ملحوظة|पुनश्च|tái\s+bút|t\.b|追伸|附言|又及|추신)\W*$",
+    re.IGNORECASE,
+)
 
 LEAD = Gated(
     re.compile(

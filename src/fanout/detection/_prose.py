@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from ._classes import word_set
-from ._cues import REQUEST, WH_START
+from ._cues import POSTSCRIPT, REQUEST, WH_START
 from ._lang import LATIN, Latin, script_of
 from ._read import content_words, has_topic, words
 from ._units import (
@@ -882,6 +882,7 @@ class _ProseReader:
         if not self._shared_after(pending):
             return None  # a long statement after the questions: what they are about is unclear
         self._shared_before()
+        self._before_a_postscript()
         if len(self.parts) < 2:
             return None
         # with an explicit change of topic, context before the first part is that part's own
@@ -1053,6 +1054,20 @@ class _ProseReader:
             for request in self.parts[:ask]:
                 self.pre += request
             self.parts, self.firsts_of = self.parts[ask:], firsts_of[ask:]
+
+    def _before_a_postscript(self) -> None:
+        """A part opened by a postscript ("P.S.", "NB:", 추신:) after a paragraph that
+        asks for something: that paragraph is a part of its own, even when it only says
+        what is needed ("I need a workout plan ...")."""
+        if len(self.parts) != 1 or POSTSCRIPT.match(self.firsts_of[0].lead) is None:
+            return
+        first = self.parts[0][0]
+        before = [u for u in self.pre if u.kind in ("s", "r", "q", "w") and u.para < first.para]
+        if not before or words(self.text[before[0].body : before[-1].end]) < 4:
+            return
+        self.pre = [u for u in self.pre if u not in before]
+        self.parts.insert(0, before)
+        self.firsts_of.insert(0, before[0])
 
     def _cue(self) -> tuple[str, bool]:
         """What says the parts are separate, and whether that is only an "and" before a

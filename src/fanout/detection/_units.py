@@ -51,7 +51,7 @@ _CJK_STOP = frozenset("。！")
 _LINE_END = frozenset("?？؟!！.。:：;；।…\x00")
 _ABBREVIATIONS = _set(
     "e.g eg i.e ie etc vs mr mrs ms dr st no nr approx ca cf fig vol jr sr inc ltd co z.b bzw "
-    "usw p.ex av dept min max p.s p.p.s"
+    "usw p.ex av dept min max p.s p.p.s ps nb n.b pd p.d п.с"
 )
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _QUESTION_MARK = re.compile(r"[?？؟]")
