@@ -83,3 +83,106 @@ class TestAPostscriptOpensAPartOfItsOwn:
     def test_a_postscript_that_asks_nothing_stays_with_the_message(self, text: str) -> None:
         """A postscript that only instructs, thanks or adds context is not a part."""
         _kept_whole(text)
+
+
+class TestConnectivesAndHeadersInEveryLanguage:
+    @pytest.mark.parametrize(
+        ("text", "n", "first"),
+        [
+            (
+                "Tôi có hai câu hỏi: Hà Nội có bao nhiêu quận? Còn nữa, cách làm phở bò tại nhà "
+                "thế nào?",
+                2,
+                "Hà Nội",
+            ),
+            (
+                "Три питання: яка висота Говерли? До речі, як приготувати борщ? І ще — скільки "
+                "коштує квиток до Львова?",
+                3,
+                "яка висота",
+            ),
+            (
+                "Pertama, berapa harga tiket kereta ke Bandung? Kedua, apa resep nasi goreng "
+                "yang enak?",
+                2,
+                "berapa harga",
+            ),
+            (
+                "Hoe laat gaat de Efteling open? Trouwens, wat is een goed recept voor appeltaart?",
+                2,
+                "Hoe laat",
+            ),
+            ("Po pierwsze, ile trwa lot do Rzymu? Po drugie, jak ugotować bigos?", 2, "ile trwa"),
+            (
+                "Bhai mera phone charge nahi ho raha, kya karu? Aur ek aur question - PAN card "
+                "kaise apply karte hain?",
+                2,
+                "Bhai mera",
+            ),
+            (
+                "一つ目は、富士山の高さは何メートルですか。二つ目は、おすすめの京都のお寺はどこですか。",
+                2,
+                "富士山",
+            ),
+        ],
+    )
+    def test_a_header_or_connective_of_the_language_says_the_parts_are_separate(
+        self, text: str, n: int, first: str
+    ) -> None:
+        """Count headers, ordinals and changes of topic in Vietnamese, Ukrainian,
+        Indonesian, Dutch, Polish, Hinglish and Japanese, left out of what is sent."""
+        parts = _split_as(text, n)
+        assert parts[0].startswith(first)
+
+    @pytest.mark.parametrize(
+        ("text", "shared"),
+        [
+            (
+                "Two questions, answer each briefly: How far is the Moon? And who painted Guernica?",
+                "answer each briefly",
+            ),
+            (
+                "Zwei Fragen, bitte jeweils kurz antworten: Wie tief ist der Bodensee? Und wer "
+                "hat den Buchdruck erfunden?",
+                "bitte jeweils kurz antworten",
+            ),
+        ],
+    )
+    def test_a_count_then_an_instruction_is_shared_by_every_part(
+        self, text: str, shared: str
+    ) -> None:
+        """ "Two questions, answer each briefly:": the count says there are parts, the
+        instruction goes with each."""
+        d = detect(text)
+        _split_as(text, 2)
+        assert all(shared in d.group_prompt(g) for g in d.groups)
+
+    def test_context_before_a_change_of_topic_is_sent_with_every_part(self) -> None:
+        """Statements before the first question stay shared after "Separately,"."""
+        text = (
+            "We are moving to Spain next spring with our two cats. How do I get a residence "
+            "permit? Separately, what vaccines do cats need to cross the border?"
+        )
+        d = detect(text)
+        assert [q.text[:6] for q in d.questions] == ["How do", "what v"]
+        assert "moving to Spain" in d.preamble
+
+
+class TestPronounsOfLanguagesNotReadWordByWord:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Dwa pytania: kto napisał Lalkę? Kiedy się urodził?",
+            "Два питання: хто написав «Кобзар»? Коли він народився?",
+            "Ik heb twee vragen: wie schilderde De Nachtwacht? En waar is hij geboren?",
+            "Mình có hai câu hỏi: ai viết Truyện Kiều? Ông ấy sinh năm nào?",
+            "Dua pertanyaan: siapa penulis Laskar Pelangi? Buku apa lagi yang dia tulis?",
+        ],
+    )
+    def test_a_pronoun_or_a_dropped_subject_keeps_the_parts_together(self, text: str) -> None:
+        """Polish, Ukrainian, Dutch, Vietnamese and Indonesian are read as another
+        language; their own pronouns (hij, він, ông ấy, dia) and a short question ending
+        in a verb with no subject (urodził) still point at the part before."""
+        d = detect(text)
+        assert len(d.questions) == 2
+        assert d.groups == [[0, 1]], d.reasons

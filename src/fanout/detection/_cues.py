@@ -91,7 +91,8 @@ _PC = r"(?:\s*[,，、:：]\s*|\s+)"  # after a CJK connective: punctuation or a
 # Each connective kind, one alternation for every language.
 _STRONG = (
     # en
-    r"(?:(?:and|also|oh|ok|okay|plus|now)[,\s]+)?(?:(?:totally|completely|entirely)\s+)?"
+    r"(?:(?:and|also|oh|ok|okay|plus|now|aur|und|et|y|e|и|і|а|en|i|dan|và)[,\s]+)?"
+    r"(?:(?:totally|completely|entirely)\s+)?"
     r"(?:unrelated(?:\s+(?:question|but|note|to\s+that))?|on\s+(?:an?\s+)?(?:unrelated|different|other|"
     r"separate|another)\s+(?:note|topic|subject)|(?:a\s+|one\s+)?(?:different|separate|other|another)\s+"
     r"(?:question|topic)|separately|by\s+the\s+way|btw|"
@@ -114,7 +115,13 @@ _STRONG = (
     r"konu\s+dışı|ayrı\s+bir\s+soru|و?بالمناسبة|و?سؤال\s+آخر|و?على\s+صعيد\s+آخر|بعيدا\s+عن\s+ذلك|"
     r"بعيداً\s+عن\s+ذلك|بشكل\s+منفصل|موضوع\s+آخر|वैसे|एक\s+और\s+सवाल|दूसरा\s+सवाल|अलग\s+सवाल|"
     r"waise|vaise|ek\s+aur\s+(?:sawal|sawaal|question)|alag\s+(?:sawal|question)|"
-    r"dusra\s+(?:sawal|question)"
+    r"dusra\s+(?:sawal|question)|(?:ek\s+)?aur\s+ek\s+(?:sawal|sawaal|question)|"
+    # nl pl uk vi id
+    r"trouwens|overigens|(?:een\s+)?andere\s+vraag|los\s+daarvan|ander\s+onderwerp|"
+    r"przy\s+okazji|swoją\s+drogą|(?:inne|osobne|jeszcze\s+jedno)\s+pytanie|zmieniając\s+temat|"
+    r"до\s+речі|(?:окреме|інше|ще\s+одне)\s+питання|не\s+по\s+темі|на\s+іншу\s+тему|"
+    r"nhân\s+tiện|tiện\s+thể|à\s+mà|câu\s+hỏi\s+khác|không\s+liên\s+quan|"
+    r"ngomong-ngomong|omong-omong|pertanyaan\s+lain|(?:oh\s+)?iya?\s+satu\s+lagi|di\s+luar\s+itu"
     r")"
 )
 _STRONG_CJK = (
@@ -135,7 +142,13 @@ _ALSO = (
     r"وأيضاً|وأيضا|أيضاً|أيضا|وكذلك|كذلك|بالإضافة\s+إلى\s+ذلك|إضافة\s+إلى\s+ذلك|"
     r"साथ\s+ही|इसके\s+अलावा|और\s+हाँ|और\s+एक\s+बात|एक\s+बात\s+और|"
     r"aur\s+haan|aur\s+han|aur\s+ek\s+(?:baat|cheez|sawal|question)|saath\s+hi|iske\s+alawa|"
-    r"ek\s+aur\s+baat)"
+    r"ek\s+aur\s+baat|"
+    # nl pl uk vi id
+    r"ook|daarnaast|bovendien|verder|en\s+nog|nog\s+(?:een\s+vraag|iets)|"
+    r"poza\s+tym|oprócz\s+tego|(?:i\s+|a\s+)?jeszcze|także|również|"
+    r"(?:і\s+|а\s+|й\s+)?ще|також|крім\s+того|а\s+також|"
+    r"còn\s+nữa|ngoài\s+ra|thêm\s+nữa|với\s+lại|thêm\s+một\s+câu|"
+    r"selain\s+itu|juga|satu\s+lagi|terus|tambahan)"
 )
 _ALSO_CJK = r"(?:还有|此外|再问一下|再就是|另外还有|还想问|それと|あと|それから|また|さらに|もう一つ|もうひとつ|加えて|그리고\s*또|그리고|또한|또|추가로|하나\s*더|아울러)"
 _ORDINAL = (
@@ -148,9 +161,16 @@ _ORDINAL = (
     r"per\s+prima\s+cosa|infine|primeiro|terceiro|em\s+primeiro\s+lugar|em\s+segundo\s+lugar|"
     r"во-первых|во-вторых|в-третьих|наконец|birincisi|ikincisi|üçüncüsü|ilk\s+olarak|"
     r"ikinci\s+olarak|son\s+olarak|öncelikle|أولاً|أولا|ثانياً|ثانيا|ثالثاً|ثالثا|أخيراً|أخيرا|"
-    r"पहला|दूसरा|तीसरा|पहले\s+तो|अंत\s+में|pehla|pehli\s+baat|doosra|dusra|teesra)"
+    r"पहला|दूसरा|तीसरा|पहले\s+तो|अंत\s+में|pehla|pehli\s+baat|doosra|dusra|teesra|"
+    # nl pl uk vi id, and "and lastly"
+    r"ten\s+eerste|ten\s+tweede|ten\s+derde|tot\s+slot|als\s+laatste|po\s+pierwsze|po\s+drugie|"
+    r"po\s+trzecie|na\s+koniec|по-перше|по-друге|по-третє|нарешті|thứ\s+nhất|thứ\s+hai|thứ\s+ba|"
+    r"cuối\s+cùng|trước\s+hết|pertama|kedua|ketiga|terakhir|and\s+lastly)"
 )
-_ORDINAL_CJK = r"(?:首先|其次|再次|最后|まず|最後に|첫째|둘째|셋째|먼저|마지막으로)"
+_ORDINAL_CJK = (
+    r"(?:首先|其次|再次|最后|第[一二三四]个问题(?:是)?|まず|最後に|[一二三1-3]つ目(?:は|の質問は)?|첫째|둘째|셋째|"
+    r"(?:첫|두|세)\s*번째(?:로|는|\s*질문은)?|먼저|마지막으로)"
+)
 # "first is there a way ...", "second whats ...": an ordinal typed without its comma, before
 # a question word or an inverted verb.
 _ORDINAL_BARE = r"(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth|finally|lastly)"
@@ -235,6 +255,13 @@ HEADER = Gated(
         r"(?:vragen|dingen)|"
         r"(?:mam\s+)?(?:dwa|dwie|trzy|cztery|\d+|kilka)\s+(?:krótkie\s+|szybkie\s+)?(?:pytania|pytanka|"
         r"sprawy|rzeczy)|"
+        # uk vi id
+        r"(?:у\s+мене\s+(?:є\s+)?)?(?:два|дві|три|чотири|\d+|пара|кілька|декілька)\s+(?:коротких\s+|швидких\s+)?"
+        r"(?:питання|питань|запитання|запитань)|"
+        r"(?:(?:mình|tôi|em|anh|chị|tớ)\s+có\s+)?(?:hai|ba|bốn|\d+|vài|mấy)\s+(?:câu\s+hỏi|điều|việc)"
+        r"(?:\s+(?:nhỏ|nhanh|ngắn))?|"
+        r"(?:(?:saya|aku|gue|gua)\s+(?:punya|ada)\s+)?(?:dua|tiga|empat|\d+|beberapa)\s+(?:pertanyaan|hal)"
+        r"(?:\s+(?:singkat|cepat))?|"
         # ru tr ar hi hi-en
         r"(?:у\s+меня\s+)?(?:два|три|четыре|\d+|пара|несколько)\s+(?:коротких\s+|быстрых\s+|простых\s+)?"
         r"(?:вопроса|вопросов|вопросик\w*)|"
@@ -248,6 +275,7 @@ HEADER = Gated(
         r"(?:我有|问|请教|想问)?(?:两|二|三|四|几|\d+)(?:个|件)(?:小)?(?:问题|事)(?:[，,]?(?:请教一下|想问一下|想问问))?|"
         r"(?:質問が)?(?:二つ|2つ|三つ|3つ|いくつか)(?:の質問)?(?:あります|質問があります)?|"
         r"(?:質問|しつもん)(?:が)?(?:二つ|2つ|三つ|3つ)(?:あります)?|"
+        r"(?:二|三|2|3)点(?:質問|お願い)(?:します|があります)?|"
         r"(?:질문|궁금한\s*(?:것|게))\s*(?:두|세|네|몇)\s*(?:개|가지)(?:요|있어요|있습니다)?|"
         r"(?:두|세|몇)\s*(?:가지|개)\s*(?:질문|물어볼게요|궁금해요)(?:이\s*있어요|이요|입니다)?"
         r")\W*$",
@@ -298,7 +326,7 @@ INSTRUCTION = Gated(
         r"ejemplos|palabras|el\s+sistema)\b|(?:en|con)\s+(?:pocas\s+palabras|una\s+(?:frase|oración|línea)|"
         r"palabras\s+sencillas)\b|respuestas?\s+(?:cortas|breves|corta|breve)\b|brevemente\W*$|"
         # de
-        r"(?:antworte|antwortet|antworten\s+sie|beantworte)\b|bitte\s+(?:kurz|knapp|auf\s+\w+|nur)\b|"
+        r"(?:antworte|antwortet|antworten\s+sie|beantworte)\b|bitte\s+(?:jeweils\s+|immer\s+)?(?:kurz|knapp|auf\s+\w+|nur)\b|"
         r"(?:sei|seien\s+sie)\s+(?:kurz|knapp|präzise)\b|fasse\s+dich\s+kurz|(?:verwende|benutze|nutze)\s+"
         r"(?:metrische|einfache|einfach|kurze|beispiele|nur)\b|(?:kurze|knappe)\s+antworten\b|"
         r"(?:in|mit)\s+(?:einem\s+satz|einfachen\s+worten|kurzen\s+sätzen|maximal)\b|(?:kurz|knapp)\s+bitte\b|"
@@ -371,7 +399,13 @@ WH_START = Gated(
         r"(?:что|почему|зачем|как|кто|где|сколько|как\w+|каков\w*|котор\w+|куда|откуда|чей|чья)\b|"
         r"(?:ماذا|لماذا|كيف|متى|أين|كم|هل)(?:\s|$)|"
         r"(?:क्या|क्यों|कैसे|कौन|कब|कहाँ|कहां|कितना|कितनी|कितने|किसने)(?:\s|$)|"
-        r"(?:kya|kyu|kyun|kaise|kaun|kab|kahan|kitna|kitni|kitne|kisne|konsa|kaunsa)\b)",
+        r"(?:kya|kyu|kyun|kaise|kaun|kab|kahan|kitna|kitni|kitne|kisne|konsa|kaunsa)\b|"
+        # uk pl nl id vi
+        r"(?:що|чому|навіщо|як|хто|де|коли|скільки|який|яка|яке|які|куди|звідки|чий|чия|чи)\b|"
+        r"(?:co|dlaczego|czemu|jak|kto|gdzie|kiedy|ile|jaki|jaka|jakie|który|która|które|czy)\b|"
+        r"(?:wat|waarom|hoe|wie|waar|wanneer|welke|welk|hoeveel)\b|"
+        r"(?:apa|apakah|mengapa|kenapa|bagaimana|gimana|siapa|kapan|berapa|di\s+mana|dimana)\b|"
+        r"(?:tại\s+sao|vì\s+sao|làm\s+sao|làm\s+thế\s+nào|ai|bao\s+nhiêu|khi\s+nào|ở\s+đâu)\b)",
         re.IGNORECASE,
     ),
     always="¿",

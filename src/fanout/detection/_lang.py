@@ -30,10 +30,12 @@ __all__ = [
     "MATERIAL",
     "MATERIAL_COLON",
     "QUESTIONS_FOR_OTHERS",
+    "UNREAD_ANAPHOR",
     "Cjk",
     "Latin",
     "language_of",
     "script_of",
+    "unread_language",
 ]
 
 
@@ -242,3 +244,59 @@ MATERIAL = {
         re.IGNORECASE,
     ),
 }
+
+
+# --- languages not read word by word: Polish, Ukrainian, Dutch, Indonesian, Vietnamese ---
+# language_of reads them as another language (Polish and Indonesian as English, Dutch as
+# German, Ukrainian as Russian, Vietnamese as Italian), whose pronouns are not theirs. What
+# tells each apart, and the words in it that point at an earlier part.
+_UNREAD_WORDS = {
+    "pl": _set(
+        "jest czy się jak kto gdzie kiedy ile dlaczego który która które nie jaki jaka jakie"
+    ),
+    "nl": _set(
+        "het een hoe waar waarom wanneer welke welk heeft niet ook wordt werd hij zij ik heb wat "
+        "zijn van jij je mijn kan wie"
+    ),
+    "id": _set("apa siapa bagaimana gimana berapa kapan mengapa kenapa yang adalah ini itu dan di"),
+}
+_UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
+_VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]", re.IGNORECASE)
+UNREAD_ANAPHOR = {
+    # he, she, it, they, him, her, them, his, there, then, this/that (one)
+    "pl": re.compile(
+        r"(?<!\w)(?:on|ona|ono|oni|one|go|jego|jej|ich|jemu|mu|nim|niej|nich|niego|nią|tam|wtedy|"
+        r"ten|ta|te|tego|tej|tym|tych|tamten)(?!\w)",
+        re.IGNORECASE,
+    ),
+    "uk": re.compile(
+        r"(?<!\w)(?:він|вона|воно|вони|його|її|їх|йому|їй|ним|нею|ними|нього|неї|них|там|тоді|"
+        r"цей|ця|це|ці|цього|цієї|той|ті|того|тієї)(?!\w)",
+        re.IGNORECASE,
+    ),
+    "nl": re.compile(
+        r"(?<!\w)(?:hij|zij|ze|hem|haar|hun|hen|die|deze|dit|daar\w*|toen)(?!\w)", re.IGNORECASE
+    ),
+    "id": re.compile(
+        r"(?<!\w)(?:dia|ia|beliau|mereka|sana|tersebut|(?<!apa\s)itu|ini)(?!\w)|"
+        r"(?<!\w)(?!(?:sebenar|biasa|seharus|cara|misal|selanjut|akhir|sebalik|lain|semua|kata|rasa)nya)"
+        r"[^\W\d_]{3,}nya(?!\w)",
+        re.IGNORECASE,
+    ),
+    "vi": re.compile(
+        r"(?<!\w)(?:(?:ông|bà|anh|cô|chị|em)\s+ấy|nó|họ|đó|này|kia|lúc\s+đó|khi\s+đó|ở\s+đó)(?!\w)",
+        re.IGNORECASE,
+    ),
+}
+
+
+def unread_language(text: str) -> str | None:
+    """Which of Polish, Ukrainian, Dutch, Indonesian and Vietnamese ``text`` is in (their
+    letters, or three of their function words), or None."""
+    if _UKRAINIAN.search(text):
+        return "uk"
+    if _VIETNAMESE.search(text):
+        return "vi"
+    found = set(_WORD.findall(text.lower()))
+    best = max(_UNREAD_WORDS, key=lambda code: len(found & _UNREAD_WORDS[code]))
+    return best if len(found & _UNREAD_WORDS[best]) >= 3 else None

@@ -885,11 +885,8 @@ class _ProseReader:
         self._before_a_postscript()
         if len(self.parts) < 2:
             return None
-        # with an explicit change of topic, context before the first part is that part's own
-        if any(f.lead_kind == "strong" for f in self.firsts_of[1:]):
-            moved = [u for u in self.pre if u.kind in ("s", "c", "r") and u not in context]
-            self.pre = [u for u in self.pre if u not in moved]
-            self.parts[0] = moved + self.parts[0]
+        # context before the first part stays shared even after a change of topic
+        # ("Separately, ..."): sent with every part, it never leaves one without what it needs
         return self._prose()
 
     def _classified(self, units: list[Unit]) -> list[Unit]:

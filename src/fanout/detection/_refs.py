@@ -33,10 +33,12 @@ from ._lang import (
     MATERIAL,
     MATERIAL_COLON,
     QUESTIONS_FOR_OTHERS,
+    UNREAD_ANAPHOR,
     Cjk,
     Latin,
     language_of,
     script_of,
+    unread_language,
 )
 from ._read import Read, read_cjk, read_latin, stands_alone, words
 
@@ -223,7 +225,16 @@ def dependencies(
             linker.link(i, i - 1, leans[i])
         elif not linker.refers_back(i):
             linker.points_back(i)
+            linker.unread_points_back(i)
     return Links(linker.g.groups(), linker.reasons, linker.let_go, linker.latin)
+
+
+# A short question ending in a past-tense verb, its subject dropped: "Kiedy się urodził?",
+# "Коли народився?".
+_DROPS_SUBJECT = {
+    "pl": re.compile(r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:ł|ła|ło|li|ły)\W*$", re.IGNORECASE),
+    "uk": re.compile(r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:в|ла|ло|ли)(?:ся|сь)?\W*$", re.IGNORECASE),
+}
 
 
 class _Linker:
@@ -239,6 +250,7 @@ class _Linker:
         self.reasons: list[str] = []
         self.let_go: list[str] = []
         self.latin = lang if lang in LATIN else language_of(" ".join(parts))
+        self.unread = None if script_of(" ".join(parts)) else unread_language(" ".join(parts))
         self.codes = [script_of(p) or self.latin for p in parts]
         self.lowered = [p.lower() for p in parts]
         self.by_value = {v: i for i, v in enumerate(values)} if values else {}
@@ -318,6 +330,20 @@ class _Linker:
             self.link(i, i - 1, f"an ellipsis ({here.ellipsis or part.strip()!r})")
             return True
         return False
+
+    def unread_points_back(self, i: int) -> None:
+        """In Polish, Ukrainian, Dutch, Indonesian or Vietnamese (read as another
+        language): a pronoun or demonstrative of the language ("Kiedy go wydano?", "Waar
+        is hij geboren?", "Ông ấy sinh năm nào?"), or, where the language drops its
+        subjects, a short question ending in a verb with no subject ("Kiedy się
+        urodził?"), leans on the part before."""
+        if self.unread is None or self.g.find(i) == self.g.find(i - 1):
+            return
+        m = UNREAD_ANAPHOR[self.unread].search(self.parts[i])
+        if m is not None:
+            self.link(i, i - 1, repr(m.group()))
+        elif self.unread in _DROPS_SUBJECT and _DROPS_SUBJECT[self.unread].search(self.parts[i]):
+            self.link(i, i - 1, "a short question that leaves its subject to the one before")
 
     def points_back(self, i: int) -> None:
         """Part ``i``'s words that point at an earlier part: definite noun phrases

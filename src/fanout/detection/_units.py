@@ -269,6 +269,20 @@ _RHETORICAL = re.compile(
 )
 
 
+_FIRST_COMMA = re.compile(r"[,，、،]")
+
+
+def _count_then_instruction(body: str) -> bool:
+    """ "Two questions, answer each briefly:", "Zwei Fragen, bitte jeweils kurz
+    antworten:": a header that counts the parts, then an instruction for every part."""
+    m = _FIRST_COMMA.search(body)
+    return (
+        m is not None
+        and HEADER.match(body[: m.start()]) is not None
+        and INSTRUCTION.match(body[m.end() :].strip()) is not None
+    )
+
+
 def kind_of(masked: str, u: Unit) -> str:
     body = masked[u.body : u.end].strip()
     if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
@@ -282,6 +296,8 @@ def kind_of(masked: str, u: Unit) -> str:
         return "h" if words(body) <= 12 and _ASKS_TO_ASK.search(body) else "q"
     if INSTRUCTION.match(body) and words(body) <= 16:
         return "i"
+    if _count_then_instruction(body):
+        return "i"  # the instruction is for every part
     if HEADER.match(body):
         return "h"
     if LEADIN.search(body) and (body.endswith((":", "：")) or words(body) <= 10):
