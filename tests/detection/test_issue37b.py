@@ -186,3 +186,43 @@ class TestPronounsOfLanguagesNotReadWordByWord:
         d = detect(text)
         assert len(d.questions) == 2
         assert d.groups == [[0, 1]], d.reasons
+
+
+class TestTwoQuestionsInALanguageNotReadWordByWord:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Gdzie jest najwyższa góra w Polsce? Ile kosztuje bilet do Krakowa?",
+            "Ile lat ma Wawel? Jak działa silnik elektryczny?",
+            "Jaka jest stolica Australii? Gdzie jest najdłuższa rzeka świata?",
+            "Hoeveel inwoners heeft Rotterdam? Wat is de snelste manier om Frans te leren?",
+            "Berapa jarak Jakarta ke Surabaya? Apa manfaat minum teh hijau?",
+            "Sông Mê Kông dài bao nhiêu km? Ai là tác giả của Truyện Kiều?",
+            "hoe hoog is de Euromast en wat is een goed recept voor erwtensoep",
+            "ile waży słoń afrykański i jak się robi kompot z jabłek",
+        ],
+    )
+    def test_questions_with_their_own_words_and_no_pronoun_split(self, text: str) -> None:
+        """Polish, Dutch, Indonesian, Vietnamese: each question has words of its own,
+        none shared, no pronoun of the language, no dropped subject: two parts, also
+        when run on with the language's "and"."""
+        _split_as(text, 2)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Kto wynalazł telefon? Kiedy to było?",
+            "Wie heeft de telefoon uitgevonden? In welk jaar was dat?",
+            "Di mana letak Candi Borobudur? Berapa harga tiketnya?",
+            "Vịnh Hạ Long ở đâu? Vé vào cửa ở đó bao nhiêu tiền?",
+            "Kto napisał Quo Vadis? Ile stron ma ta książka?",
+            "Czy warto jechać do Gdańska zimą? Co polecasz tam zobaczyć?",
+            "Is het verstandig om nu een huis te kopen? Welke hypotheek raad je aan?",
+            "Apakah aman makan sushi saat hamil? Apa saja yang harus saya hindari?",
+            "Có nên học tiếng Nhật không? Mình nên bắt đầu từ đâu?",
+        ],
+    )
+    def test_a_pronoun_or_the_speakers_own_matter_keeps_them_whole(self, text: str) -> None:
+        """to, dat, -nya, ở đó, ta książka point back; warto, raad je aan, saya, nên
+        make it the speaker's own matter."""
+        _kept_whole(text)

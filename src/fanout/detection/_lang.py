@@ -31,6 +31,9 @@ __all__ = [
     "MATERIAL_COLON",
     "QUESTIONS_FOR_OTHERS",
     "UNREAD_ANAPHOR",
+    "UNREAD_DROPPED",
+    "UNREAD_OWN",
+    "UNREAD_WORDS",
     "Cjk",
     "Latin",
     "language_of",
@@ -250,7 +253,7 @@ MATERIAL = {
 # language_of reads them as another language (Polish and Indonesian as English, Dutch as
 # German, Ukrainian as Russian, Vietnamese as Italian), whose pronouns are not theirs. What
 # tells each apart, and the words in it that point at an earlier part.
-_UNREAD_WORDS = {
+UNREAD_WORDS = {
     "pl": _set(
         "jest czy się jak kto gdzie kiedy ile dlaczego który która które nie jaki jaka jakie"
     ),
@@ -258,15 +261,19 @@ _UNREAD_WORDS = {
         "het een hoe waar waarom wanneer welke welk heeft niet ook wordt werd hij zij ik heb wat "
         "zijn van jij je mijn kan wie"
     ),
-    "id": _set("apa siapa bagaimana gimana berapa kapan mengapa kenapa yang adalah ini itu dan di"),
+    "id": _set(
+        "apa siapa bagaimana gimana berapa kapan mengapa kenapa yang adalah ini itu dan di ke dari "
+        "untuk dengan ada tidak bisa"
+    ),
 }
 _UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
+_POLISH = re.compile(r"[ąęłśźżńćĄĘŁŚŹŻŃĆ]")
 _VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]", re.IGNORECASE)
 UNREAD_ANAPHOR = {
     # he, she, it, they, him, her, them, his, there, then, this/that (one)
     "pl": re.compile(
         r"(?<!\w)(?:on|ona|ono|oni|one|go|jego|jej|ich|jemu|mu|nim|niej|nich|niego|nią|tam|wtedy|"
-        r"ten|ta|te|tego|tej|tym|tych|tamten)(?!\w)",
+        r"ten|ta|te|tego|tej|tym|tych|tamten|to(?=\s+(?:był|była|było|jest)\b|\W*$))(?!\w)",
         re.IGNORECASE,
     ),
     "uk": re.compile(
@@ -275,12 +282,12 @@ UNREAD_ANAPHOR = {
         re.IGNORECASE,
     ),
     "nl": re.compile(
-        r"(?<!\w)(?:hij|zij|ze|hem|haar|hun|hen|die|deze|dit|daar\w*|toen)(?!\w)", re.IGNORECASE
+        r"(?<!\w)(?:hij|zij|ze|hem|haar|hun|hen|die|deze|dit|daar\w*|toen|dat(?=\W*$))(?!\w)",
+        re.IGNORECASE,
     ),
     "id": re.compile(
         r"(?<!\w)(?:dia|ia|beliau|mereka|sana|tersebut|(?<!apa\s)itu|ini)(?!\w)|"
-        r"(?<!\w)(?!(?:sebenar|biasa|seharus|cara|misal|selanjut|akhir|sebalik|lain|semua|kata|rasa)nya)"
-        r"[^\W\d_]{3,}nya(?!\w)",
+        r"[^\W\d_]{3,}nya\W*$",  # "berapa harganya?": -nya on the last word, its owner unsaid
         re.IGNORECASE,
     ),
     "vi": re.compile(
@@ -292,11 +299,36 @@ UNREAD_ANAPHOR = {
 
 def unread_language(text: str) -> str | None:
     """Which of Polish, Ukrainian, Dutch, Indonesian and Vietnamese ``text`` is in (their
-    letters, or three of their function words), or None."""
+    letters, or two of their function words), or None."""
     if _UKRAINIAN.search(text):
         return "uk"
     if _VIETNAMESE.search(text):
         return "vi"
     found = set(_WORD.findall(text.lower()))
-    best = max(_UNREAD_WORDS, key=lambda code: len(found & _UNREAD_WORDS[code]))
-    return best if len(found & _UNREAD_WORDS[best]) >= 3 else None
+    best = max(UNREAD_WORDS, key=lambda code: len(found & UNREAD_WORDS[code]))
+    if _POLISH.search(text) and len(found & UNREAD_WORDS["pl"]):
+        return "pl"
+    return best if len(found & UNREAD_WORDS[best]) >= 2 else None
+
+
+UNREAD_DROPPED = {
+    "pl": re.compile(r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:ł|ła|ło|li|ły)\W*$", re.IGNORECASE),
+    "uk": re.compile(r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:в|ла|ло|ли)(?:ся|сь)?\W*$", re.IGNORECASE),
+}
+"""A short question ending in a past-tense verb, its subject dropped: "Kiedy się
+urodził?", "Коли народився?"."""
+UNREAD_OWN = {
+    code: re.compile(rf"(?<!\w)(?:{words_})(?!\w)", re.IGNORECASE)
+    for code, words_ in {
+        "pl": r"ja|mój|moja|moje|moi|mi|mnie|mną|nasz\w*|powinienem|powinnam|powinn\w+|warto|"
+        r"polecasz|polecisz|poleci\w*|muszę|trzeba|radzisz|doradzisz",
+        "uk": r"я|мені|мене|мій|моя|моє|мої|наш\w*|варто|треба|потрібно|порадь\w*|радиш|рекоменд\w*",
+        "nl": r"ik|mijn|me|mij|wij|we|ons|onze|moet|moeten|zou|zouden|raad|aanraden|aanrader|waard|"
+        r"beter",
+        "id": r"saya|aku|gue|gua|kami|kita|harus|sebaiknya|perlu|rekomendasi|saran|sarankan|layak",
+        "vi": r"tôi|mình|em|tớ|chúng\s+tôi|nên|khuyên|đáng|tốt\s+hơn",
+    }.items()
+}
+"""Words that make two questions the speaker's own matter (I, my, should, recommend,
+worth) in the languages not read word by word, as ``_prose._OWN`` and ``_ADVICE`` do
+in the languages it reads."""

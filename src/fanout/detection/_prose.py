@@ -26,7 +26,16 @@ from dataclasses import dataclass, field
 
 from ._classes import word_set
 from ._cues import POSTSCRIPT, REQUEST, WH_START
-from ._lang import LATIN, Latin, script_of
+from ._lang import (
+    LATIN,
+    UNREAD_ANAPHOR,
+    UNREAD_DROPPED,
+    UNREAD_OWN,
+    UNREAD_WORDS,
+    Latin,
+    script_of,
+    unread_language,
+)
 from ._read import content_words, has_topic, words
 from ._units import (
     Unit,
@@ -791,12 +800,35 @@ def _bigrams(text: str) -> set[str]:
 
 
 def _unread_one_matter(spans: list[str]) -> str:
-    """In a language not read word by word (Polish, Dutch, Indonesian, ...): "" when each
-    question names something of its own (a capitalised word inside it, or a number: "Jak
-    wysoki jest Mont Blanc? Kto napisał Pana Tadeusza?") and no two name the same."""
+    """In a language not read word by word: "" when each question stands alone. In
+    Polish, Ukrainian, Dutch, Indonesian or Vietnamese (``unread_language``): three
+    words or more each, none about the speaker or asking advice, no later one with a
+    pronoun of the language or a dropped subject, and no word shared ("Jaka jest stolica
+    Kanady? Ile kalorii ma jedno jajko?"). Else each must name something of its own (a
+    capitalised word inside it, or a number) and no two the same."""
+    unread = "no cue that they are separate, in a language not read word by word"
+    if any(len(_WORD.findall(span)) < 3 for span in spans):
+        return unread
+    code = unread_language(" ".join(spans))
     names = [_names_in(span) for span in spans]
-    if not all(names) or any(len(_WORD.findall(span)) < 3 for span in spans):
-        return "no cue that they are separate, in a language not read word by word"
+    if code is None and not all(names):
+        return unread
+    if code is not None:
+        if any(UNREAD_OWN[code].search(span) for span in spans):
+            return "the speaker's own situation, and no cue that they are separate"
+        dropped = UNREAD_DROPPED.get(code)
+        for span in spans[1:]:
+            if m := UNREAD_ANAPHOR[code].search(span):
+                return f"a later part points at the one before ({m.group()!r})"
+            if dropped is not None and dropped.search(span):
+                return "a later part leaves its subject to the one before"
+        function = UNREAD_WORDS.get(code, frozenset())
+        stems = [
+            {w[:4] for w in _WORD.findall(span.lower()) if len(w) >= 4 and w not in function}
+            for span in spans
+        ]
+        if any(x & y for n, x in enumerate(stems) for y in stems[n + 1 :]):
+            return "the parts share what they are about"
     if any(x & y for n, x in enumerate(names) for y in names[n + 1 :]):
         return "the parts share what they are about"
     return ""

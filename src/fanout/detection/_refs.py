@@ -34,6 +34,7 @@ from ._lang import (
     MATERIAL_COLON,
     QUESTIONS_FOR_OTHERS,
     UNREAD_ANAPHOR,
+    UNREAD_DROPPED,
     Cjk,
     Latin,
     language_of,
@@ -229,14 +230,6 @@ def dependencies(
     return Links(linker.g.groups(), linker.reasons, linker.let_go, linker.latin)
 
 
-# A short question ending in a past-tense verb, its subject dropped: "Kiedy się urodził?",
-# "Коли народився?".
-_DROPS_SUBJECT = {
-    "pl": re.compile(r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:ł|ła|ło|li|ły)\W*$", re.IGNORECASE),
-    "uk": re.compile(r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:в|ла|ло|ли)(?:ся|сь)?\W*$", re.IGNORECASE),
-}
-
-
 class _Linker:
     """``dependencies``' reading of a prompt's parts: each read once, and the links
     found between them, with why."""
@@ -342,7 +335,7 @@ class _Linker:
         m = UNREAD_ANAPHOR[self.unread].search(self.parts[i])
         if m is not None:
             self.link(i, i - 1, repr(m.group()))
-        elif self.unread in _DROPS_SUBJECT and _DROPS_SUBJECT[self.unread].search(self.parts[i]):
+        elif self.unread in UNREAD_DROPPED and UNREAD_DROPPED[self.unread].search(self.parts[i]):
             self.link(i, i - 1, "a short question that leaves its subject to the one before")
 
     def points_back(self, i: int) -> None:

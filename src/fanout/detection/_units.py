@@ -61,7 +61,8 @@ _NEWLINE = re.compile(r"\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # Several questions in one sentence: "... and who painted ... and how many ...".
 _AND_JOIN = re.compile(
-    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur|और)\s+)"
+    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और|en|i|oraz|і|й|та|và|dan)\s+)?|"
+    r"\s+(?:and|und|et|y|e|и|ve|aur|और|en|i|oraz|і|й|та|và|dan)\s+)"
     r"(?:(?:also|auch|aussi|también|anche|também|также)\s+)?(?=(?:"
     r"what(?:'s|s)?\s+(?:is|are|was|were|does|do|did|can|should|would|will|the|a|an)|"
     r"(?:what|which)\s+\w+\s+(?:is|are|was|were|does|do|did|can|should|would|will)\b|"
@@ -71,7 +72,12 @@ _AND_JOIN = re.compile(
     r"(?:wer|was|wie|warum|wann|wo|welche\w*|qui|quel\w*|comment|pourquoi|quand|où|combien|qué|"
     r"quién|cómo|cuál|cuándo|dónde|cuánt\w*|quien|como|cuant\w*|donde|chi|cosa|come|quale|quant\w*|"
     r"quem|qual|onde|кто|что|"
-    r"как|где|когда|сколько|почему|какой|какая|какое|какие)\b))|\s+و(?=(?:ما|ماذا|كيف|من|متى|"
+    r"как|где|когда|сколько|почему|какой|какая|какое|какие|"
+    # nl pl uk id vi
+    r"wat|waarom|hoe|waar|wanneer|welke|hoeveel|co|dlaczego|jak|kto|gdzie|kiedy|ile|jaki|jaka|"
+    r"jakie|що|чому|як|хто|де|коли|скільки|який|яка|яке|які|apa|apakah|mengapa|kenapa|bagaimana|"
+    r"gimana|siapa|kapan|berapa|làm\s+sao|tại\s+sao|vì\s+sao|ai|bao\s+nhiêu)\b))|"
+    r"\s+و(?=(?:ما|ماذا|كيف|من|متى|"
     r"أين|كم|هل|لماذا)\s)",
     re.IGNORECASE,
 )
@@ -81,7 +87,9 @@ _ASKS_TO_ASK = re.compile(
     re.IGNORECASE,
 )
 # A cheap test before _AND_JOIN: a comma or one of its words.
-_JOINER = re.compile(r",|\b(?:and|und|et|y|e|и|ve|aur)\b|और|\sو", re.IGNORECASE)
+_JOINER = re.compile(
+    r",|\b(?:and|und|et|y|e|и|ve|aur|en|i|oraz|і|й|та|và|dan)\b|और|\sو", re.IGNORECASE
+)
 
 
 @dataclass
