@@ -226,3 +226,39 @@ class TestTwoQuestionsInALanguageNotReadWordByWord:
         """to, dat, -nya, ở đó, ta książka point back; warto, raad je aan, saya, nên
         make it the speaker's own matter."""
         _kept_whole(text)
+
+
+class TestAHowToWithItsOwnObject:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "quand a été construit le Louvre et comment on fait une pâte à crêpes",
+            "¿Cuántos habitantes tiene Lima? ¿Cómo se prepara un ceviche?",
+            "quanti anni ha il Colosseo e come si fa il tiramisù",
+            "quando foi fundada Salvador e como eu faço brigadeiro",
+            "когда построили Эрмитаж и как приготовить борщ",
+            "Galata Kulesi kaç yaşında ve karnıyarık nasıl yapılır",
+            "How tall is the Space Needle? How do I descale a kettle?",
+            "wann wurde der Kölner Dom gebaut und wie macht man Apfelstrudel",
+            "коли заснували Львів і як зварити вареники",
+        ],
+    )
+    def test_a_how_to_naming_its_own_thing_is_a_question_of_its_own(self, text: str) -> None:
+        """After a question that names something, a how-to naming its own object (on,
+        se, si, eu, an infinitive, a Turkish passive: anyone's task) is no follow-up."""
+        _split_as(text, 2)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Où se trouve le Mont Blanc ? Comment on y va depuis Genève ?",
+            "¿Qué es el ceviche? ¿Cómo se prepara?",
+            "Where is the Louvre? How do I get there from the airport?",
+            "Что такое борщ? Как его приготовить?",
+            "Cos'è il tiramisù? Come si fa a casa?",
+            "Meu bolo sempre afunda no meio. Como eu faço para ele crescer?",
+        ],
+    )
+    def test_a_how_to_about_the_thing_before_stays_with_it(self, text: str) -> None:
+        """y, there, его, a how-to with no object of its own, or the speaker's cake."""
+        _kept_whole(text)

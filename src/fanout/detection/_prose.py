@@ -372,17 +372,27 @@ def _one_matter(
     topics = [
         _own_topic(base, masked[f.body : p[-1].end]) for f, p in zip(firsts_of, parts, strict=True)
     ]
-    if not all(enough for _, enough in topics):
+    own_how_to = [
+        bool(stems) and _how_to_own(masked[p[0].body : p[-1].end])
+        for (stems, _), p in zip(topics, parts, strict=True)
+    ]
+    if not all(enough or how_to for (_, enough), how_to in zip(topics, own_how_to, strict=True)):
         return "a part without enough of its own to be about"
     if not cued:
         for n, span in enumerate(spans):
             named = content_words(base, span)[1] or "\x00" in span
             if _FIRST_PERSON[lang].search(span) and not (named or len(topics[n][0]) >= 2):
                 return "the speaker's own situation, and no cue that they are separate"
-            if n and _FIRST_PERSON[lang].search(span) and not _HOW_TO.match(span):
+            how_to = _how_to_own(span)
+            if n and _FIRST_PERSON[lang].search(span) and not (_HOW_TO.match(span) or how_to):
                 # "How many euros would I get for $500?": the speaker's case of the one before
                 return "a later part about the speaker, and no cue that they are separate"
-            own = lang not in _DROPS_SUBJECTS or named or bool(_SUBJECT[lang].search(span))
+            own = (
+                lang not in _DROPS_SUBJECTS
+                or named
+                or how_to  # a how-to's subject is anyone: "como eu faço pão de queijo"
+                or bool(_SUBJECT[lang].search(span))
+            )
             if n and not own:
                 return "a part that may leave its subject to the one before"
     if any(_share(x[0], y[0]) for n, x in enumerate(topics) for y in topics[n + 1 :]):
@@ -713,6 +723,39 @@ _CJK_OWNED = re.compile(
 )
 
 
+# A how-to with its own object: "comment on fait une mayonnaise", "como eu faço pão de
+# queijo", "come si coltiva il basilico", "как сделать скриншот", "mercimek çorbası nasıl
+# yapılır", "how do I descale a kettle": asks how to do a thing it names, so it is about
+# no earlier part (unless a pronoun or "there" in it points back, see _POINTS_BACK).
+_HOW_TO_OWN = re.compile(
+    r"^\W*(?:(?:and|et|y|e|und|и|і|ve)\s+)?(?:"
+    r"how\s+(?:do|can|should|would)\s+(?:i|you|we|one)\s+|how\s+to\s+|"
+    r"comment\s+(?:on\s+|je\s+|faire\s+|peut-on\s+|fait-on\s+|faut-il\s+|est-ce\s+qu'on\s+)|"
+    r"c[óo]mo\s+(?:se\s+|hago\s+|puedo\s+|hacer\s+|preparo\s+)|"
+    r"come\s+(?:si\s+|faccio\s+|posso\s+|fare\s+)|"
+    r"como\s+(?:eu\s+|se\s+|faço\s+|fazer\s+|posso\s+)|"
+    r"wie\s+(?:\w+\s+man|mache\s+ich|kann\s+ich)\s+|"
+    r"(?:как|як)\s+(?:\w+(?:ть|ти|тись|ться)\s+)|"
+    r"jak\s+(?:się\s+)?\w+(?:ć|ci)?\s+|hoe\s+(?:maak|kan|moet)\s+(?:ik|je|je\s+een)?\s*|"
+    r"(?:gimana|bagaimana)\s+(?:cara\s+)?|làm\s+sao\s+(?:để\s+)?|cách\s+"
+    r")[^?？]*?[^\W\d_]{4,}|"
+    r"^\W*(?:\S+\s+){1,4}nasıl\s+\w+(?:ılır|ilir|ulur|ülür|nır|nir|nur|nür)\W*$",
+    re.IGNORECASE,
+)
+_POINTS_BACK = re.compile(
+    r"(?<!\w)(?:it|its|one|them|there|that|y|l'|le|la|les|lo|los|las|li|gli|ne|ci|o|a|os|as|"
+    r"es|ihn|sie|dort|dorthin|там|туда|его|её|ее|их|його|її|тому|onu|bunu|oraya|orada|go|ją|je|"
+    r"tam|hem|het|daar|itu|sana|nó|đó)(?!\w)|\w+nya\b",
+    re.IGNORECASE,
+)
+
+
+def _how_to_own(span: str) -> bool:
+    """Whether a part asks how to do a thing it names itself (see ``_HOW_TO_OWN``)."""
+    m = _HOW_TO_OWN.search(span)
+    return m is not None and _POINTS_BACK.search(span, m.start(), m.end() + 40) is None
+
+
 def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
     """Whether a later part names nothing of its own (a name, a number, a quoted title)
     after one that asks for a thing it does not name ("Which ocean is the deepest?"), or
@@ -720,6 +763,9 @@ def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
     allowed?": the later one may be about it)."""
     if lang in ("zh", "ja", "ko"):
         return any(_CJK_OWNED.search(span) is None for span in spans[1:])
+    spans = [spans[0], *(span for span in spans[1:] if not _how_to_own(span))]
+    if len(spans) == 1:
+        return False  # every later part asks how to do a thing of its own
     if any(_names(lang, span) for span in spans[:1]) and any(
         not _names(lang, span) and not _asks_of_its_own(lang, span) for span in spans[1:]
     ):
