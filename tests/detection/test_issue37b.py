@@ -262,3 +262,28 @@ class TestAHowToWithItsOwnObject:
     def test_a_how_to_about_the_thing_before_stays_with_it(self, text: str) -> None:
         """y, there, его, a how-to with no object of its own, or the speaker's cake."""
         _kept_whole(text)
+
+
+class TestWordsThatLookedLikeOtherWords:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Хто написав «Лісову пісню»? Яке найглибше озеро в Європі?",
+            "Хто заснував Київ? Яка найвища гора в Італії?",
+            "Qui a peint La Joconde ? Combien de temps faut-il pour cuire un œuf dur ?",
+            "Mam pytania:\na) ile lat ma Kraków\nb) co to jest fotosynteza",
+        ],
+    )
+    def test_a_bug_in_a_word_list_no_longer_holds_the_parts(self, text: str) -> None:
+        """Ukrainian capitals (Є, І, Ї, Ґ) name things; "combien de temps faut-il" asks a duration, not advice; Polish "co to
+        jest" (what is) points at nothing."""
+        d = detect(text)
+        assert d.independent and d.confidence >= SPLIT_THRESHOLD, d.reasons
+        assert len(d.groups) == 2, d.reasons
+
+    @pytest.mark.parametrize("text", ["세종대왕은 언제 태어났어요?", "안내 데스크는 어디예요?"])
+    def test_korean_my_is_not_read_inside_another_word(self, text: str) -> None:
+        """제 (my) and 내 (my) only as words of their own, not the end of 언제 or 안내."""
+        from fanout.detection._prose import _CJK_OWN
+
+        assert _CJK_OWN["ko"].search(text) is None

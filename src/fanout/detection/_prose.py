@@ -145,7 +145,7 @@ _ADVICE = {
         "en": r"should|shouldn't|ought|must|need|needs|recommend|suggest|advise|advice|worried|"
         r"worry|worth|prefer|pick|choose",
         "de": r"sollte\w*|soll|muss|müsste|empfiehl\w*|empfehl\w*|würdest|lohnt|sorgen|wählen",
-        "fr": r"dois|doit|devrais|devrait|faut|conseill\w+|recommand\w+|vaut|inquiéter|choisir",
+        "fr": r"dois|doit|devrais|devrait|(?<!temps\s)faut|conseill\w+|recommand\w+|vaut|inquiéter|choisir",
         "es": r"deber\w*|debo|debes|recomiend\w+|recomendar\w*|aconsej\w+|conviene|vale|"
         r"preocupar\w*|necesito|elegir",
         "it": r"dovrei|devo|dovrebbe|consigl\w+|conviene|vale|preoccupar\w*|scegliere",
@@ -217,7 +217,7 @@ _COMPACT = frozenset(("tr", "ar", "hi", "hi-en"))
 # noun with nothing after it to say which (English puts no article before abstract
 # nouns, so the article points back).
 _BARE_THE = re.compile(r"\bthe\s+(?:\w+\s+)?\w+\s*[.?!]?\s*$", re.IGNORECASE)
-_NAMED_IN = re.compile(r"(?<!^)(?<![.?!¿¡]\s)(?<![¿¡])\b[A-ZÀ-ÖØ-ÞĀ-ŽА-ЯЁİ][\w-]*|\d|\x00")
+_NAMED_IN = re.compile(r"(?<!^)(?<![.?!¿¡]\s)(?<![¿¡])\b[A-ZÀ-ÖØ-ÞĀ-ŽА-ЯЁЄІЇҐİ][\w-]*|\d|\x00")
 _BRIEF = 10
 """Words of the one statement before two questions that is sent with each of them."""
 HELD = 0.55
@@ -596,7 +596,7 @@ _CJK_OWN = {
         r"私|僕|俺|あなた|べき|ほうがいい|方がいい|おすすめ|お勧め|大丈夫|いいですか|どうすれば|平気|心配|危険|安全"
     ),
     "ko": re.compile(
-        r"저는|제가|저의|제\s|나는|내가|내\s|당신|해야|좋을까|추천|괜찮|될까요|어떻게\s*해야|정상|걱정|위험|안전"
+        r"저는|제가|저의|(?<![\uac00-\ud7af])제\s|나는|내가|(?<![\uac00-\ud7af])내\s|당신|해야|좋을까|추천|괜찮|될까요|어떻게\s*해야|정상|걱정|위험|안전"
     ),
 }
 _CJK_NO_SUBJECT = {
