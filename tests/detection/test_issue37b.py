@@ -287,3 +287,50 @@ class TestWordsThatLookedLikeOtherWords:
         from fanout.detection._prose import _CJK_OWN
 
         assert _CJK_OWN["ko"].search(text) is None
+
+
+class TestWhatBelongsTogetherStaysTogether:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "(1) x² − 5x + 6 = 0 を解いてください。(2) (1)の答えを使って、2つの解の積を求めてください。",
+            "(1) 2x+3=7을 풀어 주세요. (2) (1)의 답을 이용해 x²의 값을 구하세요.",
+            "(a) Solve 3x = 12. (b) Using the answer to (a), compute x squared.",
+        ],
+    )
+    def test_a_part_that_uses_an_earlier_parts_answer_by_its_label_stays_with_it(
+        self, text: str
+    ) -> None:
+        """ "(1)の答え", "(1)의 답", "the answer to (a)": the label in parentheses."""
+        d = detect(text)
+        assert len(d.questions) == 2
+        assert d.groups == [[0, 1]], d.reasons
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Our teacher gave us these questions: Is lying ever right? Can art be objective? "
+            "Can you help me answer them?",
+            "هذه أسئلة المقابلة: ما هي نقاط قوتك؟ لماذا تريد هذه الوظيفة؟ هل صياغتها جيدة؟",
+        ],
+    )
+    def test_a_plural_pronoun_after_several_parts_takes_them_all(self, text: str) -> None:
+        """ "answer them", "صياغتها" (their wording): the questions before are the
+        material of the last part, all of them, not only the one just before."""
+        d = detect(text)
+        assert len(d.groups) == 1, d.reasons
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Can you proofread this for me? 'Hi Tom, are you coming on Friday? I cant find "
+            "the adress. Also can you bring the charger?'",
+            "Vertaal dit: Waar is het station? Hoe laat vertrekt de trein?",
+            "Corrige esto por favor: ¿Sabes dónde está la estación? Tengo que estar allí a las "
+            "ocho, ¿me ayudas?",
+        ],
+    )
+    def test_the_text_after_proofread_this_is_its_material(self, text: str) -> None:
+        """A request to work on "this" (proofread, translate, correct): what follows is
+        the text it works on, questions in it included."""
+        _kept_whole(text)

@@ -88,7 +88,15 @@ _WORKS_ON_TEXT = re.compile(
     r"sentences?|writing)|this\s+(?:paragraph|text|email|essay|message|letter|post|draft)|"
     r"siguiente|abajo|este\s+texto|mi\s+texto|folgenden|unten|diesen\s+text|meinen\s+text|"
     r"suivant|ci-dessous|ce\s+texte|mon\s+texte|seguente|questo\s+testo|этот\s+текст|ниже|"
-    r"aşağıdaki|bu\s+metni)\b",
+    r"aşağıdaki|bu\s+metni)\b|"
+    # a bare "this" that the text after it is: "Can you proofread this for me? 'Hi Sarah, ...'"
+    r"\b(?:proofread|check|correct|fix|edit|review|improve|polish|rewrite|rephrase|translate|"
+    r"corrige|corrija|revisa|revise|traduce|traduza|traduis|korrigiere|überprüfe|übersetze|relis|"
+    r"correggi|controlla|traduci|исправь|проверь|переведи|виправ|перевір|переклади|popraw|sprawdź|"
+    r"przetłumacz|verbeter|controleer|vertaal|perbaiki|periksa|terjemahkan|sửa|dịch|düzelt|çevir)\b"
+    r"\s+(?:(?:me|mir|moi|me)\s+)?(?:this|that|it|esto|esta|este|isto|das|dies|ceci|ça|questo|"
+    r"это|це|to|dit|ini|này|bunu)\s*(?:(?:for\s+me|please|bitte|por\s+favor|s'il\s+te\s+plaît|"
+    r"per\s+favore|пожалуйста|proszę|alsjeblieft|ya|tolong)\s*)?[:?.!]",
     re.IGNORECASE,
 )
 # Requests with nothing of their own to be about: "Give an example.", "Explain why."

@@ -163,7 +163,8 @@ _RESULT_OF = re.compile(
     r"\s+(?:from|to|of|in|for|de|del|aus|von|zu|à|di|da|do|из|к)\s+(?:(?:question|part|step|teil|"
     r"aufgabe|parte|partie|pregunta|pergunta|domanda|вопрос\w*|задани\w+)\s+)?"
     r"(?:\(([a-z])\)|([a-z])\)|(\d{1,3})(?![\d%])|(?<=part )([a-z])\b|(?<=teil )([a-z])\b)|"
-    r"(?:\(([a-z])\)|([a-z])\)|(?<![\d.])(\d{1,3}))\s*(?:の(?:結果|答え)|的(?:结果|答案)|의\s*(?:결과|답))|"
+    r"(?:[(（]([a-z]|\d{1,3})[)）]|([a-z])\)|(?<![\d.])(\d{1,3}))\s*(?:の(?:結果|答え|解)|的(?:结果|答案|解)|"
+    r"의\s*(?:결과|답|해))|"
     r"\b(?:the\s+)?(?:results?|answers?|values?)\s+above\b|上の結果|上面的结果|위의\s*결과",
     re.IGNORECASE,
 )
@@ -359,6 +360,8 @@ class _Linker:
                 if kind == "p":
                     while j > 0 and not self.read(j).person:
                         j -= 1
+                if kind == "pl" or (self.codes[i] == "ar" and word.endswith(("ها", "هم"))):
+                    j = 0  # "them", -ها (of things): may be all the parts before, as material
                 for k in range(j, i):
                     self.g.union(i, k)
                 self.reasons.append(f"part {i + 1} leans on part {j + 1}: {word!r}")
