@@ -334,3 +334,27 @@ class TestWhatBelongsTogetherStaysTogether:
         """A request to work on "this" (proofread, translate, correct): what follows is
         the text it works on, questions in it included."""
         _kept_whole(text)
+
+
+class TestAPartInAnotherLanguage:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "¿Quién ganó la Copa América 2021? And who was the coach of the team?",
+            "Qui a gagné le Tour de France 2019 ? And how long was the race?",
+        ],
+    )
+    def test_an_and_question_in_another_language_naming_nothing_stays(self, text: str) -> None:
+        """A later part in another language than the prompt's is judged as one not read
+        word by word: it must name something of its own to stand alone."""
+        _kept_whole(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "¿Quién pintó el Guernica? And how tall is Mount Everest?",
+            "Wer hat Faust geschrieben? And what is the capital of Canada?",
+        ],
+    )
+    def test_an_and_question_in_another_language_naming_its_own_splits(self, text: str) -> None:
+        _split_as(text, 2)

@@ -319,6 +319,9 @@ def _one_matter(
     spans = [masked[p[0].start : p[-1].end] for p in parts]
     if any(_DEICTIC.search(span) for span in spans):
         return "a part points at something outside it"
+    if cued and not all(_reads_as(base, span) for span in spans):
+        # a part in another language than the prompt's (Spanglish): judged as one not read
+        return _unread_one_matter(spans)
     if cued and any(_OWN[lang].search(s) or _FIRST_PERSON[lang].search(s) for s in spans):
         return "the speaker's own situation, and no cue that they are separate"
     if not cued:
