@@ -359,3 +359,54 @@ class TestAPartInAnotherLanguage:
     )
     def test_an_and_question_in_another_language_naming_its_own_splits(self, text: str) -> None:
         _split_as(text, 2)
+
+
+class TestAListThatAsksForItsAnswers:
+    @pytest.mark.parametrize(
+        ("text", "n"),
+        [
+            (
+                "Help me with my physics homework:\n1. Convert 72 km/h to m/s\n2. What is the "
+                "weight of a 5 kg mass on the Moon?\n3. Define kinetic energy",
+                3,
+            ),
+            (
+                "Ayuda con mi tarea de historia:\n- la fecha de la Revolución Francesa\n- quién "
+                "fue Simón Bolívar\n- la capital del Imperio inca",
+                3,
+            ),
+            (
+                "Pomóż z pracą domową:\na) ile to jest 15% z 80\nb) stolica Norwegii\nc) kto "
+                "napisał Krzyżaków",
+                3,
+            ),
+            ("次について教えてください：\n・光の速さ\n・日本で一番長い川\n・「猫」を英語で", 3),
+            (
+                "Ödevim için yardım eder misin:\n- Fotosentez nedir\n- Türkiye'nin en uzun "
+                "nehri\n- 2x + 4 = 10 denklemini çöz",
+                3,
+            ),
+        ],
+    )
+    def test_homework_or_tell_me_about_the_following_makes_each_item_an_ask(
+        self, text: str, n: int
+    ) -> None:
+        """A colon line asking for the answers (homework, "tell me about the
+        following"), a list that ends the prompt: each item is a part, noun phrases too."""
+        _split_as(text, n)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Help me with my homework essay on climate change:\n- intro about rising "
+            "temperatures\n- body with three causes\n- conclusion with solutions\nCan you write it?",
+            "Here is my homework answer, is it correct?\n1. 12 x 12 = 144\n2. 15 x 15 = 225",
+            "Für die Hausaufgabe soll ich diese Gliederung verbessern:\n1. Einleitung\n"
+            "2. Hauptteil\n3. Schluss",
+            "Mi tarea es un ensayo. Ideas que tengo:\n- el cambio climático\n- la deforestación\n"
+            "- la contaminación\n¿Cuál elijo?",
+        ],
+    )
+    def test_a_list_that_is_material_or_followed_by_a_question_stays_whole(self, text: str) -> None:
+        """A question after the list, "this outline", "is it correct?": one task."""
+        _kept_whole(text)
