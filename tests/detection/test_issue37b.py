@@ -410,3 +410,43 @@ class TestAListThatAsksForItsAnswers:
     def test_a_list_that_is_material_or_followed_by_a_question_stays_whole(self, text: str) -> None:
         """A question after the list, "this outline", "is it correct?": one task."""
         _kept_whole(text)
+
+
+class TestAStatementThatAsks:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Can you suggest a name for my bakery? Also need a slogan for the summer sale flyer.",
+            "¿Me recomiendas una película de terror? Además necesito una receta de galletas sin "
+            "gluten.",
+            "Kannst du mir ein Geschenk für meinen Vater empfehlen? Außerdem brauche ich ein "
+            "Rezept für Käsekuchen.",
+            "What's a good stretching routine for runners? And my second question is whether oat "
+            "milk is healthier than almond milk.",
+            "Jak długo gotować jajko na twardo? Poza tym potrzebuję pomysłu na prezent dla siostry.",
+            "Bisakah kamu merekomendasikan laptop untuk mahasiswa? Selain itu saya butuh resep "
+            "rendang yang mudah.",
+        ],
+    )
+    def test_a_need_after_a_connective_or_my_next_question_is_a_part(self, text: str) -> None:
+        """ "Also need X", "Además necesito X", "Außerdem brauche ich X", "my second
+        question is whether ...": a request written as a statement."""
+        _split_as(text, 2)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Can you write a cover letter for a barista job? Also need it to sound friendly.",
+            "What's a good laptop for students? Also, I need it to be light.",
+            "Plan a 3-day trip to Rome for me. Also need some tips for the same trip on a budget.",
+            "¿Qué portátil me recomiendas para programar? Además necesito que tenga buena batería.",
+        ],
+    )
+    def test_a_need_about_the_part_before_stays_with_it(self, text: str) -> None:
+        """ "need it to", "necesito que", "the same trip": a condition on the request."""
+        _kept_whole(text)
+
+    def test_my_second_question_is_kept_in_what_is_sent(self) -> None:
+        """What follows "my second question is" is no question on its own."""
+        text = "Is rice gluten-free? And my second question is whether quinoa is a grain."
+        assert _split_as(text, 2)[1].startswith("my second question is whether")

@@ -23,11 +23,13 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "ASKS_IN_A_STATEMENT",
     "HEADER",
     "IMPERATIVE",
     "INSTRUCTION",
     "LEAD",
     "LEADIN",
+    "MY_NEXT_QUESTION",
     "POSTSCRIPT",
     "REQUEST",
     "WH_START",
@@ -226,6 +228,45 @@ def lead_of(text: str) -> tuple[str, str]:
         return "", ""
     return text[: m.end()].strip(), kind
 
+
+# A statement that asks: a need ("Also need a punch recipe"), a wish to ask or know ("Poza
+# tym chciałbym zapytać, czy ..."), or a "whether" clause after "my second question is".
+MY_NEXT_QUESTION = re.compile(
+    r"^\W*(?:"
+    r"my\s+(?:second|next|other|last|third|final)\s+question\s+is|"
+    r"mi\s+(?:segunda|otra|última)\s+pregunta\s+es|meine\s+(?:zweite|andere|letzte)\s+frage\s+ist|"
+    r"ma\s+(?:deuxième|seconde|autre|dernière)\s+question\s+(?:est|c'est)|"
+    r"la\s+mia\s+(?:seconda|altra|ultima)\s+domanda\s+è|minha\s+(?:segunda|outra|última)\s+pergunta\s+é|"
+    r"мой\s+(?:второй|другой|последний)\s+вопрос|ikinci\s+sorum|"
+    r"moje\s+(?:drugie|kolejne|ostatnie)\s+pytanie\s+(?:to|brzmi)|mijn\s+(?:tweede|andere|laatste)\s+vraag\s+is|"
+    r"pertanyaan\s+(?:kedua|berikutnya|terakhir)\s+(?:saya|aku)|câu\s+hỏi\s+thứ\s+hai|"
+    r"моє\s+(?:друге|інше|останнє)\s+питання"
+    r")\b",
+    re.IGNORECASE,
+)
+"""A sentence that says it is the next question: "my second question is whether ...",
+"moje drugie pytanie to ...": kept whole in what is sent (what follows is no question
+on its own)."""
+ASKS_IN_A_STATEMENT = re.compile(
+    r"^\W*(?:"
+    r"my\s+(?:second|next|other|last|third|final)\s+question|"
+    r"(?:i\s+)?(?:also\s+)?(?:need|want|'d\s+like|would\s+like|am\s+looking\s+for)\s+(?:a|an|some|the|"
+    r"\d+|to\s+know|help|ideas?|tips?|advice|recommendations?)\b|whether\b|"
+    r"(?:ich\s+)?(?:brauche|möchte\s+(?:gerne\s+)?wissen|hätte\s+gern)\b|ob\b|"
+    r"(?:j'ai\s+besoin|je\s+voudrais\s+(?:savoir|demander)|je\s+cherche)\b|"
+    r"(?:necesito|quisiera\s+(?:saber|preguntar)|quería\s+preguntar|busco)\b|"
+    r"(?:mi\s+serve|ho\s+bisogno|vorrei\s+(?:sapere|chiedere)|cerco)\b|"
+    r"(?:preciso|queria\s+(?:saber|perguntar)|gostaria\s+de\s+(?:saber|perguntar))\b|"
+    r"(?:мне\s+)?(?:нужен|нужна|нужно|нужны)\b|(?:хотел|хотела)\s+бы\s+(?:спросить|узнать)|"
+    r"(?:chciał(?:a)?bym|chcę)\s+(?:zapytać|wiedzieć|się\s+dowiedzieć)|potrzebuję\b|"
+    r"(?:ik\s+)?(?:wil\s+(?:graag\s+)?weten|zoek)\b|"
+    r"(?:saya\s+|aku\s+)?(?:butuh|perlu|mau\s+tanya|ingin\s+tahu)\b|"
+    r"(?:tôi\s+|mình\s+)?(?:cần|muốn\s+hỏi)\b|"
+    r"(?:хотів|хотіла)\s+б\s+(?:спитати|дізнатися)|(?:мені\s+)?потрібн\w+|"
+    r"sormak\s+istiyorum|أريد|أحتاج|मुझे\s+\S+\s+चाहिए|mujhe\s+\w+\s+chahiye"
+    r")(?!\s+(?:que|dass|che|что|чтобы|żeby|że|dat|bahwa|supaya|rằng|để|it|them|this|that|ob|es)\b)",
+    re.IGNORECASE,
+)
 
 # --- headers: a count of questions, nothing else ----------------------------------------
 HEADER = Gated(

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from ._classes import word_set
-from ._cues import POSTSCRIPT, REQUEST, WH_START
+from ._cues import ASKS_IN_A_STATEMENT, MY_NEXT_QUESTION, POSTSCRIPT, REQUEST, WH_START
 from ._lang import (
     LATIN,
     UNREAD_ANAPHOR,
@@ -566,7 +566,8 @@ _HOW_TO = re.compile(r"^\W*(?:and\s+)?how\s+(?:do|can|could|would|should)\s+i\b"
 # Words that, in a later question, lean on what the one before was about: "what other
 # novels", "at the time", "an example" (of what the one before asked).
 _LEANS_BACK = re.compile(
-    r"(?<!\w)(?:other|else|also|too|as\s+well|at\s+(?:the|that)\s+time|back\s+then|that\s+year|"
+    r"(?<!\w)(?:other|else|also|too|as\s+well|at\s+(?:the|that)\s+time|back\s+then|that\s+year|same|"
+    r"mism[oa]s?|selbe[nmrs]?|même|stess[oa]|mesm[oa]|тот\s+же|та\s+же|то\s+же|aynı|"
     r"the\s+same\s+year|también|auch|aussi|anche|também|тоже|также|"
     r"examples?|otr[oa]s?|en\s+(?:ese|aquel)\s+(?:momento|entonces|año)|ejemplos?|andere[nmrs]?|"
     r"damals|Beispiele?|autres?|à\s+l'époque|cette\s+année-là|exemples?|altr[oaie]|all'epoca|"
@@ -943,6 +944,21 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
     return _ProseReader(text, masked, lang).read(units)
 
 
+def _ask_in_a_statement(body: str, u: Unit) -> None:
+    """A statement after a part that asks all the same: a need after a connective ("Also
+    need a punch recipe ..."), or one that says it is the next question ("and my second
+    question is whether ..."), which counts as an ordinal. Not one that leans on the part
+    before ("also need tips for the same trip")."""
+    if MY_NEXT_QUESTION.match(body):
+        u.kind, u.lead_kind = "r", "ordinal"
+    elif (
+        u.lead_kind in ("also", "ordinal", "strong")
+        and ASKS_IN_A_STATEMENT.match(body)
+        and not _LEANS_BACK.search(body)
+    ):
+        u.kind = "r"
+
+
 class _ProseReader:
     """``read_prose``'s steps over one prompt: its units classified, the context set
     apart, the parts gathered, what is shared around them, and how sure the split is."""
@@ -1080,6 +1096,8 @@ class _ProseReader:
             if u.kind == "h":
                 self.headers.append(u)
                 continue
+            if parts and u.kind == "s":
+                _ask_in_a_statement(self.masked[u.body : u.end], u)
             if u.kind not in ("q", "w", "r"):
                 if not parts and u.kind in ("i", "l"):
                     self.pre.append(u)
