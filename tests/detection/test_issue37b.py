@@ -450,3 +450,22 @@ class TestAStatementThatAsks:
         """What follows "my second question is" is no question on its own."""
         text = "Is rice gluten-free? And my second question is whether quinoa is a grain."
         assert _split_as(text, 2)[1].startswith("my second question is whether")
+
+
+class TestALanguageReadAsAnother:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Ai là người viết Truyện Kiều? Thủ đô của Nhật Bản là gì?",
+            "Sông nào dài nhất thế giới? Ai là người phát minh ra điện thoại?",
+        ],
+    )
+    def test_vietnamese_is_not_read_with_the_italian_pronouns(self, text: str) -> None:
+        """Vietnamese "là" (is) is no Italian "là" (there)."""
+        _split_as(text, 2)
+
+    def test_french_circumflexes_are_not_vietnamese(self) -> None:
+        """â, ê, ô are French and Portuguese too: "Quel âge avait-il" is still read as
+        French, and its "il" points back."""
+        text = "1. Qui a écrit Les Misérables ?\n2. Quel âge avait-il à sa mort ?"
+        assert detect(text).groups == [[0, 1]]

@@ -268,7 +268,7 @@ UNREAD_WORDS = {
 }
 _UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
 _POLISH = re.compile(r"[ąęłśźżńćĄĘŁŚŹŻŃĆ]")
-_VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]", re.IGNORECASE)
+_VIETNAMESE = re.compile(r"[ăđơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]", re.IGNORECASE)
 UNREAD_ANAPHOR = {
     # he, she, it, they, him, her, them, his, there, then, this/that (one)
     "pl": re.compile(

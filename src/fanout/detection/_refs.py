@@ -226,8 +226,10 @@ def dependencies(
         if i < len(leans) and leans[i]:
             linker.link(i, i - 1, leans[i])
         elif not linker.refers_back(i):
-            linker.points_back(i)
-            linker.unread_points_back(i)
+            if linker.unread is None:
+                linker.points_back(i)
+            else:  # the reader of the language it was taken for would misread its words
+                linker.unread_points_back(i)
     return Links(linker.g.groups(), linker.reasons, linker.let_go, linker.latin)
 
 
