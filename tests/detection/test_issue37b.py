@@ -469,3 +469,32 @@ class TestALanguageReadAsAnother:
         French, and its "il" points back."""
         text = "1. Qui a écrit Les Misérables ?\n2. Quel âge avait-il à sa mort ?"
         assert detect(text).groups == [[0, 1]]
+
+
+class TestASuperlativeWithItsOwnDomain:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Кто написал «Анну Каренину»? Какое самое высокое здание в мире?",
+            "¿Quién pintó Las Meninas? ¿Cuál es la montaña más alta de África?",
+            "Chi ha scritto Il Gattopardo? Qual è il fiume più lungo d'Italia?",
+            "Who wrote Dracula? What is the deepest lake in the world?",
+            "Quem escreveu Dom Casmurro? Qual é o rio mais longo do mundo?",
+        ],
+    )
+    def test_the_deepest_lake_in_the_world_is_a_question_of_its_own(self, text: str) -> None:
+        """A superlative whose domain is a name or the world asks for a new thing."""
+        _split_as(text, 2)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Who won the Tour de France in 2019? How old was the youngest rider?",
+            "Кто выиграл чемпионат мира 2018? Кто был самым молодым игроком?",
+            "¿Quién ganó el Mundial 2010? ¿Cuál fue el gol más bonito del torneo?",
+            "Which country has the most lakes? What is the largest lake in that country?",
+        ],
+    )
+    def test_a_superlative_of_the_thing_before_stays_with_it(self, text: str) -> None:
+        """No domain, "del torneo" (which?), "that country": the one before's."""
+        _kept_whole(text)

@@ -402,6 +402,7 @@ def _one_matter(
                 lang not in _DROPS_SUBJECTS
                 or named
                 or how_to  # a how-to's subject is anyone: "como eu faço pão de queijo"
+                or _superlative_of_its_own(span)  # "самая глубокая точка мирового океана"
                 or bool(_SUBJECT[lang].search(span))
             )
             if n and not own:
@@ -663,7 +664,43 @@ _NEW_THING = re.compile(
 )
 
 
+# A superlative with its own domain: "the deepest point of the world ocean", "самая
+# глубокая точка мирового океана", "la montaña más alta de África", "der höchste Berg
+# Europas", "najdłuższa rzeka w Polsce", "en uzun nehri": a new thing of its own, not the
+# one before's ("How old was the youngest winner?" has no domain).
+_SUPERLATIVE_WITH_DOMAIN = re.compile(
+    r"\bthe\s+(?:\w+est|most\s+\w+|best|worst)\s+(?:\w+\s+){0,2}?(?:in|of|on)\s+(?:the\s+)?\w{3,}|"
+    r"\b(?:el|la|los|las|le|les|il|lo|i|gli|o|a|os|as)\s+\w+\s+(?:más|plus|più|mais)\s+\w+\s+"
+    r"(?:de|del|du|des|d'|di|della|dello|do|da|en|in|no|na|nel|nella)\b|"
+    r"(?<!\w)сам(?:ый|ая|ое|ые|ого|ой)\s+\w+\s+\w+(?:\s+\w+){1,2}|(?<!\w)най\w{3,}\s+\w+\s+(?:в|у|на)\s+\w+|"
+    r"\b(?:der|die|das)\s+\w+ste[nr]?\s+\w+\s+(?:der|in|von|\w+s\b)|"
+    r"(?<!\w)naj\w{3,}\s+\w+\s+(?:w|na|\w+u|\w+a)\b|\w+(?:nın|nin|nun|nün)\s+en\s+\w+|"
+    r"\b(?:ter\w+|paling\s+\w+)\s+di\s+\w+|\w+\s+nhất\s+(?:thế\s+giới|\w+)",
+    re.IGNORECASE,
+)
+
+
+# The domain of a superlative that is its own: a name, or the world.
+_OWN_DOMAIN = re.compile(
+    r"(?<!^)\b[A-ZÀ-ÖØ-ÞА-ЯЁЄІЇ]\w+|(?i:\b(?:world|earth|universe|mundo|monde|mondo|welt|dunia|dünya\w*)\b|"
+    r"(?<!\w)(?:мир\w*|світ\w*|świat\w*|thế\s+giới|العالم|दुनिया))"
+)
+
+
+def _superlative_of_its_own(span: str) -> bool:
+    """ "the deepest lake in the world", "самое высокое здание в мире", "la montaña más
+    alta de África"; not "el gol más bonito del torneo" (which tournament?)."""
+    m = _SUPERLATIVE_WITH_DOMAIN.search(span)
+    return (
+        m is not None
+        and _OWN_DOMAIN.search(span, m.start() + 1) is not None
+        and not _DEICTIC.search(span)
+    )
+
+
 def _asks_of_its_own(lang: str, span: str) -> bool:
+    if _superlative_of_its_own(span):
+        return True
     return bool(
         _NEW_THING.match(span)
         and not (_unrestricted_the(span) if lang == "en" else _the_unsaid(lang, span))
@@ -793,7 +830,7 @@ def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
             not _names(lang, span) and (_unrestricted_the(span) or _VERB_ALONE.search(span))
             for span in spans[1:]
         )
-    return any(not _names(lang, span) for span in spans[1:])
+    return any(not _names(lang, span) and not _asks_of_its_own(lang, span) for span in spans[1:])
 
 
 _RESTRICTS = word_set(
