@@ -498,3 +498,48 @@ class TestASuperlativeWithItsOwnDomain:
     def test_a_superlative_of_the_thing_before_stays_with_it(self, text: str) -> None:
         """No domain, "del torneo" (which?), "that country": the one before's."""
         _kept_whole(text)
+
+
+class TestAsksListedAfterAColon:
+    @pytest.mark.parametrize(
+        ("text", "n"),
+        [
+            (
+                "Responde en una frase cada una: qué es un agujero negro, quién fue Bolívar y por "
+                "qué el cielo es azul.",
+                3,
+            ),
+            (
+                "Responda rapidamente: o que é inflação, quem pintou a Mona Lisa e por que o mar "
+                "é salgado.",
+                3,
+            ),
+            (
+                "Kannst du bitte: den Satz 'ich komme später' ins Englische übersetzen, erklären "
+                "was eine GmbH ist, und einen Namen für meinen Hund vorschlagen?",
+                3,
+            ),
+            (
+                "من فضلك: اشرح معنى كلمة 'ديمقراطية'، واذكر عاصمة كندا، واكتب لي بيت شعر عن البحر.",
+                3,
+            ),
+        ],
+    )
+    def test_asks_listed_after_an_instruction_or_a_polite_frame_are_parts(
+        self, text: str, n: int
+    ) -> None:
+        """ "por que", "o que" join a list of questions; "Kannst du bitte:", "من فضلك:"
+        open a list whose items each have their own verb (the Arabic comma and و too)."""
+        _split_as(text, n)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Kun je even: de aardappels schillen, snijden en koken uitleggen?",
+            "Kannst du bitte: den Text kürzen, korrigieren und übersetzen?",
+            "Can you: take this paragraph, shorten it, and make it more formal?",
+            "من فضلك: ترجم هذه الجملة، ثم اشرح قواعدها.",
+        ],
+    )
+    def test_steps_on_one_thing_after_a_polite_frame_stay_whole(self, text: str) -> None:
+        _kept_whole(text)

@@ -1052,7 +1052,7 @@ class _ProseReader:
             listed = (
                 list_joins(masked, u, items)
                 if not joins
-                and "," in masked[u.body : u.end]
+                and ("," in masked[u.body : u.end] or "،" in masked[u.body : u.end])
                 and u.kind in ("q", "w", "r", "s")
                 and (items or u.kind != "s")
                 and not _DEICTIC.search(masked, u.body, u.end)  # tasks on one text: "this article"

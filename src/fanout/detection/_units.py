@@ -71,7 +71,7 @@ _AND_JOIN = re.compile(
     r"which\s+\w+\s+(?:is|are|was|were|do|does|did|should|can)|"
     r"(?:wer|was|wie|warum|wann|wo|welche\w*|qui|quel\w*|comment|pourquoi|quand|où|combien|qué|"
     r"quién|cómo|cuál|cuándo|dónde|cuánt\w*|quien|como|cuant\w*|donde|chi|cosa|come|quale|quant\w*|"
-    r"quem|qual|onde|кто|что|"
+    r"quem|qual|onde|por\s+que|o\s+que|por\s+qué|para\s+qué|кто|что|"
     r"как|где|когда|сколько|почему|какой|какая|какое|какие|"
     # nl pl uk id vi
     r"wat|waarom|hoe|waar|wanneer|welke|hoeveel|co|dlaczego|jak|kto|gdzie|kiedy|ile|jaki|jaka|"
@@ -291,6 +291,18 @@ def _count_then_instruction(body: str) -> bool:
     )
 
 
+# A polite ask that only opens what follows its colon: "Can you:", "Kun je even:",
+# "Kannst du bitte:", "Puedes:", "Можешь:", "لو سمحت:", "Please:".
+_ASKS_FOR_WHAT_FOLLOWS = re.compile(
+    r"^\W*(?:(?:please|pls)\s+)?(?:(?:can|could|would)\s+you|kun\s+je|kunt\s+u|kannst\s+du|könnten\s+sie|"
+    r"könntest\s+du|peux-tu|pouvez-vous|puedes|podrías|puoi|potresti|(?:você\s+)?pode|"
+    r"можешь|можете|możesz|czy\s+możesz|bisakah\s+kamu|bisa|tolong|لو\s+سمحت|من\s+فضلك|please|bitte|"
+    r"por\s+favor|s'il\s+te\s+pla[iî]t|per\s+favore|пожалуйста|proszę|lütfen|कृपया|"
+    r"bạn\s+có\s+thể|можеш)(?:\s+(?:please|quickly|also|even|bitte|mal|kurz|me|mir))*\W*[:：]\s*$",
+    re.IGNORECASE,
+)
+
+
 def kind_of(masked: str, u: Unit) -> str:
     body = masked[u.body : u.end].strip()
     if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
@@ -310,6 +322,8 @@ def kind_of(masked: str, u: Unit) -> str:
         return "h"
     if LEADIN.search(body) and (body.endswith((":", "：")) or words(body) <= 10):
         return "l"
+    if _ASKS_FOR_WHAT_FOLLOWS.match(body):
+        return "l"  # "Kun je even:", "لو سمحت:": what follows is what is asked
     if WH_START.match(body):
         return "w"
     if REQUEST.match(body) or _QCJK_ASK.search(body):
@@ -344,9 +358,11 @@ def split_and(
 # things: a name for my bakery, the hours of the museum, and a recipe"): cut at each
 # comma, and at an "and" after the last one.
 _LIST_JOIN = re.compile(
-    r",\s*(?:(?:and|und|et|y|e|и|ve|aur|and\s+also)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur)\s+",
+    r"[,،]\s*(?:(?:and|und|et|y|e|и|ve|aur|en|i|oraz|і|та|và|dan|and\s+also)\s+|و)?|"
+    r"\s+(?:and|und|et|y|e|и|ve|aur)\s+",
     re.IGNORECASE,
 )
+_ANY_COMMA = re.compile(r"[,،]")
 _POLITE_ASK = re.compile(
     r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?", re.IGNORECASE
 )
@@ -357,27 +373,29 @@ def list_joins(masked: str, u: Unit, items: bool) -> list[re.Match[str]]:
     them, or two joined by ", and") or, with ``items``, of several items after a header
     is cut; [] if it is not one. Each piece holds two words or more."""
     body = masked[u.body : u.end]
-    if "," not in body:
+    if not _ANY_COMMA.search(body):
         return []
     polite = _POLITE_ASK.match(body)
     if not items and IMPERATIVE.match(body[polite.end() :] if polite else body) is None:
         return []
     joins: list[re.Match[str]] = []
-    last_comma = max(m.start() for m in re.finditer(",", body)) + u.body
+    last_comma = max(m.start() for m in _ANY_COMMA.finditer(body)) + u.body
     for m in _LIST_JOIN.finditer(masked, u.body, u.end):
-        if "," not in m.group() and m.start() < last_comma:
+        if not _ANY_COMMA.search(m.group()) and m.start() < last_comma:
             continue  # an "and" inside an item: only the one after the last comma cuts
         if items or IMPERATIVE.match(masked[m.end() : u.end]) is not None:
             joins.append(m)
     cuts = [u.body, *(m.start() for m in joins), u.end]
     pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
     least = 2
-    while joins and words(pieces[-1]) < least and "," not in joins[-1].group():
+    while joins and words(pieces[-1]) < least and not _ANY_COMMA.search(joins[-1].group()):
         joins.pop()  # "the difference between virus and bacteria": an "and" inside the item
         pieces[-2:] = ["".join(pieces[-2:])]
     if any(words(p) < least for p in pieces):
         return []
-    if len(joins) < 2 and not (joins and "," in joins[0].group() and joins[0].group().strip(", ")):
+    if len(joins) < 2 and not (
+        joins and _ANY_COMMA.search(joins[0].group()) and joins[0].group().strip(",، ")
+    ):
         return []  # two pieces only when joined by ", and"
     return joins
 
