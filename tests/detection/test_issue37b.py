@@ -543,3 +543,13 @@ class TestAsksListedAfterAColon:
     )
     def test_steps_on_one_thing_after_a_polite_frame_stay_whole(self, text: str) -> None:
         _kept_whole(text)
+
+    def test_an_and_inside_the_last_item_does_not_cut_it(self) -> None:
+        """ "la diferencia entre 'ser' y 'estar' y recomiéndame ...": after the last
+        comma only the last "and" cuts."""
+        text = (
+            "Por favor: dame dos antónimos de 'alto', explícame la diferencia entre 'por' y "
+            "'para' y recomiéndame un podcast en español."
+        )
+        parts = _split_as(text, 3)
+        assert parts[1].endswith("'para'")

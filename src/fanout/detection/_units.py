@@ -385,6 +385,11 @@ def list_joins(masked: str, u: Unit, items: bool) -> list[re.Match[str]]:
             continue  # an "and" inside an item: only the one after the last comma cuts
         if items or IMPERATIVE.match(masked[m.end() : u.end]) is not None:
             joins.append(m)
+    bare = [m for m in joins if not _ANY_COMMA.search(m.group())]
+    if len(bare) > 1 and not all(IMPERATIVE.match(masked[m.end() : u.end]) for m in bare):
+        # "the difference between 'ser' y 'estar' y recomiéndame ...": after the last
+        # comma only the last "and" cuts, unless each opens a request of its own
+        joins = [m for m in joins if m not in bare[:-1]]
     cuts = [u.body, *(m.start() for m in joins), u.end]
     pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
     least = 2
