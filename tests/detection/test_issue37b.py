@@ -553,3 +553,35 @@ class TestAsksListedAfterAColon:
         )
         parts = _split_as(text, 3)
         assert parts[1].endswith("'para'")
+
+
+class TestAThingBroughtInWithAnIndefiniteArticle:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Where is Lake Como? What is a good recipe for risotto?",
+            "Wie hoch ist der Brocken? Kennst du ein gutes Rezept für Linsensuppe?",
+            "Quand a été fondée Marseille ? Tu connais une bonne série policière ?",
+            "yaar Qutub Minar kitna purana hai aur ek acchi pasta recipe bhi bata do",
+            "Hà Nội có bao nhiêu quận và làm sao để nấu phở bò",
+        ],
+    )
+    def test_a_question_bringing_in_its_own_thing_splits(self, text: str) -> None:
+        """ "a good recipe for risotto", "ein gutes Rezept", "ek acchi pasta recipe":
+        a new thing, after a question naming another; Vietnamese and Hinglish asking
+        late, joined by và and aur."""
+        _split_as(text, 2)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Where is the Colosseum? Is there a guided tour?",
+            "Who founded Tesla? Did he also start another company?",
+            "Wo liegt Neuschwanstein? Gibt es dort ein Café?",
+            "What is the Louvre? Can you give me a short history of the building?",
+            "Who wrote Hamlet? Is there a film version of it?",
+        ],
+    )
+    def test_a_thing_tied_to_the_one_before_stays_with_it(self, text: str) -> None:
+        """there, dort, another, it, the building: tied to the question before."""
+        _kept_whole(text)

@@ -491,7 +491,7 @@ _REQUEST_START = Gated(
 _REQUEST_END = re.compile(
     r"(?<![^\W\d_])(?:açıkla|anlat|yaz|söyle|çevir|listele|hesapla|öner|ver|tarif\s+et|açıklar\s+mısın|"
     r"बताइए|बताओ|बताएं|बताइये|समझाइए|समझाओ|लिखिए|लिखो|लिखें|सुझाइए|"
-    r"batao|bataiye|bata\s+do|samjhao|samjhaiye|likho|likh\s+do|dikhao|kar\s+do|de\s+do)\W*$",
+    r"batao|bataiye|bata\s+do|samjhao|samjhaiye|likho|likh\s+do|dikhao|kar\s+do|de\s+do|karo|kijiye|kariye)\W*$",
     re.IGNORECASE,
 )
 

@@ -74,7 +74,10 @@ _DEICTIC = re.compile(
     r"\b(?:this|these|that|those|such(?!\s+as\b)|following|below|above|here|dies\w*|folgende\w*|"
     r"ce|cet|cette|ces|"
     r"suivant\w*|este|esta|estos|estas|ese|esa|siguiente\w*|questo|questa|seguent\w*|isso|isto|"
-    r"este|esta|seguinte\w*|это|этот|эта|эти|bu|şu|ye|yeh)\b|هذا|هذه|ذلك|तिस|यह|ये|这|那|この|その|이|그",
+    r"este|esta|seguinte\w*|это|этот|эта|эти|bu|şu|"
+    # Hindi "ye batao ki ...": "this" before "that" (ki) points forward, at the question
+    r"(?:ye|yeh)(?!\s+(?:\w+\s+){0,2}ki\b))\b|هذا|هذه|ذلك|तिस|(?:यह|ये)(?!\s+(?:\S+\s+){0,2}कि)|这|那|"
+    r"この|その|이|그",
     re.IGNORECASE,
 )
 
@@ -403,6 +406,7 @@ def _one_matter(
                 or named
                 or how_to  # a how-to's subject is anyone: "como eu faço pão de queijo"
                 or _superlative_of_its_own(span)  # "самая глубокая точка мирового океана"
+                or _brings_in_a_thing(span)  # "ek acchi biryani recipe bhi bata do"
                 or bool(_SUBJECT[lang].search(span))
             )
             if n and not own:
@@ -698,8 +702,35 @@ def _superlative_of_its_own(span: str) -> bool:
     )
 
 
+# A thing brought in with an indefinite article, asked for: "a good recipe for
+# stamppot", "une mayonnaise maison", "ek acchi biryani recipe", "bir kek tarifi": new,
+# unless a possessive or "there" ties it to the one before ("its price", "dort").
+_INDEFINITE_THING = re.compile(
+    r"(?<!\w)(?:a|an|ein|eine|einen|einem|un|une|una|uno|um|uma|een|ek|bir)\s+(?:\w+\s+){0,2}[^\W\d_]{4,}",
+    re.IGNORECASE,
+)
+_TIED_BACK = re.compile(
+    r"(?<!\w)(?:it|its|them|there|his|her|their|sein\w*|ihr\w*|dort|son|sa|ses|leur|là|y|su|sus|allí|"
+    r"ahí|suo|sua|suoi|lì|seu|lá|uska|uski|uske|wahan|onun|orada|other|another|else)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def _brings_in_a_thing(span: str) -> bool:
+    """Whether a part asks about a thing it brings in with "a", "ein", "une", "ek", ...
+    (see ``_INDEFINITE_THING``)."""
+    return bool(
+        _INDEFINITE_THING.search(span)
+        and not _TIED_BACK.search(span)
+        and not _DEICTIC.search(span)
+        and not _LEANS_BACK.search(span)
+    )
+
+
 def _asks_of_its_own(lang: str, span: str) -> bool:
     if _superlative_of_its_own(span):
+        return True
+    if _brings_in_a_thing(span):
         return True
     return bool(
         _NEW_THING.match(span)

@@ -425,10 +425,11 @@ _TELL_ME = re.compile(
 )
 # Where the question word comes late (Turkish, Hindi, Hinglish): "everest ne kadar yüksek
 # ve mona lisa'yı kim yaptı", "taj mahal kisne banwaya aur python me list kaise sort karte".
-_LATE_JOIN = re.compile(r"\s+(?:ve|aur|और)\s+", re.IGNORECASE)
+_LATE_JOIN = re.compile(r"\s+(?:ve|aur|और|và)\s+", re.IGNORECASE)
 _WH_LATE = re.compile(
     r"(?<!\w)(?:ne|neden|niçin|nasıl|kim\w*|nere\w*|hangi\w*|kaç|nedir|kya|kyu|kyun|kaise|kaun|"
-    r"kab|kahan|kitn\w*|kisne|konsa|kaunsa|क्या|क्यों|कैसे|कौन|कब|कहाँ|कहां|कितन\S*|किसने)(?!\w)",
+    r"kab|kahan|kitn\w*|kisne|konsa|kaunsa|क्या|क्यों|कैसे|कौन|कब|कहाँ|कहां|कितन\S*|किसने|"
+    r"bao\s+nhiêu|làm\s+sao|tại\s+sao|vì\s+sao|ở\s+đâu|khi\s+nào|gì|nào)(?!\w)",
     re.IGNORECASE,
 )
 
@@ -497,7 +498,10 @@ def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
         joins = [
             m
             for m in _LATE_JOIN.finditer(masked, u.body, u.end)
-            if _WH_LATE.search(masked, m.end(), u.end)
+            if (
+                _WH_LATE.search(masked, m.end(), u.end)
+                or REQUEST.match(masked[m.end() : u.end]) is not None  # "... aur recipe bata do"
+            )
             and _WH_LATE.search(masked, u.body, m.start())
         ][:1]
     elif not joins:
@@ -508,7 +512,11 @@ def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
         joins = [m for m in joins if m.start() > u.body + frame.end() + 1]
         if not joins:
             return []
-    elif WH_START.match(body) is None and _WH_PLAIN.match(body) is None:
+    elif (
+        WH_START.match(body) is None
+        and _WH_PLAIN.match(body) is None
+        and not _WH_LATE.search(masked, u.body, joins[0].start())  # Vietnamese asks late
+    ):
         return []
     cuts = [u.body, *(m.start() for m in joins), u.end]
     pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
