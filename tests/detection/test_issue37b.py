@@ -585,3 +585,42 @@ class TestAThingBroughtInWithAnIndefiniteArticle:
     def test_a_thing_tied_to_the_one_before_stays_with_it(self, text: str) -> None:
         """there, dort, another, it, the building: tied to the question before."""
         _kept_whole(text)
+
+
+class TestFreshPromptsThatMustNotSplit:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Jak zrobić dobrą pizzę w domu? Jakiej mąki użyć?",
+            "Wie mache ich einen Sauerteig? Wie lange muss er gehen?",
+            "¿Cómo se hace una tortilla de patatas? ¿Lleva cebolla?",
+            "Bagaimana cara membuat kopi susu? Berapa lama harus diaduk?",
+            "Làm sao để học tiếng Anh nhanh? Mình nên học bao nhiêu giờ mỗi ngày?",
+            "Hoe maak ik pannenkoeken? Hoeveel melk heb ik nodig?",
+            "My code throws a KeyError. Here it is:\n\nd = {'a': 1}\nprint(d['b'])\n\n"
+            "PS: I'm using Python 3.12.",
+            "Tell me about the following:\n- the French Revolution",
+            "Можешь: сократить этот текст и сделать его более формальным?",
+            "Write a short poem about autumn. Then translate it into Spanish.",
+        ],
+    )
+    def test_a_how_to_and_its_follow_up_or_one_task_stays_whole(self, text: str) -> None:
+        """Written after the rules, to check they do not over-split: a how-to and its
+        follow-up (an infinitive, "er", "lleva"), a postscript that only adds context,
+        a list of one, steps on one text."""
+        _kept_whole(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Kto jest najbogatszym człowiekiem na świecie? Ile ma lat?",
+            "Siapa penemu telepon? Kapan dia lahir?",
+            "Wie heeft de Eiffeltoren ontworpen? Welke andere gebouwen heeft hij ontworpen?",
+            "Хто написав «Кобзар»? Скільки йому було років?",
+            "Ai là người giàu nhất thế giới? Ông ấy bao nhiêu tuổi?",
+        ],
+    )
+    def test_a_follow_up_in_a_language_read_as_another_stays_with_it(self, text: str) -> None:
+        """ "Ile ma lat?" (how old is [he]: three words, no name), dia, hij, йому, ông ấy."""
+        d = detect(text)
+        assert d.groups in ([[0, 1]], [[0]]), d.reasons

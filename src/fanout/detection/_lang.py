@@ -312,11 +312,21 @@ def unread_language(text: str) -> str | None:
 
 
 UNREAD_DROPPED = {
-    "pl": re.compile(r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:ł|ła|ło|li|ły)\W*$", re.IGNORECASE),
-    "uk": re.compile(r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:в|ла|ло|ли)(?:ся|сь)?\W*$", re.IGNORECASE),
+    "pl": re.compile(
+        r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:ł|ła|ło|li|ły|ć|c)\W*$|"
+        r"^\W*(?!(?:\S+\s+){0,2}\S*(?:ć|c)\b)\S+(?-i:(?![^?]*[A-ZĄĆĘŁŃÓŚŹŻ\d]))(?:\s+\S+){0,2}\s*\?\W*$",
+        re.IGNORECASE,
+    ),
+    "uk": re.compile(
+        r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:в|ла|ло|ли|ти)(?:ся|сь)?\W*$|"
+        r"^\W*(?!(?:\S+\s+){0,2}\S*ти\b)\S+(?-i:(?![^?]*[А-ЯЄІЇҐ\d]))(?:\s+\S+){0,2}\s*\?\W*$",
+        re.IGNORECASE,
+    ),
 }
-"""A short question ending in a past-tense verb, its subject dropped: "Kiedy się
-urodził?", "Коли народився?"."""
+"""Where Polish and Ukrainian drop the subject: a short question ending in a past-tense
+verb or an infinitive ("Kiedy się urodził?", "Jakiej mąki użyć?", "Коли народився?"), or
+a question of three words with no infinitive and no name ("Ile ma lat?"); not "Jak
+ugotować bigos?" or a listed "kto napisał Krzyżaków"."""
 UNREAD_OWN = {
     code: re.compile(rf"(?<!\w)(?:{words_})(?!\w)", re.IGNORECASE)
     for code, words_ in {

@@ -702,11 +702,12 @@ def _superlative_of_its_own(span: str) -> bool:
     )
 
 
-# A thing brought in with an indefinite article, asked for: "a good recipe for
-# stamppot", "une mayonnaise maison", "ek acchi biryani recipe", "bir kek tarifi": new,
-# unless a possessive or "there" ties it to the one before ("its price", "dort").
+# A thing brought in with an indefinite article and said which by more words, asked
+# for: "a good recipe for stamppot", "une bonne série policière", "ek acchi biryani
+# recipe": new, unless a possessive or "there" ties it to the one before ("its price",
+# "dort"); "eine Besteigung" alone (an ascent of what?) is not.
 _INDEFINITE_THING = re.compile(
-    r"(?<!\w)(?:a|an|ein|eine|einen|einem|un|une|una|uno|um|uma|een|ek|bir)\s+(?:\w+\s+){0,2}[^\W\d_]{4,}",
+    r"(?<!\w)(?:a|an|ein|eine|einen|einem|un|une|una|uno|um|uma|een|ek|bir)\s+(?:\w+\s+){1,2}[^\W\d_]{4,}",
     re.IGNORECASE,
 )
 _TIED_BACK = re.compile(
