@@ -624,3 +624,39 @@ class TestFreshPromptsThatMustNotSplit:
         """ "Ile ma lat?" (how old is [he]: three words, no name), dia, hij, йому, ông ấy."""
         d = detect(text)
         assert d.groups in ([[0, 1]], [[0]]), d.reasons
+
+
+class TestFromAFreshBatchOfPositives:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Quanto costa un biglietto per il Vaticano? Come si prepara la carbonara?",
+            "富士山の高さは何メートルですか？ショパンはどこの国の出身ですか？",
+            "Скільки коштує квиток до Одеси? До речі, хто написав «Лісову пісню»?",
+            "Wer hat den Buchdruck erfunden? Wie viele Einwohner hat München?",
+            "Welcher Fluss ist der längste Europas? Wann wurde Goethe geboren?",
+        ],
+    )
+    def test_two_questions_each_with_its_own_thing_split(self, text: str) -> None:
+        """An article after the verb of a how-to ("si prepara la carbonara") is no
+        object pronoun; どこの (where's) holds no この (this); a quoted title is a name
+        in Ukrainian; in German a capitalised word with no article before it is a name
+        ("hat München", "wurde Goethe")."""
+        _split_as(text, 2)
+
+    def test_a_count_of_things_needed_is_a_header(self) -> None:
+        """ "Necesito tres cosas:", "Ich brauche drei Dinge:": a header, its items parts."""
+        text = "Necesito tres cosas: una receta de gazpacho, el horario del Prado y un sinónimo de 'feliz'."
+        _split_as(text, 3)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Wann wurde die Titanic gebaut? Wer war damals Kapitän?",
+            "Wo liegt der Bodensee? Kann man dort im Winter baden?",
+            "Was kostet ein Ticket für den Louvre? Gibt es Rabatt für Studenten?",
+            "Was ist ein ETF? Ist das sicher für Anfänger?",
+        ],
+    )
+    def test_a_german_noun_after_to_be_or_a_preposition_is_no_name(self, text: str) -> None:
+        _kept_whole(text)

@@ -77,7 +77,7 @@ _DEICTIC = re.compile(
     r"este|esta|seguinte\w*|это|этот|эта|эти|bu|şu|"
     # Hindi "ye batao ki ...": "this" before "that" (ki) points forward, at the question
     r"(?:ye|yeh)(?!\s+(?:\w+\s+){0,2}ki\b))\b|هذا|هذه|ذلك|तिस|(?:यह|ये)(?!\s+(?:\S+\s+){0,2}कि)|这|那|"
-    r"この|その|이|그",
+    r"(?<!ど)この|(?<!ど)その|이|그",
     re.IGNORECASE,
 )
 
@@ -545,12 +545,34 @@ def _explains_then_asks_why(lang: str, spans: list[str]) -> bool:
 
 
 def _names(lang: str, span: str) -> bool:
-    """Whether a part names something: a capitalised word inside it (not in German, which
-    capitalises every noun), a number or a quoted word."""
-    return bool((_NUMBER_OR_QUOTE if lang == "de" else _NAMED_IN).search(span))
+    """Whether a part names something: a capitalised word inside it (in German, which
+    capitalises every noun, one with no article, quantifier, adjective or verb "to be"
+    before it: "hat Hamburg", "in Wien"), a number or a quoted word."""
+    if lang != "de":
+        return bool(_NAMED_IN.search(span))
+    if _NUMBER_OR_QUOTE.search(span):
+        return True
+    toks = _WORD.findall(span)
+    return any(
+        tok[0].isupper()
+        and prev.lower() not in _DE_BEFORE_A_NOUN
+        and not (prev.islower() and prev.endswith(("e", "en", "er", "es", "em")))
+        for prev, tok in itertools.pairwise(toks)
+    )
 
 
 _NUMBER_OR_QUOTE = re.compile(r"\d|\x00")
+# What stands before a German common noun: articles, quantifiers, contractions, the verb
+# "to be" (a noun after it is what something is: "war damals Kapitän"), adverbs of time.
+_DE_BEFORE_A_NOUN = word_set(
+    "der die das den dem des ein eine einen einem einer eines kein keine keinen keinem keiner "
+    "mein meine dein deine sein seine ihr ihre unser unsere euer eure welche welcher welches "
+    "welchen viele wenige einige alle diese dieser dieses diesen jede jeder jedes jeden manche "
+    "mehrere im am zum zur vom beim ins ans aufs ist war sind waren "
+    "bin bist als damals heute dort hier noch schon auch sehr ganz mehr weniger zwei drei vier "
+    "fünf zehn hundert tausend wie was für mit ohne gegen durch um bei zu zwischen unter über vor "
+    "hinter neben pro je"
+)
 
 
 # An object pronoun before its verb, after a subject: "Combien de personnes l'escaladent
@@ -832,9 +854,15 @@ _POINTS_BACK = re.compile(
 
 
 def _how_to_own(span: str) -> bool:
-    """Whether a part asks how to do a thing it names itself (see ``_HOW_TO_OWN``)."""
+    """Whether a part asks how to do a thing it names itself (see ``_HOW_TO_OWN``): no
+    object pronoun before its verb ("comment le garder", "как его приготовить") and no
+    "it" or "there" anywhere ("how do I get there")."""
     m = _HOW_TO_OWN.search(span)
-    return m is not None and _POINTS_BACK.search(span, m.start(), m.end() + 40) is None
+    return (
+        m is not None
+        and _POINTS_BACK.search(span, m.start(), m.end()) is None
+        and _TIED_BACK.search(span) is None
+    )
 
 
 def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
