@@ -556,12 +556,20 @@ def _names(lang: str, span: str) -> bool:
     return any(
         tok[0].isupper()
         and prev.lower() not in _DE_BEFORE_A_NOUN
-        and not (prev.islower() and prev.endswith(("e", "en", "er", "es", "em")))
+        and not (
+            prev.islower()
+            and prev.endswith(("e", "en", "er", "es", "em"))
+            and prev not in _DE_VERBS_IN_E  # "wurde Goethe geboren"
+        )
         for prev, tok in itertools.pairwise(toks)
     )
 
 
 _NUMBER_OR_QUOTE = re.compile(r"\d|\x00")
+_DE_VERBS_IN_E = word_set(
+    "wurde würde hatte hätte habe werde könnte möchte sollte müsste spielte lebte malte baute "
+    "gründete erfand schrieb"
+)
 # What stands before a German common noun: articles, quantifiers, contractions, the verb
 # "to be" (a noun after it is what something is: "war damals Kapitän"), adverbs of time.
 _DE_BEFORE_A_NOUN = word_set(
