@@ -660,3 +660,32 @@ class TestFromAFreshBatchOfPositives:
     )
     def test_a_german_noun_after_to_be_or_a_preposition_is_no_name(self, text: str) -> None:
         _kept_whole(text)
+
+
+class TestThingsAskedForUnderOneGiveMe:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Tell me the boiling point of ethanol, the author of Dune, and the capital of Ghana.",
+            "Dime la capital de Noruega, el autor de Rayuela y la altura del Aconcagua.",
+            "Nenne mir die Hauptstadt von Kanada, den Autor von Faust und das Baujahr des "
+            "Eiffelturms.",
+        ],
+    )
+    def test_each_thing_of_three_words_or_more_is_a_part(self, text: str) -> None:
+        """ "Tell me X of A, Y of B, and Z of C": a part each."""
+        _split_as(text, 3)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Give me the pros, cons and price of the iPhone 15.",
+            "Tell me the history, the culture, and the food of Japan.",
+            "Dame la receta, los ingredientes y el tiempo de cocción de una paella.",
+            "Give me a recipe with chicken, rice, and black beans for four people.",
+            "Tell me the plot of Hamlet, the main characters, and how it ends.",
+        ],
+    )
+    def test_aspects_of_one_thing_stay_whole(self, text: str) -> None:
+        """Short items that share what they are of, ingredients, "how it ends"."""
+        _kept_whole(text)

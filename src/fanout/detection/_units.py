@@ -363,6 +363,13 @@ _LIST_JOIN = re.compile(
     re.IGNORECASE,
 )
 _ANY_COMMA = re.compile(r"[,،]")
+_GIVE_ME = re.compile(
+    r"^\W*(?:give|tell|get)\s+me\s+(?:the|a|an)\b|^\W*(?:dame|dime)\s+(?:el|la|los|las|un|una)\b|"
+    r"^\W*(?:gib|nenne|sag)\s+mir\s+(?:den|die|das|einen|eine)\b|^\W*(?:donne|dis)-moi\s+(?:le|la|les|l'|un|une)|"
+    r"^\W*(?:dammi|dimmi)\s+(?:il|la|lo|l'|i|gli|le|un|una)\b|^\W*(?:me\s+)?(?:dê|diga)(?:-me)?\s+(?:o|a|os|as|um|uma)\b|"
+    r"^\W*(?:назови|скажи|дай)\s+(?:мне\s+)?",
+    re.IGNORECASE,
+)
 _POLITE_ASK = re.compile(
     r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?", re.IGNORECASE
 )
@@ -376,14 +383,18 @@ def list_joins(masked: str, u: Unit, items: bool) -> list[re.Match[str]]:
     if not _ANY_COMMA.search(body):
         return []
     polite = _POLITE_ASK.match(body)
-    if not items and IMPERATIVE.match(body[polite.end() :] if polite else body) is None:
+    opening = body[polite.end() :] if polite else body
+    if not items and IMPERATIVE.match(opening) is None:
         return []
+    # "Give me the capital of Mongolia, the year the Titanic sank, and the author of ...":
+    # things asked for under one "give me", each of three words or more
+    named = not items and _GIVE_ME.match(opening) is not None
     joins: list[re.Match[str]] = []
     last_comma = max(m.start() for m in _ANY_COMMA.finditer(body)) + u.body
     for m in _LIST_JOIN.finditer(masked, u.body, u.end):
         if not _ANY_COMMA.search(m.group()) and m.start() < last_comma:
             continue  # an "and" inside an item: only the one after the last comma cuts
-        if items or IMPERATIVE.match(masked[m.end() : u.end]) is not None:
+        if items or named or IMPERATIVE.match(masked[m.end() : u.end]) is not None:
             joins.append(m)
     bare = [m for m in joins if not _ANY_COMMA.search(m.group())]
     if len(bare) > 1 and not all(IMPERATIVE.match(masked[m.end() : u.end]) for m in bare):
@@ -392,7 +403,7 @@ def list_joins(masked: str, u: Unit, items: bool) -> list[re.Match[str]]:
         joins = [m for m in joins if m not in bare[:-1]]
     cuts = [u.body, *(m.start() for m in joins), u.end]
     pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
-    least = 2
+    least = 3 if named else 2
     while joins and words(pieces[-1]) < least and not _ANY_COMMA.search(joins[-1].group()):
         joins.pop()  # "the difference between virus and bacteria": an "and" inside the item
         pieces[-2:] = ["".join(pieces[-2:])]
@@ -557,7 +568,10 @@ def maybe_several(masked: str) -> bool:
         or ("?" not in masked and _BARE_JOIN.search(masked))
         or (
             "," in masked
-            and any(IMPERATIVE.match(masked[m.end() :]) for m in _COMMA.finditer(masked))
+            and (
+                any(IMPERATIVE.match(masked[m.end() :]) for m in _COMMA.finditer(masked))
+                or _GIVE_ME.match(masked) is not None
+            )
         )
     )
 
