@@ -60,12 +60,12 @@ def test_the_blind_set_of_issue_37_keeps_its_figures() -> None:
     """Blind 5 (292 prompts written blind for issue 37, scored once before its rules and
     once after; docs/wrap.md; a development set since the second round of issue 37):
     held at what the second round reached, a floor — every single kept whole, at least
-    90 of 105 multi prompts split exactly (47 before it), no dependent group split apart
+    92 of 105 multi prompts split exactly (47 before it), no dependent group split apart
     (5 before it), every shared instruction sent with every part."""
     result = evaluate(_load("detection_blind5.jsonl"))
     assert result["single_kept_whole"] == 1.0, result["misses"]
     multi_exact, multi = map(int, result["exact_by_category"]["multi"].split("/"))
-    assert multi == 105 and multi_exact >= 90, result["misses"]
+    assert multi == 105 and multi_exact >= 92, result["misses"]
     assert result["dependent_groups_broken"] == 0, result["misses"]
     assert result["shared_carried"] == 1.0, result["not_carried"]
 

@@ -689,3 +689,27 @@ class TestThingsAskedForUnderOneGiveMe:
     def test_aspects_of_one_thing_stay_whole(self, text: str) -> None:
         """Short items that share what they are of, ingredients, "how it ends"."""
         _kept_whole(text)
+
+
+class TestAPairInsideASentenceAmongOthers:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "What's the GDP of Japan, and how does that compare to Germany's? Also, what's a "
+            "good sushi recipe?",
+            "Wer hat die Zauberflöte komponiert und wann wurde sie uraufgeführt? Außerdem: wie "
+            "koche ich Reis?",
+        ],
+    )
+    def test_a_pair_whose_second_points_back_is_cut_and_grouped(self, text: str) -> None:
+        """ "how does that compare", "wann wurde sie ...": two parts, one group, and the
+        question after "Also" a group of its own."""
+        d = detect(text)
+        assert d.groups == [[0, 1], [2]], d.reasons
+
+    def test_a_pair_with_a_reference_the_readers_miss_stays_one_part(self) -> None:
+        """ "dónde puedo verlo" (an enclitic "lo"): not cut, so never split apart."""
+        text = "¿Quién pintó el Guernica y dónde puedo verlo? Otra cosa: ¿cuántos gramos tiene una libra?"
+        d = detect(text)
+        assert d.groups == [[0], [1]], d.reasons
+        assert d.questions[0].text.startswith("¿Quién pintó el Guernica y dónde")

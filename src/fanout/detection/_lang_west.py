@@ -62,6 +62,8 @@ EN = Latin(
         r"explain|translate|summarize|summarise|fix|rewrite|improve|make|and|or)\s+)that)\b"
         r"(?=\s*(?:[?.!,;:]|$|(?:is|was|are|were|does|did|do|mean|means|one|ones|work|works|happen|"
         r"happened|true|correct|right|wrong|again|too|also|in|into|for|as|with|from|to|on|at|by|better|"
+        r"compare|compares|differ|differs|cost|costs|take|takes|affect|affects|relate|apply|applies|"
+        r"matter|matters|change|changes|sound|sounds|seem|seems|"
         r"worse|more|less|so|and|or)\b))",
         re.IGNORECASE,
     ),

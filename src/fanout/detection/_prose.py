@@ -37,6 +37,7 @@ from ._lang import (
     unread_language,
 )
 from ._read import content_words, has_topic, words
+from ._refs import dependencies
 from ._units import (
     Unit,
     and_joins,
@@ -1129,7 +1130,11 @@ class _ProseReader:
             also = (
                 cjk_joins(masked, u) if u.kind != "c" and _CJK.search(masked, u.body, u.end) else []
             )
-            if joins and (len(joins) >= 2 or all(a is u for a in asking_units)):
+            if joins and (
+                len(joins) >= 2
+                or all(a is u for a in asking_units)
+                or self._pair_leans(u, joins[0])
+            ):
                 expanded += split_and(text, masked, u, joins)
             elif also:
                 expanded += split_and(text, masked, u, also, "also")
@@ -1138,6 +1143,15 @@ class _ProseReader:
             else:
                 expanded.append(u)
         return expanded
+
+    def _pair_leans(self, u: Unit, join: re.Match[str]) -> bool:
+        """Whether the question after an "and" in a sentence among other questions
+        points back at the one before it ("What's the population of Canada, and how
+        does that compare to California's?"): then the sentence is cut into its two
+        parts, which are grouped; otherwise it stays one part, as nothing would tell
+        a reference the readers miss ("¿… y dónde puedo verlo?")."""
+        pair = [self.masked[u.body : join.start()], self.masked[join.end() : u.end]]
+        return dependencies(pair, lang=self.lang).groups == [[0, 1]]
 
     def _context(self, units: list[Unit]) -> tuple[list[Unit], list[Unit]]:
         """(the context, the rest): a paragraph of context before the paragraph that
