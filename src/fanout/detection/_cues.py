@@ -23,11 +23,14 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "ASKS_IN_A_STATEMENT",
     "HEADER",
     "IMPERATIVE",
     "INSTRUCTION",
     "LEAD",
     "LEADIN",
+    "MY_NEXT_QUESTION",
+    "POSTSCRIPT",
     "REQUEST",
     "WH_START",
     "Gated",
@@ -90,10 +93,14 @@ _PC = r"(?:\s*[,，、:：]\s*|\s+)"  # after a CJK connective: punctuation or a
 # Each connective kind, one alternation for every language.
 _STRONG = (
     # en
-    r"(?:(?:and|also|oh|ok|okay|plus|now)[,\s]+)?(?:(?:totally|completely|entirely)\s+)?"
+    r"(?:(?:and|also|oh|ok|okay|plus|now|aur|und|et|y|e|и|і|а|en|i|dan|và)[,\s]+)?"
+    r"(?:(?:totally|completely|entirely)\s+)?"
     r"(?:unrelated(?:\s+(?:question|but|note|to\s+that))?|on\s+(?:an?\s+)?(?:unrelated|different|other|"
     r"separate|another)\s+(?:note|topic|subject)|(?:a\s+|one\s+)?(?:different|separate|other|another)\s+"
-    r"(?:question|topic)|separately|by\s+the\s+way|btw|ps|p\.\s?s\.?|pd(?=[.:])|p\.d\.|"
+    r"(?:question|topic)|separately|by\s+the\s+way|btw|"
+    # a postscript, in every language (POSTSCRIPT below)
+    r"(?:ps|p\.\s?s\.?|pd(?=[.:])|p\.d\.|nb(?=[.:\s])|n\.\s?b\.?|not(?=\s*:)|post-?scriptum|posdata|nachtrag|"
+    r"dopisek|п\.\s?с\.?|пс(?=[.:])|ملاحظة|ملحوظة|पुनश्च|tái\s+bút|t\.b\.)|"
     r"side\s+(?:question|note)|random\s+question|"
     r"changing\s+(?:the\s+)?(?:topic|subject)|switching\s+(?:gears|topics)|one\s+more\s+(?:thing|question)|"
     r"(?:and\s+)?(?:one\s+)?last\s+(?:question|thing)|"
@@ -110,11 +117,17 @@ _STRONG = (
     r"konu\s+dışı|ayrı\s+bir\s+soru|و?بالمناسبة|و?سؤال\s+آخر|و?على\s+صعيد\s+آخر|بعيدا\s+عن\s+ذلك|"
     r"بعيداً\s+عن\s+ذلك|بشكل\s+منفصل|موضوع\s+آخر|वैसे|एक\s+और\s+सवाल|दूसरा\s+सवाल|अलग\s+सवाल|"
     r"waise|vaise|ek\s+aur\s+(?:sawal|sawaal|question)|alag\s+(?:sawal|question)|"
-    r"dusra\s+(?:sawal|question)"
+    r"dusra\s+(?:sawal|question)|(?:ek\s+)?aur\s+ek\s+(?:sawal|sawaal|question)|"
+    # nl pl uk vi id
+    r"trouwens|overigens|(?:een\s+)?andere\s+vraag|los\s+daarvan|ander\s+onderwerp|"
+    r"przy\s+okazji|swoją\s+drogą|(?:inne|osobne|jeszcze\s+jedno)\s+pytanie|zmieniając\s+temat|"
+    r"до\s+речі|(?:окреме|інше|ще\s+одне)\s+питання|не\s+по\s+темі|на\s+іншу\s+тему|"
+    r"nhân\s+tiện|tiện\s+thể|à\s+mà|câu\s+hỏi\s+khác|không\s+liên\s+quan|"
+    r"ngomong-ngomong|omong-omong|pertanyaan\s+lain|(?:oh\s+)?iya?\s+satu\s+lagi|di\s+luar\s+itu"
     r")"
 )
 _STRONG_CJK = (
-    r"(?:另外(?:问一下|一个问题)?|顺便(?:问一下|问下|问问|说一下|一提)?|順便(?:問一下)?|换个话题|另一个问题|"
+    r"(?:追伸|附言|又及|추신|另外(?:问一下|一个问题)?|顺便(?:问一下|问下|问问|说一下|一提)?|順便(?:問一下)?|换个话题|另一个问题|"
     r"还有一个问题|题外话|ところで|ちなみに|別の質問(?:です(?:が)?)?|話は変わりますが|それとは別に|그런데|근데|그나저나|"
     r"참고로|또\s*다른\s*질문(?:인데요|은|입니다)?|다른\s*질문(?:인데요|입니다)?|별개로|그건\s*그렇고)"
 )
@@ -131,7 +144,13 @@ _ALSO = (
     r"وأيضاً|وأيضا|أيضاً|أيضا|وكذلك|كذلك|بالإضافة\s+إلى\s+ذلك|إضافة\s+إلى\s+ذلك|"
     r"साथ\s+ही|इसके\s+अलावा|और\s+हाँ|और\s+एक\s+बात|एक\s+बात\s+और|"
     r"aur\s+haan|aur\s+han|aur\s+ek\s+(?:baat|cheez|sawal|question)|saath\s+hi|iske\s+alawa|"
-    r"ek\s+aur\s+baat)"
+    r"ek\s+aur\s+baat|"
+    # nl pl uk vi id
+    r"ook|daarnaast|bovendien|verder|en\s+nog|nog\s+(?:een\s+vraag|iets)|"
+    r"poza\s+tym|oprócz\s+tego|(?:i\s+|a\s+)?jeszcze|także|również|"
+    r"(?:і\s+|а\s+|й\s+)?ще|також|крім\s+того|а\s+також|"
+    r"còn\s+nữa|ngoài\s+ra|thêm\s+nữa|với\s+lại|thêm\s+một\s+câu|"
+    r"selain\s+itu|juga|satu\s+lagi|terus|tambahan)"
 )
 _ALSO_CJK = r"(?:还有|此外|再问一下|再就是|另外还有|还想问|それと|あと|それから|また|さらに|もう一つ|もうひとつ|加えて|그리고\s*또|그리고|또한|또|추가로|하나\s*더|아울러)"
 _ORDINAL = (
@@ -144,9 +163,16 @@ _ORDINAL = (
     r"per\s+prima\s+cosa|infine|primeiro|terceiro|em\s+primeiro\s+lugar|em\s+segundo\s+lugar|"
     r"во-первых|во-вторых|в-третьих|наконец|birincisi|ikincisi|üçüncüsü|ilk\s+olarak|"
     r"ikinci\s+olarak|son\s+olarak|öncelikle|أولاً|أولا|ثانياً|ثانيا|ثالثاً|ثالثا|أخيراً|أخيرا|"
-    r"पहला|दूसरा|तीसरा|पहले\s+तो|अंत\s+में|pehla|pehli\s+baat|doosra|dusra|teesra)"
+    r"पहला|दूसरा|तीसरा|पहले\s+तो|अंत\s+में|pehla|pehli\s+baat|doosra|dusra|teesra|"
+    # nl pl uk vi id, and "and lastly"
+    r"ten\s+eerste|ten\s+tweede|ten\s+derde|tot\s+slot|als\s+laatste|po\s+pierwsze|po\s+drugie|"
+    r"po\s+trzecie|na\s+koniec|по-перше|по-друге|по-третє|нарешті|thứ\s+nhất|thứ\s+hai|thứ\s+ba|"
+    r"cuối\s+cùng|trước\s+hết|pertama|kedua|ketiga|terakhir|and\s+lastly)"
 )
-_ORDINAL_CJK = r"(?:首先|其次|再次|最后|まず|最後に|첫째|둘째|셋째|먼저|마지막으로)"
+_ORDINAL_CJK = (
+    r"(?:首先|其次|再次|最后|第[一二三四]个问题(?:是)?|まず|最後に|[一二三1-3]つ目(?:は|の質問は)?|첫째|둘째|셋째|"
+    r"(?:첫|두|세)\s*번째(?:로|는|\s*질문은)?|먼저|마지막으로)"
+)
 # "first is there a way ...", "second whats ...": an ordinal typed without its comma, before
 # a question word or an inverted verb.
 _ORDINAL_BARE = r"(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth|finally|lastly)"
@@ -164,6 +190,14 @@ _THEN = (
 _THEN_CJK = r"(?:然后|接着|之后|次に|その後|그다음|그\s*다음|그런\s*다음|그리고\s*나서)"
 _AND = r"(?:and|or|und|oder|et|ou|y|e|\u0438|\u0430|\u0438\u043b\u0438|ve|peki|aur|और|या|तथा|أو)"
 _AND_AR = r"و(?=(?:ما|ماذا|كيف|من|متى|أين|كم|هل|لماذا|أي|ما)(?:\s|$))"
+
+# A postscript ("P.S.", "NB:", Not:, 추신:, 追伸): what came before it is a message of
+# its own, so the text before it is a part even when it only states what is needed.
+POSTSCRIPT = re.compile(
+    r"^\W*(?:ps|p\.\s?s|pd|p\.d|n\.?\s?b|not|post-?scriptum|posdata|nachtrag|dopisek|п\.\s?с|пс|"
+    r"ملاحظة|ملحوظة|पुनश्च|tái\s+bút|t\.b|追伸|附言|又及|추신)\W*$",
+    re.IGNORECASE,
+)
 
 LEAD = Gated(
     re.compile(
@@ -195,6 +229,45 @@ def lead_of(text: str) -> tuple[str, str]:
     return text[: m.end()].strip(), kind
 
 
+# A statement that asks: a need ("Also need a punch recipe"), a wish to ask or know ("Poza
+# tym chciałbym zapytać, czy ..."), or a "whether" clause after "my second question is".
+MY_NEXT_QUESTION = re.compile(
+    r"^\W*(?:"
+    r"my\s+(?:second|next|other|last|third|final)\s+question\s+is|"
+    r"mi\s+(?:segunda|otra|última)\s+pregunta\s+es|meine\s+(?:zweite|andere|letzte)\s+frage\s+ist|"
+    r"ma\s+(?:deuxième|seconde|autre|dernière)\s+question\s+(?:est|c'est)|"
+    r"la\s+mia\s+(?:seconda|altra|ultima)\s+domanda\s+è|minha\s+(?:segunda|outra|última)\s+pergunta\s+é|"
+    r"мой\s+(?:второй|другой|последний)\s+вопрос|ikinci\s+sorum|"
+    r"moje\s+(?:drugie|kolejne|ostatnie)\s+pytanie\s+(?:to|brzmi)|mijn\s+(?:tweede|andere|laatste)\s+vraag\s+is|"
+    r"pertanyaan\s+(?:kedua|berikutnya|terakhir)\s+(?:saya|aku)|câu\s+hỏi\s+thứ\s+hai|"
+    r"моє\s+(?:друге|інше|останнє)\s+питання"
+    r")\b",
+    re.IGNORECASE,
+)
+"""A sentence that says it is the next question: "my second question is whether ...",
+"moje drugie pytanie to ...": kept whole in what is sent (what follows is no question
+on its own)."""
+ASKS_IN_A_STATEMENT = re.compile(
+    r"^\W*(?:"
+    r"my\s+(?:second|next|other|last|third|final)\s+question|"
+    r"(?:i\s+)?(?:also\s+)?(?:need|want|'d\s+like|would\s+like|am\s+looking\s+for)\s+(?:a|an|some|the|"
+    r"\d+|to\s+know|help|ideas?|tips?|advice|recommendations?)\b|whether\b|"
+    r"(?:ich\s+)?(?:brauche|möchte\s+(?:gerne\s+)?wissen|hätte\s+gern)\b|ob\b|"
+    r"(?:j'ai\s+besoin|je\s+voudrais\s+(?:savoir|demander)|je\s+cherche)\b|"
+    r"(?:necesito|quisiera\s+(?:saber|preguntar)|quería\s+preguntar|busco)\b|"
+    r"(?:mi\s+serve|ho\s+bisogno|vorrei\s+(?:sapere|chiedere)|cerco)\b|"
+    r"(?:preciso|queria\s+(?:saber|perguntar)|gostaria\s+de\s+(?:saber|perguntar))\b|"
+    r"(?:мне\s+)?(?:нужен|нужна|нужно|нужны)\b|(?:хотел|хотела)\s+бы\s+(?:спросить|узнать)|"
+    r"(?:chciał(?:a)?bym|chcę)\s+(?:zapytać|wiedzieć|się\s+dowiedzieć)|potrzebuję\b|"
+    r"(?:ik\s+)?(?:wil\s+(?:graag\s+)?weten|zoek)\b|"
+    r"(?:saya\s+|aku\s+)?(?:butuh|perlu|mau\s+tanya|ingin\s+tahu)\b|"
+    r"(?:tôi\s+|mình\s+)?(?:cần|muốn\s+hỏi)\b|"
+    r"(?:хотів|хотіла)\s+б\s+(?:спитати|дізнатися)|(?:мені\s+)?потрібн\w+|"
+    r"sormak\s+istiyorum|أريد|أحتاج|मुझे\s+\S+\s+चाहिए|mujhe\s+\w+\s+chahiye"
+    r")(?!\s+(?:que|dass|che|что|чтобы|żeby|że|dat|bahwa|supaya|rằng|để|it|them|this|that|ob|es)\b)",
+    re.IGNORECASE,
+)
+
 # --- headers: a count of questions, nothing else ----------------------------------------
 HEADER = Gated(
     re.compile(
@@ -208,21 +281,28 @@ HEADER = Gated(
         r"ones|qs|queries|asks|topics|requests)(?:\s+(?:for\s+you|for\s+today|today|please|here|below|lol|"
         r"then|to\s+ask))*|"
         # de fr es it pt
-        r"(?:ich\s+habe\s+|hier\s+sind\s+|noch\s+)?(?:zwei|drei|vier|\d+|ein\s+paar|einige|mehrere)\s+"
+        r"(?:ich\s+habe\s+|ich\s+brauche\s+|hier\s+sind\s+|noch\s+)?(?:zwei|drei|vier|\d+|ein\s+paar|einige|mehrere)\s+"
         r"(?:kurze\s+|schnelle\s+|einfache\s+|verschiedene\s+)?(?:fragen|dinge|sachen)(?:\s+an\s+dich)?|"
-        r"(?:j'ai\s+|voici\s+)?(?:deux|trois|quatre|\d+|quelques|plusieurs)\s+(?:petites\s+)?"
+        r"(?:j'ai\s+besoin\s+de\s+|j'ai\s+|voici\s+)?(?:deux|trois|quatre|\d+|quelques|plusieurs)\s+(?:petites\s+)?"
         r"(?:questions|choses)(?:\s+(?:rapides|courtes|simples))?|"
-        r"(?:tengo\s+)?(?:dos|tres|cuatro|\d+|unas|algunas|varias)\s+(?:preguntas|cosas|dudas)"
+        r"(?:tengo\s+|necesito\s+)?(?:dos|tres|cuatro|\d+|unas|algunas|varias)\s+(?:preguntas|cosas|dudas)"
         r"(?:\s+(?:rápidas|cortas|sencillas|rapiditas))?|"
-        r"(?:ho\s+)?(?:due|tre|quattro|\d+|alcune)\s+(?:domande|cose|curiosità)(?:\s+(?:veloci|brevi|"
+        r"(?:ho\s+|mi\s+servono\s+)?(?:due|tre|quattro|\d+|alcune)\s+(?:domande|cose|curiosità)(?:\s+(?:veloci|brevi|"
         r"rapide|semplici))?|"
-        r"(?:tenho\s+)?(?:duas|dois|três|\d+|algumas|umas)\s+(?:perguntas|coisas|dúvidas)(?:\s+(?:rápidas|"
+        r"(?:tenho\s+|preciso\s+de\s+)?(?:duas|dois|três|\d+|algumas|umas)\s+(?:perguntas|coisas|dúvidas)(?:\s+(?:rápidas|"
         r"curtas|simples))?|"
         # nl pl (not read word by word, but their headers are known)
         r"(?:ik\s+heb\s+|hier\s+zijn\s+)?(?:twee|drie|vier|\d+|een\s+paar|enkele)\s+(?:korte\s+|snelle\s+)?"
         r"(?:vragen|dingen)|"
-        r"(?:mam\s+)?(?:dwa|dwie|trzy|cztery|\d+|kilka)\s+(?:krótkie\s+|szybkie\s+)?(?:pytania|pytanka|"
+        r"(?:mam\s+|potrzebuję\s+)?(?:dwa|dwie|trzy|cztery|\d+|kilka)\s+(?:krótkie\s+|szybkie\s+)?(?:pytania|pytanka|"
         r"sprawy|rzeczy)|"
+        # uk vi id
+        r"(?:у\s+мене\s+(?:є\s+)?)?(?:два|дві|три|чотири|\d+|пара|кілька|декілька)\s+(?:коротких\s+|швидких\s+)?"
+        r"(?:питання|питань|запитання|запитань)|"
+        r"(?:(?:mình|tôi|em|anh|chị|tớ)\s+có\s+)?(?:hai|ba|bốn|\d+|vài|mấy)\s+(?:câu\s+hỏi|điều|việc)"
+        r"(?:\s+(?:nhỏ|nhanh|ngắn))?|"
+        r"(?:(?:saya|aku|gue|gua)\s+(?:punya|ada)\s+)?(?:dua|tiga|empat|\d+|beberapa)\s+(?:pertanyaan|hal)"
+        r"(?:\s+(?:singkat|cepat))?|"
         # ru tr ar hi hi-en
         r"(?:у\s+меня\s+)?(?:два|три|четыре|\d+|пара|несколько)\s+(?:коротких\s+|быстрых\s+|простых\s+)?"
         r"(?:вопроса|вопросов|вопросик\w*)|"
@@ -236,6 +316,7 @@ HEADER = Gated(
         r"(?:我有|问|请教|想问)?(?:两|二|三|四|几|\d+)(?:个|件)(?:小)?(?:问题|事)(?:[，,]?(?:请教一下|想问一下|想问问))?|"
         r"(?:質問が)?(?:二つ|2つ|三つ|3つ|いくつか)(?:の質問)?(?:あります|質問があります)?|"
         r"(?:質問|しつもん)(?:が)?(?:二つ|2つ|三つ|3つ)(?:あります)?|"
+        r"(?:二|三|2|3)点(?:質問|お願い)(?:します|があります)?|"
         r"(?:질문|궁금한\s*(?:것|게))\s*(?:두|세|네|몇)\s*(?:개|가지)(?:요|있어요|있습니다)?|"
         r"(?:두|세|몇)\s*(?:가지|개)\s*(?:질문|물어볼게요|궁금해요)(?:이\s*있어요|이요|입니다)?"
         r")\W*$",
@@ -286,7 +367,7 @@ INSTRUCTION = Gated(
         r"ejemplos|palabras|el\s+sistema)\b|(?:en|con)\s+(?:pocas\s+palabras|una\s+(?:frase|oración|línea)|"
         r"palabras\s+sencillas)\b|respuestas?\s+(?:cortas|breves|corta|breve)\b|brevemente\W*$|"
         # de
-        r"(?:antworte|antwortet|antworten\s+sie|beantworte)\b|bitte\s+(?:kurz|knapp|auf\s+\w+|nur)\b|"
+        r"(?:antworte|antwortet|antworten\s+sie|beantworte)\b|bitte\s+(?:jeweils\s+|immer\s+)?(?:kurz|knapp|auf\s+\w+|nur)\b|"
         r"(?:sei|seien\s+sie)\s+(?:kurz|knapp|präzise)\b|fasse\s+dich\s+kurz|(?:verwende|benutze|nutze)\s+"
         r"(?:metrische|einfache|einfach|kurze|beispiele|nur)\b|(?:kurze|knappe)\s+antworten\b|"
         r"(?:in|mit)\s+(?:einem\s+satz|einfachen\s+worten|kurzen\s+sätzen|maximal)\b|(?:kurz|knapp)\s+bitte\b|"
@@ -351,15 +432,21 @@ WH_START = Gated(
         r"(?!\s+(?:i|we|you|they|he|she|it)\b)|"
         r"(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have)\s+(?:i|we|you|they|he|"
         r"she|it|there|this|that|the|a|an|my|your|our|any|anyone|someone)\b|"
-        r"(?:warum|wieso|weshalb|wie|wer|woher|wohin|welche[rsnm]?|was)\b|"
-        r"(?:pourquoi|comment|quel(?:le)?s?|combien)\b|"
+        r"(?:warum|wieso|weshalb|wie|wer|wann|wo|woher|wohin|welche[rsnm]?|was)\b|"
+        r"(?:pourquoi|comment|quel(?:le)?s?|combien|quand|où)\b|"
         r"(?:qué|cómo|cuál(?:es)?|quién(?:es)?|cuándo|dónde|cuánt[oa]s?|por\s+qué|¿|quien(?:es)?\b|cuant[oa]s?\b)|"
-        r"(?:perché|cosa|chi|quale|quali|quant[oaie])\b|"
+        r"(?:perché|cosa|chi|quale|quali|quant[oaie]|quando|dove)\b|"
         r"(?:o\s+que|qual|quais|quem|onde|por\s+que|quant[oa]s?)\b|"
-        r"(?:что|почему|зачем|как|кто|где|сколько|как\w+|каков\w*|котор\w+|куда|откуда|чей|чья)\b|"
+        r"(?:что|почему|зачем|как|кто|где|когда|сколько|как\w+|каков\w*|котор\w+|куда|откуда|чей|чья)\b|"
         r"(?:ماذا|لماذا|كيف|متى|أين|كم|هل)(?:\s|$)|"
         r"(?:क्या|क्यों|कैसे|कौन|कब|कहाँ|कहां|कितना|कितनी|कितने|किसने)(?:\s|$)|"
-        r"(?:kya|kyu|kyun|kaise|kaun|kab|kahan|kitna|kitni|kitne|kisne|konsa|kaunsa)\b)",
+        r"(?:kya|kyu|kyun|kaise|kaun|kab|kahan|kitna|kitni|kitne|kisne|konsa|kaunsa)\b|"
+        # uk pl nl id vi
+        r"(?:що|чому|навіщо|як|хто|де|коли|скільки|який|яка|яке|які|куди|звідки|чий|чия|чи)\b|"
+        r"(?:co|dlaczego|czemu|jak|kto|gdzie|kiedy|ile|jaki|jaka|jakie|który|która|które|czy)\b|"
+        r"(?:wat|waarom|hoe|wie|waar|wanneer|welke|welk|hoeveel)\b|"
+        r"(?:apa|apakah|mengapa|kenapa|bagaimana|gimana|siapa|kapan|berapa|di\s+mana|dimana)\b|"
+        r"(?:tại\s+sao|vì\s+sao|làm\s+sao|làm\s+thế\s+nào|ai|bao\s+nhiêu|khi\s+nào|ở\s+đâu)\b)",
         re.IGNORECASE,
     ),
     always="¿",
@@ -404,7 +491,7 @@ _REQUEST_START = Gated(
 _REQUEST_END = re.compile(
     r"(?<![^\W\d_])(?:açıkla|anlat|yaz|söyle|çevir|listele|hesapla|öner|ver|tarif\s+et|açıklar\s+mısın|"
     r"बताइए|बताओ|बताएं|बताइये|समझाइए|समझाओ|लिखिए|लिखो|लिखें|सुझाइए|"
-    r"batao|bataiye|bata\s+do|samjhao|samjhaiye|likho|likh\s+do|dikhao|kar\s+do|de\s+do)\W*$",
+    r"batao|bataiye|bata\s+do|samjhao|samjhaiye|likho|likh\s+do|dikhao|kar\s+do|de\s+do|karo|kijiye|kariye)\W*$",
     re.IGNORECASE,
 )
 

@@ -270,6 +270,46 @@ _HELP_WITH = re.compile(
     r"\bajuda\s+com\s+(?:algumas|estas|umas|duas|três)\b",
     re.IGNORECASE,
 )
+# A colon line before a list that asks for the answers to it: homework, "tell me about
+# the following", "I need (quickly):", in every language. Each item is an ask when the
+# list ends the prompt and nothing says the items are material to work on.
+_HOMEWORK = re.compile(
+    r"\bhelp\s+(?:me\s+)?with\s+(?:my\s+)?(?:\w+\s+)?(?:homework|assignment|exercises|worksheet|quiz|"
+    r"problems)\b|\b(?:tell|teach)\s+me\s+about\s+the\s+following\b|\bi\s+need(?:\s+quickly)?\s*:\s*$|"
+    r"\b(?:Hausaufgabe|Übungsaufgabe)\w*|\bbrauche\s+ich(?:\s+(?:kurz|schnell|noch))?\s*:?\s*$|"
+    r"\bdevoirs?\b|\bj'ai\s+besoin\s+de\s*:\s*$|\b(?:tarea|deberes)\b|\bnecesito\s*:\s*$|"
+    r"\bcompiti\b|\bmi\s+serv(?:e|ono)\s*:\s*$|\b(?:dever\s+de\s+casa|lição\s+de\s+casa)\b|"
+    r"\bpreciso\s+de\s*:\s*$|домашк\w*|домашн\w+\s+задани\w+|\bdz\b|"
+    r"\bzadani\w+\s+(?:domow\w+\s+)?z\s+\w+|\bprac\w+\s+domow\w+|\bpotrzebuję\s*:\s*$|"
+    r"\bhuiswerk\b|\b(?:pr|tugas)\s+(?:saya|aku)\b|\bbài\s+tập\b|\bödev\w*|واجب|"
+    r"होमवर्क|गृहकार्य|\bhomework\b|作业|(?:以下|次)(?:について|を)(?:教えて|説明して)|宿題|"
+    r"다음(?:을|에\s*대해)\s*(?:알려|설명해)|숙제",
+    re.IGNORECASE,
+)
+_MATERIAL_WORDS = re.compile(
+    r"\b(?:this|these|that|those|my\s+answers?|correct|check|improve|fix|edit|write|diese\w*|dies|"
+    r"verbesser\w*|korrigier\w*|prüf\w*|ce|ces|cette|corrige\w*|vérifie\w*|améliore\w*|este|esta|estos|"
+    r"estas|revisa\w*|mejora\w*|questo|questa|questi|correggi|controlla|isso|isto|verifique|"
+    r"это|эти|этот|проверь|исправь|ten|ta|te|popraw|sprawdź|dit|deze|verbeter|ini|periksa|này|bu|şu|"
+    r"düzelt|هذا|هذه|यह|ये|这|这些|この|これ|이|고쳐|检查|修改|確認|直して)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_for_the_items(preamble: str, postamble: str, last_item: str) -> bool:
+    """Whether the sentence before a list asks for the answers to its items (homework,
+    "tell me about the following") and the list ends the prompt (its last item one
+    line), with nothing to say its items are material to work on ("improve this
+    outline", "is my answer right?")."""
+    last = re.split(r"[\n.!?。！？]\s*", preamble.rstrip())[-1]
+    return (
+        preamble.rstrip().endswith((":", "："))
+        and not postamble.strip()
+        and "\n" not in last_item.strip()
+        and _HOMEWORK.search(last) is not None
+        and not re.search(r"[?？؟]", preamble)
+        and _MATERIAL_WORDS.search(preamble) is None
+    )
 
 
 def _is_questionlike(text: str) -> bool:
@@ -518,7 +558,11 @@ def _read_list(text: str, masked: str, run: list[Item], lang: str) -> Detection 
     qlike = [_is_questionlike(p.text) for p in parts]
     # under "Things I need help with:" or a header that counts them ("I need to know 3
     # things:") each item is an ask of its own
-    helped = bool(_HELP_WITH.search(preamble) or HEADER.match(preamble))
+    helped = bool(
+        _HELP_WITH.search(preamble)
+        or HEADER.match(preamble)
+        or _asks_for_the_items(preamble, postamble, text[spans[-1][0] : spans[-1][1]])
+    )
     options = (style == "letter" and run[0].case == "upper" and not any(qlike)) or (
         not any(qlike) and bool(_QUESTION_END.search(preamble)) and not helped
     )

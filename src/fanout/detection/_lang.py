@@ -30,10 +30,15 @@ __all__ = [
     "MATERIAL",
     "MATERIAL_COLON",
     "QUESTIONS_FOR_OTHERS",
+    "UNREAD_ANAPHOR",
+    "UNREAD_DROPPED",
+    "UNREAD_OWN",
+    "UNREAD_WORDS",
     "Cjk",
     "Latin",
     "language_of",
     "script_of",
+    "unread_language",
 ]
 
 
@@ -242,3 +247,98 @@ MATERIAL = {
         re.IGNORECASE,
     ),
 }
+
+
+# --- languages not read word by word: Polish, Ukrainian, Dutch, Indonesian, Vietnamese ---
+# language_of reads them as another language (Polish and Indonesian as English, Dutch as
+# German, Ukrainian as Russian, Vietnamese as Italian), whose pronouns are not theirs. What
+# tells each apart, and the words in it that point at an earlier part.
+UNREAD_WORDS = {
+    "pl": _set(
+        "jest czy się jak kto gdzie kiedy ile dlaczego który która które nie jaki jaka jakie"
+    ),
+    "nl": _set(
+        "het een hoe waar waarom wanneer welke welk heeft niet ook wordt werd hij zij ik heb wat "
+        "zijn van jij je mijn kan wie"
+    ),
+    "id": _set(
+        "apa siapa bagaimana gimana berapa kapan mengapa kenapa yang adalah ini itu dan di ke dari "
+        "untuk dengan ada tidak bisa"
+    ),
+}
+_UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
+_POLISH = re.compile(r"[ąęłśźżńćĄĘŁŚŹŻŃĆ]")
+_VIETNAMESE = re.compile(r"[ăđơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]", re.IGNORECASE)
+UNREAD_ANAPHOR = {
+    # he, she, it, they, him, her, them, his, there, then, this/that (one)
+    "pl": re.compile(
+        r"(?<!\w)(?:on|ona|ono|oni|one|go|jego|jej|ich|jemu|mu|nim|niej|nich|niego|nią|tam|wtedy|"
+        r"ten|ta|te|tego|tej|tym|tych|tamten|(?<!co\s)to(?=\s+(?:był|była|było|jest)\b|\W*$))(?!\w)",
+        re.IGNORECASE,
+    ),
+    "uk": re.compile(
+        r"(?<!\w)(?:він|вона|воно|вони|його|її|їх|йому|їй|ним|нею|ними|нього|неї|них|там|тоді|"
+        r"цей|ця|це|ці|цього|цієї|той|ті|того|тієї)(?!\w)",
+        re.IGNORECASE,
+    ),
+    "nl": re.compile(
+        r"(?<!\w)(?:hij|zij|ze|hem|haar|hun|hen|die|deze|dit|daar\w*|toen|dat(?=\W*$))(?!\w)",
+        re.IGNORECASE,
+    ),
+    "id": re.compile(
+        r"(?<!\w)(?:dia|ia|beliau|mereka|sana|tersebut|(?<!apa\s)itu|ini)(?!\w)|"
+        r"[^\W\d_]{3,}nya\W*$",  # "berapa harganya?": -nya on the last word, its owner unsaid
+        re.IGNORECASE,
+    ),
+    "vi": re.compile(
+        r"(?<!\w)(?:(?:ông|bà|anh|cô|chị|em)\s+ấy|nó|họ|đó|này|kia|lúc\s+đó|khi\s+đó|ở\s+đó)(?!\w)",
+        re.IGNORECASE,
+    ),
+}
+
+
+def unread_language(text: str) -> str | None:
+    """Which of Polish, Ukrainian, Dutch, Indonesian and Vietnamese ``text`` is in (their
+    letters, or two of their function words), or None."""
+    if _UKRAINIAN.search(text):
+        return "uk"
+    if _VIETNAMESE.search(text):
+        return "vi"
+    found = set(_WORD.findall(text.lower()))
+    best = max(UNREAD_WORDS, key=lambda code: len(found & UNREAD_WORDS[code]))
+    if _POLISH.search(text) and len(found & UNREAD_WORDS["pl"]):
+        return "pl"
+    return best if len(found & UNREAD_WORDS[best]) >= 2 else None
+
+
+UNREAD_DROPPED = {
+    "pl": re.compile(
+        r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:ł|ła|ło|li|ły|ć|c)[^\w\x00]*$|"
+        r"^\W*(?!(?:\S+\s+){0,2}\S*(?:ć|c)\b)\S+(?-i:(?![^?]*[A-ZĄĆĘŁŃÓŚŹŻ\d\x00]))(?:\s+\S+){0,2}\s*\?\W*$",
+        re.IGNORECASE,
+    ),
+    "uk": re.compile(
+        r"^\W*(?:\S+\s+){0,3}[^\W\d_]+(?:в|ла|ло|ли|ти)(?:ся|сь)?[^\w\x00]*$|"
+        r"^\W*(?!(?:\S+\s+){0,2}\S*ти\b)\S+(?-i:(?![^?]*[А-ЯЄІЇҐ\d\x00]))(?:\s+\S+){0,2}\s*\?\W*$",
+        re.IGNORECASE,
+    ),
+}
+"""Where Polish and Ukrainian drop the subject: a short question ending in a past-tense
+verb or an infinitive ("Kiedy się urodził?", "Jakiej mąki użyć?", "Коли народився?"), or
+a question of three words with no infinitive and no name ("Ile ma lat?"); not "Jak
+ugotować bigos?" or a listed "kto napisał Krzyżaków"."""
+UNREAD_OWN = {
+    code: re.compile(rf"(?<!\w)(?:{words_})(?!\w)", re.IGNORECASE)
+    for code, words_ in {
+        "pl": r"ja|mój|moja|moje|moi|mi|mnie|mną|nasz\w*|powinienem|powinnam|powinn\w+|warto|"
+        r"polecasz|polecisz|poleci\w*|muszę|trzeba|radzisz|doradzisz",
+        "uk": r"я|мені|мене|мій|моя|моє|мої|наш\w*|варто|треба|потрібно|порадь\w*|радиш|рекоменд\w*",
+        "nl": r"ik|mijn|me|mij|wij|we|ons|onze|moet|moeten|zou|zouden|raad|aanraden|aanrader|waard|"
+        r"beter",
+        "id": r"saya|aku|gue|gua|kami|kita|harus|sebaiknya|perlu|rekomendasi|saran|sarankan|layak",
+        "vi": r"tôi|mình|em|tớ|chúng\s+tôi|nên|khuyên|đáng|tốt\s+hơn",
+    }.items()
+}
+"""Words that make two questions the speaker's own matter (I, my, should, recommend,
+worth) in the languages not read word by word, as ``_prose._OWN`` and ``_ADVICE`` do
+in the languages it reads."""

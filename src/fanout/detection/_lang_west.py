@@ -49,6 +49,8 @@ EN = Latin(
         r"\bit\s+takes?\b|\btime\s+is\s+it\b|\bhow\s+(?:far|long|late|early|cold|hot)\s+is\s+it\b|"
         r"\bit\s+(?:seems|appears|turns\s+out|rains|snows)\b|\bdoes\s+it\s+matter\b|"
         r"\bis\s+it\s+(?:true|possible|worth|ok|okay|safe|normal|legal|better|bad|wrong|rude|hard|easy)\b|"
+        # "it's worth learning X" (it: the learning), "is the JR Pass worth it" (it: the pass)
+        r"\bit(?:'s|\s+is|\s+was)\s+(?:still\s+|really\s+)?worth\s+\w+ing\b|\bworth\s+it\b|"
         r"\bit(?:'s|\s+is|\s+was|\s+gets?)?\s+(?:so\s+|very\s+|always\s+)?(?:cold|hot|warm|dark|light|sunny|"
         r"rainy|windy|cloudy|humid|late|early|raining|snowing)\b|\bthere(?=\s+(?:is|are|was|were|will|would|"
         r"be|been|seems?|exists?|used|must|might|should|could|has|have|had)\b|'s)|"
@@ -60,6 +62,8 @@ EN = Latin(
         r"explain|translate|summarize|summarise|fix|rewrite|improve|make|and|or)\s+)that)\b"
         r"(?=\s*(?:[?.!,;:]|$|(?:is|was|are|were|does|did|do|mean|means|one|ones|work|works|happen|"
         r"happened|true|correct|right|wrong|again|too|also|in|into|for|as|with|from|to|on|at|by|better|"
+        r"compare|compares|differ|differs|cost|costs|take|takes|affect|affects|relate|apply|applies|"
+        r"matter|matters|change|changes|sound|sounds|seem|seems|"
         r"worse|more|less|so|and|or)\b))",
         re.IGNORECASE,
     ),

@@ -25,9 +25,19 @@ import re
 from dataclasses import dataclass, field
 
 from ._classes import word_set
-from ._cues import REQUEST, WH_START
-from ._lang import LATIN, Latin, script_of
+from ._cues import ASKS_IN_A_STATEMENT, MY_NEXT_QUESTION, POSTSCRIPT, REQUEST, WH_START
+from ._lang import (
+    LATIN,
+    UNREAD_ANAPHOR,
+    UNREAD_DROPPED,
+    UNREAD_OWN,
+    UNREAD_WORDS,
+    Latin,
+    script_of,
+    unread_language,
+)
 from ._read import content_words, has_topic, words
+from ._refs import dependencies
 from ._units import (
     Unit,
     and_joins,
@@ -65,7 +75,10 @@ _DEICTIC = re.compile(
     r"\b(?:this|these|that|those|such(?!\s+as\b)|following|below|above|here|dies\w*|folgende\w*|"
     r"ce|cet|cette|ces|"
     r"suivant\w*|este|esta|estos|estas|ese|esa|siguiente\w*|questo|questa|seguent\w*|isso|isto|"
-    r"este|esta|seguinte\w*|это|этот|эта|эти|bu|şu|ye|yeh)\b|هذا|هذه|ذلك|तिस|यह|ये|这|那|この|その|이|그",
+    r"este|esta|seguinte\w*|это|этот|эта|эти|bu|şu|"
+    # Hindi "ye batao ki ...": "this" before "that" (ki) points forward, at the question
+    r"(?:ye|yeh)(?!\s+(?:\w+\s+){0,2}ki\b))\b|هذا|هذه|ذلك|तिस|(?:यह|ये)(?!\s+(?:\S+\s+){0,2}कि)|这|那|"
+    r"(?<!ど)この|(?<!ど)その|이|그",
     re.IGNORECASE,
 )
 
@@ -79,7 +92,15 @@ _WORKS_ON_TEXT = re.compile(
     r"sentences?|writing)|this\s+(?:paragraph|text|email|essay|message|letter|post|draft)|"
     r"siguiente|abajo|este\s+texto|mi\s+texto|folgenden|unten|diesen\s+text|meinen\s+text|"
     r"suivant|ci-dessous|ce\s+texte|mon\s+texte|seguente|questo\s+testo|этот\s+текст|ниже|"
-    r"aşağıdaki|bu\s+metni)\b",
+    r"aşağıdaki|bu\s+metni)\b|"
+    # a bare "this" that the text after it is: "Can you proofread this for me? 'Hi Sarah, ...'"
+    r"\b(?:proofread|check|correct|fix|edit|review|improve|polish|rewrite|rephrase|translate|"
+    r"corrige|corrija|revisa|revise|traduce|traduza|traduis|korrigiere|überprüfe|übersetze|relis|"
+    r"correggi|controlla|traduci|исправь|проверь|переведи|виправ|перевір|переклади|popraw|sprawdź|"
+    r"przetłumacz|verbeter|controleer|vertaal|perbaiki|periksa|terjemahkan|sửa|dịch|düzelt|çevir)\b"
+    r"\s+(?:(?:me|mir|moi|me)\s+)?(?:this|that|it|esto|esta|este|isto|das|dies|ceci|ça|questo|"
+    r"это|це|to|dit|ini|này|bunu)\s*(?:(?:for\s+me|please|bitte|por\s+favor|s'il\s+te\s+plaît|"
+    r"per\s+favore|пожалуйста|proszę|alsjeblieft|ya|tolong)\s*)?[:?.!]",
     re.IGNORECASE,
 )
 # Requests with nothing of their own to be about: "Give an example.", "Explain why."
@@ -136,7 +157,7 @@ _ADVICE = {
         "en": r"should|shouldn't|ought|must|need|needs|recommend|suggest|advise|advice|worried|"
         r"worry|worth|prefer|pick|choose",
         "de": r"sollte\w*|soll|muss|müsste|empfiehl\w*|empfehl\w*|würdest|lohnt|sorgen|wählen",
-        "fr": r"dois|doit|devrais|devrait|faut|conseill\w+|recommand\w+|vaut|inquiéter|choisir",
+        "fr": r"dois|doit|devrais|devrait|(?<!temps\s)faut|conseill\w+|recommand\w+|vaut|inquiéter|choisir",
         "es": r"deber\w*|debo|debes|recomiend\w+|recomendar\w*|aconsej\w+|conviene|vale|"
         r"preocupar\w*|necesito|elegir",
         "it": r"dovrei|devo|dovrebbe|consigl\w+|conviene|vale|preoccupar\w*|scegliere",
@@ -208,7 +229,7 @@ _COMPACT = frozenset(("tr", "ar", "hi", "hi-en"))
 # noun with nothing after it to say which (English puts no article before abstract
 # nouns, so the article points back).
 _BARE_THE = re.compile(r"\bthe\s+(?:\w+\s+)?\w+\s*[.?!]?\s*$", re.IGNORECASE)
-_NAMED_IN = re.compile(r"(?<!^)(?<![.?!¿¡]\s)(?<![¿¡])\b[A-ZÀ-ÖØ-ÞĀ-ŽА-ЯЁİ][\w-]*|\d|\x00")
+_NAMED_IN = re.compile(r"(?<!^)(?<![.?!¿¡]\s)(?<![¿¡])\b[A-ZÀ-ÖØ-ÞĀ-ŽА-ЯЁЄІЇҐİ][\w-]*|\d|\x00")
 _BRIEF = 10
 """Words of the one statement before two questions that is sent with each of them."""
 HELD = 0.55
@@ -302,6 +323,9 @@ def _one_matter(
     spans = [masked[p[0].start : p[-1].end] for p in parts]
     if any(_DEICTIC.search(span) for span in spans):
         return "a part points at something outside it"
+    if cued and not all(_reads_as(base, span) for span in spans):
+        # a part in another language than the prompt's (Spanglish): judged as one not read
+        return _unread_one_matter(spans)
     if cued and any(_OWN[lang].search(s) or _FIRST_PERSON[lang].search(s) for s in spans):
         return "the speaker's own situation, and no cue that they are separate"
     if not cued:
@@ -363,17 +387,29 @@ def _one_matter(
     topics = [
         _own_topic(base, masked[f.body : p[-1].end]) for f, p in zip(firsts_of, parts, strict=True)
     ]
-    if not all(enough for _, enough in topics):
+    own_how_to = [
+        bool(stems) and _how_to_own(masked[p[0].body : p[-1].end])
+        for (stems, _), p in zip(topics, parts, strict=True)
+    ]
+    if not all(enough or how_to for (_, enough), how_to in zip(topics, own_how_to, strict=True)):
         return "a part without enough of its own to be about"
     if not cued:
         for n, span in enumerate(spans):
             named = content_words(base, span)[1] or "\x00" in span
             if _FIRST_PERSON[lang].search(span) and not (named or len(topics[n][0]) >= 2):
                 return "the speaker's own situation, and no cue that they are separate"
-            if n and _FIRST_PERSON[lang].search(span) and not _HOW_TO.match(span):
+            how_to = _how_to_own(span)
+            if n and _FIRST_PERSON[lang].search(span) and not (_HOW_TO.match(span) or how_to):
                 # "How many euros would I get for $500?": the speaker's case of the one before
                 return "a later part about the speaker, and no cue that they are separate"
-            own = lang not in _DROPS_SUBJECTS or named or bool(_SUBJECT[lang].search(span))
+            own = (
+                lang not in _DROPS_SUBJECTS
+                or named
+                or how_to  # a how-to's subject is anyone: "como eu faço pão de queijo"
+                or _superlative_of_its_own(span)  # "самая глубокая точка мирового океана"
+                or _brings_in_a_thing(span)  # "ek acchi biryani recipe bhi bata do"
+                or bool(_SUBJECT[lang].search(span))
+            )
             if n and not own:
                 return "a part that may leave its subject to the one before"
     if any(_share(x[0], y[0]) for n, x in enumerate(topics) for y in topics[n + 1 :]):
@@ -510,12 +546,42 @@ def _explains_then_asks_why(lang: str, spans: list[str]) -> bool:
 
 
 def _names(lang: str, span: str) -> bool:
-    """Whether a part names something: a capitalised word inside it (not in German, which
-    capitalises every noun), a number or a quoted word."""
-    return bool((_NUMBER_OR_QUOTE if lang == "de" else _NAMED_IN).search(span))
+    """Whether a part names something: a capitalised word inside it (in German, which
+    capitalises every noun, one with no article, quantifier, adjective or verb "to be"
+    before it: "hat Hamburg", "in Wien"), a number or a quoted word."""
+    if lang != "de":
+        return bool(_NAMED_IN.search(span))
+    if _NUMBER_OR_QUOTE.search(span):
+        return True
+    toks = _WORD.findall(span)
+    return any(
+        tok[0].isupper()
+        and prev.lower() not in _DE_BEFORE_A_NOUN
+        and not (
+            prev.islower()
+            and prev.endswith(("e", "en", "er", "es", "em"))
+            and prev not in _DE_VERBS_IN_E  # "wurde Goethe geboren"
+        )
+        for prev, tok in itertools.pairwise(toks)
+    )
 
 
 _NUMBER_OR_QUOTE = re.compile(r"\d|\x00")
+_DE_VERBS_IN_E = word_set(
+    "wurde würde hatte hätte habe werde könnte möchte sollte müsste spielte lebte malte baute "
+    "gründete erfand schrieb"
+)
+# What stands before a German common noun: articles, quantifiers, contractions, the verb
+# "to be" (a noun after it is what something is: "war damals Kapitän"), adverbs of time.
+_DE_BEFORE_A_NOUN = word_set(
+    "der die das den dem des ein eine einen einem einer eines kein keine keinen keinem keiner "
+    "mein meine dein deine sein seine ihr ihre unser unsere euer eure welche welcher welches "
+    "welchen viele wenige einige alle diese dieser dieses diesen jede jeder jedes jeden manche "
+    "mehrere im am zum zur vom beim ins ans aufs ist war sind waren "
+    "bin bist als damals heute dort hier noch schon auch sehr ganz mehr weniger zwei drei vier "
+    "fünf zehn hundert tausend wie was für mit ohne gegen durch um bei zu zwischen unter über vor "
+    "hinter neben pro je"
+)
 
 
 # An object pronoun before its verb, after a subject: "Combien de personnes l'escaladent
@@ -536,7 +602,8 @@ _HOW_TO = re.compile(r"^\W*(?:and\s+)?how\s+(?:do|can|could|would|should)\s+i\b"
 # Words that, in a later question, lean on what the one before was about: "what other
 # novels", "at the time", "an example" (of what the one before asked).
 _LEANS_BACK = re.compile(
-    r"(?<!\w)(?:other|else|also|too|as\s+well|at\s+(?:the|that)\s+time|back\s+then|that\s+year|"
+    r"(?<!\w)(?:other|else|also|too|as\s+well|at\s+(?:the|that)\s+time|back\s+then|that\s+year|same|"
+    r"mism[oa]s?|selbe[nmrs]?|même|stess[oa]|mesm[oa]|тот\s+же|та\s+же|то\s+же|aynı|"
     r"the\s+same\s+year|también|auch|aussi|anche|também|тоже|также|"
     r"examples?|otr[oa]s?|en\s+(?:ese|aquel)\s+(?:momento|entonces|año)|ejemplos?|andere[nmrs]?|"
     r"damals|Beispiele?|autres?|à\s+l'époque|cette\s+année-là|exemples?|altr[oaie]|all'epoca|"
@@ -577,7 +644,7 @@ _CJK_OWN = {
         r"私|僕|俺|あなた|べき|ほうがいい|方がいい|おすすめ|お勧め|大丈夫|いいですか|どうすれば|平気|心配|危険|安全"
     ),
     "ko": re.compile(
-        r"저는|제가|저의|제\s|나는|내가|내\s|당신|해야|좋을까|추천|괜찮|될까요|어떻게\s*해야|정상|걱정|위험|안전"
+        r"저는|제가|저의|(?<![\uac00-\ud7af])제\s|나는|내가|(?<![\uac00-\ud7af])내\s|당신|해야|좋을까|추천|괜찮|될까요|어떻게\s*해야|정상|걱정|위험|안전"
     ),
 }
 _CJK_NO_SUBJECT = {
@@ -632,7 +699,71 @@ _NEW_THING = re.compile(
 )
 
 
+# A superlative with its own domain: "the deepest point of the world ocean", "самая
+# глубокая точка мирового океана", "la montaña más alta de África", "der höchste Berg
+# Europas", "najdłuższa rzeka w Polsce", "en uzun nehri": a new thing of its own, not the
+# one before's ("How old was the youngest winner?" has no domain).
+_SUPERLATIVE_WITH_DOMAIN = re.compile(
+    r"\bthe\s+(?:\w+est|most\s+\w+|best|worst)\s+(?:\w+\s+){0,2}?(?:in|of|on)\s+(?:the\s+)?\w{3,}|"
+    r"\b(?:el|la|los|las|le|les|il|lo|i|gli|o|a|os|as)\s+\w+\s+(?:más|plus|più|mais)\s+\w+\s+"
+    r"(?:de|del|du|des|d'|di|della|dello|do|da|en|in|no|na|nel|nella)\b|"
+    r"(?<!\w)сам(?:ый|ая|ое|ые|ого|ой)\s+\w+\s+\w+(?:\s+\w+){1,2}|(?<!\w)най\w{3,}\s+\w+\s+(?:в|у|на)\s+\w+|"
+    r"\b(?:der|die|das)\s+\w+ste[nr]?\s+\w+\s+(?:der|in|von|\w+s\b)|"
+    r"(?<!\w)naj\w{3,}\s+\w+\s+(?:w|na|\w+u|\w+a)\b|\w+(?:nın|nin|nun|nün)\s+en\s+\w+|"
+    r"\b(?:ter\w+|paling\s+\w+)\s+di\s+\w+|\w+\s+nhất\s+(?:thế\s+giới|\w+)",
+    re.IGNORECASE,
+)
+
+
+# The domain of a superlative that is its own: a name, or the world.
+_OWN_DOMAIN = re.compile(
+    r"(?<!^)\b[A-ZÀ-ÖØ-ÞА-ЯЁЄІЇ]\w+|(?i:\b(?:world|earth|universe|mundo|monde|mondo|welt|dunia|dünya\w*)\b|"
+    r"(?<!\w)(?:мир\w*|світ\w*|świat\w*|thế\s+giới|العالم|दुनिया))"
+)
+
+
+def _superlative_of_its_own(span: str) -> bool:
+    """ "the deepest lake in the world", "самое высокое здание в мире", "la montaña más
+    alta de África"; not "el gol más bonito del torneo" (which tournament?)."""
+    m = _SUPERLATIVE_WITH_DOMAIN.search(span)
+    return (
+        m is not None
+        and _OWN_DOMAIN.search(span, m.start() + 1) is not None
+        and not _DEICTIC.search(span)
+    )
+
+
+# A thing brought in with an indefinite article and said which by more words, asked
+# for: "a good recipe for stamppot", "une bonne série policière", "ek acchi biryani
+# recipe": new, unless a possessive or "there" ties it to the one before ("its price",
+# "dort"); "eine Besteigung" alone (an ascent of what?) is not.
+_INDEFINITE_THING = re.compile(
+    r"(?<!\w)(?:a|an|ein|eine|einen|einem|un|une|una|uno|um|uma|een|ek|bir)\s+(?:\w+\s+){1,2}[^\W\d_]{4,}",
+    re.IGNORECASE,
+)
+_TIED_BACK = re.compile(
+    r"(?<!\w)(?:it|its|them|there|his|her|their|sein\w*|ihr\w*|dort|son|sa|ses|leur|là|y|su|sus|allí|"
+    r"ahí|suo|sua|suoi|lì|seu|lá|uska|uski|uske|wahan|onun|orada|other|another|else)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def _brings_in_a_thing(span: str) -> bool:
+    """Whether a part asks about a thing it brings in with "a", "ein", "une", "ek", ...
+    (see ``_INDEFINITE_THING``)."""
+    return bool(
+        _INDEFINITE_THING.search(span)
+        and not _TIED_BACK.search(span)
+        and not _DEICTIC.search(span)
+        and not _LEANS_BACK.search(span)
+    )
+
+
 def _asks_of_its_own(lang: str, span: str) -> bool:
+    if _superlative_of_its_own(span):
+        return True
+    if _brings_in_a_thing(span):
+        return True
     return bool(
         _NEW_THING.match(span)
         and not (_unrestricted_the(span) if lang == "en" else _the_unsaid(lang, span))
@@ -704,6 +835,45 @@ _CJK_OWNED = re.compile(
 )
 
 
+# A how-to with its own object: "comment on fait une mayonnaise", "como eu faço pão de
+# queijo", "come si coltiva il basilico", "как сделать скриншот", "mercimek çorbası nasıl
+# yapılır", "how do I descale a kettle": asks how to do a thing it names, so it is about
+# no earlier part (unless a pronoun or "there" in it points back, see _POINTS_BACK).
+_HOW_TO_OWN = re.compile(
+    r"^\W*(?:(?:and|et|y|e|und|и|і|ve)\s+)?(?:"
+    r"how\s+(?:do|can|should|would)\s+(?:i|you|we|one)\s+|how\s+to\s+|"
+    r"comment\s+(?:on\s+|je\s+|faire\s+|peut-on\s+|fait-on\s+|faut-il\s+|est-ce\s+qu'on\s+)|"
+    r"c[óo]mo\s+(?:se\s+|hago\s+|puedo\s+|hacer\s+|preparo\s+)|"
+    r"come\s+(?:si\s+|faccio\s+|posso\s+|fare\s+)|"
+    r"como\s+(?:eu\s+|se\s+|faço\s+|fazer\s+|posso\s+)|"
+    r"wie\s+(?:\w+\s+man|mache\s+ich|kann\s+ich)\s+|"
+    r"(?:как|як)\s+(?:\w+(?:ть|ти|тись|ться)\s+)|"
+    r"jak\s+(?:się\s+)?\w+(?:ć|ci)?\s+|hoe\s+(?:maak|kan|moet)\s+(?:ik|je|je\s+een)?\s*|"
+    r"(?:gimana|bagaimana)\s+(?:cara\s+)?|làm\s+sao\s+(?:để\s+)?|cách\s+"
+    r")[^?？]*?[^\W\d_]{4,}|"
+    r"^\W*(?:\S+\s+){1,4}nasıl\s+\w+(?:ılır|ilir|ulur|ülür|nır|nir|nur|nür)\W*$",
+    re.IGNORECASE,
+)
+_POINTS_BACK = re.compile(
+    r"(?<!\w)(?:it|its|one|them|there|that|y|l'|le|la|les|lo|los|las|li|gli|ne|ci|o|a|os|as|"
+    r"es|ihn|sie|dort|dorthin|там|туда|его|её|ее|их|його|її|тому|onu|bunu|oraya|orada|go|ją|je|"
+    r"tam|hem|het|daar|itu|sana|nó|đó)(?!\w)|\w+nya\b",
+    re.IGNORECASE,
+)
+
+
+def _how_to_own(span: str) -> bool:
+    """Whether a part asks how to do a thing it names itself (see ``_HOW_TO_OWN``): no
+    object pronoun before its verb ("comment le garder", "как его приготовить") and no
+    "it" or "there" anywhere ("how do I get there")."""
+    m = _HOW_TO_OWN.search(span)
+    return (
+        m is not None
+        and _POINTS_BACK.search(span, m.start(), m.end()) is None
+        and _TIED_BACK.search(span) is None
+    )
+
+
 def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
     """Whether a later part names nothing of its own (a name, a number, a quoted title)
     after one that asks for a thing it does not name ("Which ocean is the deepest?"), or
@@ -711,6 +881,9 @@ def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
     allowed?": the later one may be about it)."""
     if lang in ("zh", "ja", "ko"):
         return any(_CJK_OWNED.search(span) is None for span in spans[1:])
+    spans = [spans[0], *(span for span in spans[1:] if not _how_to_own(span))]
+    if len(spans) == 1:
+        return False  # every later part asks how to do a thing of its own
     if any(_names(lang, span) for span in spans[:1]) and any(
         not _names(lang, span) and not _asks_of_its_own(lang, span) for span in spans[1:]
     ):
@@ -726,7 +899,7 @@ def _leans_on_a_thing(lang: str, spans: list[str]) -> bool:
             not _names(lang, span) and (_unrestricted_the(span) or _VERB_ALONE.search(span))
             for span in spans[1:]
         )
-    return any(not _names(lang, span) for span in spans[1:])
+    return any(not _names(lang, span) and not _asks_of_its_own(lang, span) for span in spans[1:])
 
 
 _RESTRICTS = word_set(
@@ -791,12 +964,35 @@ def _bigrams(text: str) -> set[str]:
 
 
 def _unread_one_matter(spans: list[str]) -> str:
-    """In a language not read word by word (Polish, Dutch, Indonesian, ...): "" when each
-    question names something of its own (a capitalised word inside it, or a number: "Jak
-    wysoki jest Mont Blanc? Kto napisał Pana Tadeusza?") and no two name the same."""
+    """In a language not read word by word: "" when each question stands alone. In
+    Polish, Ukrainian, Dutch, Indonesian or Vietnamese (``unread_language``): three
+    words or more each, none about the speaker or asking advice, no later one with a
+    pronoun of the language or a dropped subject, and no word shared ("Jaka jest stolica
+    Kanady? Ile kalorii ma jedno jajko?"). Else each must name something of its own (a
+    capitalised word inside it, or a number) and no two the same."""
+    unread = "no cue that they are separate, in a language not read word by word"
+    if any(len(_WORD.findall(span)) < 3 for span in spans):
+        return unread
+    code = unread_language(" ".join(spans))
     names = [_names_in(span) for span in spans]
-    if not all(names) or any(len(_WORD.findall(span)) < 3 for span in spans):
-        return "no cue that they are separate, in a language not read word by word"
+    if code is None and not all(names):
+        return unread
+    if code is not None:
+        if any(UNREAD_OWN[code].search(span) for span in spans):
+            return "the speaker's own situation, and no cue that they are separate"
+        dropped = UNREAD_DROPPED.get(code)
+        for span in spans[1:]:
+            if m := UNREAD_ANAPHOR[code].search(span):
+                return f"a later part points at the one before ({m.group()!r})"
+            if dropped is not None and dropped.search(span):
+                return "a later part leaves its subject to the one before"
+        function = UNREAD_WORDS.get(code, frozenset())
+        stems = [
+            {w[:4] for w in _WORD.findall(span.lower()) if len(w) >= 4 and w not in function}
+            for span in spans
+        ]
+        if any(x & y for n, x in enumerate(stems) for y in stems[n + 1 :]):
+            return "the parts share what they are about"
     if any(x & y for n, x in enumerate(names) for y in names[n + 1 :]):
         return "the parts share what they are about"
     return ""
@@ -854,6 +1050,21 @@ def read_prose(text: str, masked: str, lang: str) -> Prose | None:
     return _ProseReader(text, masked, lang).read(units)
 
 
+def _ask_in_a_statement(body: str, u: Unit) -> None:
+    """A statement after a part that asks all the same: a need after a connective ("Also
+    need a punch recipe ..."), or one that says it is the next question ("and my second
+    question is whether ..."), which counts as an ordinal. Not one that leans on the part
+    before ("also need tips for the same trip")."""
+    if MY_NEXT_QUESTION.match(body):
+        u.kind, u.lead_kind = "r", "ordinal"
+    elif (
+        u.lead_kind in ("also", "ordinal", "strong")
+        and ASKS_IN_A_STATEMENT.match(body)
+        and not _LEANS_BACK.search(body)
+    ):
+        u.kind = "r"
+
+
 class _ProseReader:
     """``read_prose``'s steps over one prompt: its units classified, the context set
     apart, the parts gathered, what is shared around them, and how sure the split is."""
@@ -882,13 +1093,11 @@ class _ProseReader:
         if not self._shared_after(pending):
             return None  # a long statement after the questions: what they are about is unclear
         self._shared_before()
+        self._before_a_postscript()
         if len(self.parts) < 2:
             return None
-        # with an explicit change of topic, context before the first part is that part's own
-        if any(f.lead_kind == "strong" for f in self.firsts_of[1:]):
-            moved = [u for u in self.pre if u.kind in ("s", "c", "r") and u not in context]
-            self.pre = [u for u in self.pre if u not in moved]
-            self.parts[0] = moved + self.parts[0]
+        # context before the first part stays shared even after a change of topic
+        # ("Separately, ..."): sent with every part, it never leaves one without what it needs
         return self._prose()
 
     def _classified(self, units: list[Unit]) -> list[Unit]:
@@ -912,7 +1121,7 @@ class _ProseReader:
             listed = (
                 list_joins(masked, u, items)
                 if not joins
-                and "," in masked[u.body : u.end]
+                and ("," in masked[u.body : u.end] or "،" in masked[u.body : u.end])
                 and u.kind in ("q", "w", "r", "s")
                 and (items or u.kind != "s")
                 and not _DEICTIC.search(masked, u.body, u.end)  # tasks on one text: "this article"
@@ -921,7 +1130,11 @@ class _ProseReader:
             also = (
                 cjk_joins(masked, u) if u.kind != "c" and _CJK.search(masked, u.body, u.end) else []
             )
-            if joins and (len(joins) >= 2 or all(a is u for a in asking_units)):
+            if joins and (
+                len(joins) >= 2
+                or all(a is u for a in asking_units)
+                or self._pair_leans(u, joins[0])
+            ):
                 expanded += split_and(text, masked, u, joins)
             elif also:
                 expanded += split_and(text, masked, u, also, "also")
@@ -930,6 +1143,15 @@ class _ProseReader:
             else:
                 expanded.append(u)
         return expanded
+
+    def _pair_leans(self, u: Unit, join: re.Match[str]) -> bool:
+        """Whether the question after an "and" in a sentence among other questions
+        points back at the one before it ("What's the population of Canada, and how
+        does that compare to California's?"): then the sentence is cut into its two
+        parts, which are grouped; otherwise it stays one part, as nothing would tell
+        a reference the readers miss ("¿… y dónde puedo verlo?")."""
+        pair = [self.masked[u.body : join.start()], self.masked[join.end() : u.end]]
+        return dependencies(pair, lang=self.lang).groups == [[0, 1]]
 
     def _context(self, units: list[Unit]) -> tuple[list[Unit], list[Unit]]:
         """(the context, the rest): a paragraph of context before the paragraph that
@@ -993,6 +1215,8 @@ class _ProseReader:
             if u.kind == "h":
                 self.headers.append(u)
                 continue
+            if parts and u.kind == "s":
+                _ask_in_a_statement(self.masked[u.body : u.end], u)
             if u.kind not in ("q", "w", "r"):
                 if not parts and u.kind in ("i", "l"):
                     self.pre.append(u)
@@ -1053,6 +1277,20 @@ class _ProseReader:
             for request in self.parts[:ask]:
                 self.pre += request
             self.parts, self.firsts_of = self.parts[ask:], firsts_of[ask:]
+
+    def _before_a_postscript(self) -> None:
+        """A part opened by a postscript ("P.S.", "NB:", 추신:) after a paragraph that
+        asks for something: that paragraph is a part of its own, even when it only says
+        what is needed ("I need a workout plan ...")."""
+        if len(self.parts) != 1 or POSTSCRIPT.match(self.firsts_of[0].lead) is None:
+            return
+        first = self.parts[0][0]
+        before = [u for u in self.pre if u.kind in ("s", "r", "q", "w") and u.para < first.para]
+        if not before or words(self.text[before[0].body : before[-1].end]) < 4:
+            return
+        self.pre = [u for u in self.pre if u not in before]
+        self.parts.insert(0, before)
+        self.firsts_of.insert(0, before[0])
 
     def _cue(self) -> tuple[str, bool]:
         """What says the parts are separate, and whether that is only an "and" before a

@@ -33,10 +33,13 @@ from ._lang import (
     MATERIAL,
     MATERIAL_COLON,
     QUESTIONS_FOR_OTHERS,
+    UNREAD_ANAPHOR,
+    UNREAD_DROPPED,
     Cjk,
     Latin,
     language_of,
     script_of,
+    unread_language,
 )
 from ._read import Read, read_cjk, read_latin, stands_alone, words
 
@@ -160,7 +163,8 @@ _RESULT_OF = re.compile(
     r"\s+(?:from|to|of|in|for|de|del|aus|von|zu|à|di|da|do|из|к)\s+(?:(?:question|part|step|teil|"
     r"aufgabe|parte|partie|pregunta|pergunta|domanda|вопрос\w*|задани\w+)\s+)?"
     r"(?:\(([a-z])\)|([a-z])\)|(\d{1,3})(?![\d%])|(?<=part )([a-z])\b|(?<=teil )([a-z])\b)|"
-    r"(?:\(([a-z])\)|([a-z])\)|(?<![\d.])(\d{1,3}))\s*(?:の(?:結果|答え)|的(?:结果|答案)|의\s*(?:결과|답))|"
+    r"(?:[(（]([a-z]|\d{1,3})[)）]|([a-z])\)|(?<![\d.])(\d{1,3}))\s*(?:の(?:結果|答え|解)|的(?:结果|答案|解)|"
+    r"의\s*(?:결과|답|해))|"
     r"\b(?:the\s+)?(?:results?|answers?|values?)\s+above\b|上の結果|上面的结果|위의\s*결과",
     re.IGNORECASE,
 )
@@ -222,7 +226,10 @@ def dependencies(
         if i < len(leans) and leans[i]:
             linker.link(i, i - 1, leans[i])
         elif not linker.refers_back(i):
-            linker.points_back(i)
+            if linker.unread is None:
+                linker.points_back(i)
+            else:  # the reader of the language it was taken for would misread its words
+                linker.unread_points_back(i)
     return Links(linker.g.groups(), linker.reasons, linker.let_go, linker.latin)
 
 
@@ -239,6 +246,7 @@ class _Linker:
         self.reasons: list[str] = []
         self.let_go: list[str] = []
         self.latin = lang if lang in LATIN else language_of(" ".join(parts))
+        self.unread = None if script_of(" ".join(parts)) else unread_language(" ".join(parts))
         self.codes = [script_of(p) or self.latin for p in parts]
         self.lowered = [p.lower() for p in parts]
         self.by_value = {v: i for i, v in enumerate(values)} if values else {}
@@ -319,6 +327,20 @@ class _Linker:
             return True
         return False
 
+    def unread_points_back(self, i: int) -> None:
+        """In Polish, Ukrainian, Dutch, Indonesian or Vietnamese (read as another
+        language): a pronoun or demonstrative of the language ("Kiedy go wydano?", "Waar
+        is hij geboren?", "Ông ấy sinh năm nào?"), or, where the language drops its
+        subjects, a short question ending in a verb with no subject ("Kiedy się
+        urodził?"), leans on the part before."""
+        if self.unread is None or self.g.find(i) == self.g.find(i - 1):
+            return
+        m = UNREAD_ANAPHOR[self.unread].search(self.parts[i])
+        if m is not None:
+            self.link(i, i - 1, repr(m.group()))
+        elif self.unread in UNREAD_DROPPED and UNREAD_DROPPED[self.unread].search(self.parts[i]):
+            self.link(i, i - 1, "a short question that leaves its subject to the one before")
+
     def points_back(self, i: int) -> None:
         """Part ``i``'s words that point at an earlier part: definite noun phrases
         naming what one introduced, generic and bare references, pronouns."""
@@ -340,6 +362,8 @@ class _Linker:
                 if kind == "p":
                     while j > 0 and not self.read(j).person:
                         j -= 1
+                if kind == "pl" or (self.codes[i] == "ar" and word.endswith(("ها", "هم"))):
+                    j = 0  # "them", -ها (of things): may be all the parts before, as material
                 for k in range(j, i):
                     self.g.union(i, k)
                 self.reasons.append(f"part {i + 1} leans on part {j + 1}: {word!r}")

@@ -51,7 +51,7 @@ _CJK_STOP = frozenset("。！")
 _LINE_END = frozenset("?？؟!！.。:：;；।…\x00")
 _ABBREVIATIONS = _set(
     "e.g eg i.e ie etc vs mr mrs ms dr st no nr approx ca cf fig vol jr sr inc ltd co z.b bzw "
-    "usw p.ex av dept min max p.s p.p.s"
+    "usw p.ex av dept min max p.s p.p.s ps nb n.b pd p.d п.с"
 )
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _QUESTION_MARK = re.compile(r"[?？؟]")
@@ -61,7 +61,8 @@ _NEWLINE = re.compile(r"\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # Several questions in one sentence: "... and who painted ... and how many ...".
 _AND_JOIN = re.compile(
-    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur|और)\s+)"
+    r"(?:,\s*(?:(?:and|und|et|y|e|и|ve|aur|और|en|i|oraz|і|й|та|và|dan)\s+)?|"
+    r"\s+(?:and|und|et|y|e|и|ve|aur|और|en|i|oraz|і|й|та|và|dan)\s+)"
     r"(?:(?:also|auch|aussi|también|anche|também|также)\s+)?(?=(?:"
     r"what(?:'s|s)?\s+(?:is|are|was|were|does|do|did|can|should|would|will|the|a|an)|"
     r"(?:what|which)\s+\w+\s+(?:is|are|was|were|does|do|did|can|should|would|will)\b|"
@@ -70,8 +71,13 @@ _AND_JOIN = re.compile(
     r"which\s+\w+\s+(?:is|are|was|were|do|does|did|should|can)|"
     r"(?:wer|was|wie|warum|wann|wo|welche\w*|qui|quel\w*|comment|pourquoi|quand|où|combien|qué|"
     r"quién|cómo|cuál|cuándo|dónde|cuánt\w*|quien|como|cuant\w*|donde|chi|cosa|come|quale|quant\w*|"
-    r"quem|qual|onde|кто|что|"
-    r"как|где|когда|сколько|почему|какой|какая|какое|какие)\b))|\s+و(?=(?:ما|ماذا|كيف|من|متى|"
+    r"quem|qual|onde|por\s+que|o\s+que|por\s+qué|para\s+qué|кто|что|"
+    r"как|где|когда|сколько|почему|какой|какая|какое|какие|"
+    # nl pl uk id vi
+    r"wat|waarom|hoe|waar|wanneer|welke|hoeveel|co|dlaczego|jak|kto|gdzie|kiedy|ile|jaki|jaka|"
+    r"jakie|що|чому|як|хто|де|коли|скільки|який|яка|яке|які|apa|apakah|mengapa|kenapa|bagaimana|"
+    r"gimana|siapa|kapan|berapa|làm\s+sao|tại\s+sao|vì\s+sao|ai|bao\s+nhiêu)\b))|"
+    r"\s+و(?=(?:ما|ماذا|كيف|من|متى|"
     r"أين|كم|هل|لماذا)\s)",
     re.IGNORECASE,
 )
@@ -81,7 +87,9 @@ _ASKS_TO_ASK = re.compile(
     re.IGNORECASE,
 )
 # A cheap test before _AND_JOIN: a comma or one of its words.
-_JOINER = re.compile(r",|\b(?:and|und|et|y|e|и|ve|aur)\b|और|\sو", re.IGNORECASE)
+_JOINER = re.compile(
+    r",|\b(?:and|und|et|y|e|и|ve|aur|en|i|oraz|і|й|та|và|dan)\b|और|\sو", re.IGNORECASE
+)
 
 
 @dataclass
@@ -269,6 +277,32 @@ _RHETORICAL = re.compile(
 )
 
 
+_FIRST_COMMA = re.compile(r"[,，、،]")
+
+
+def _count_then_instruction(body: str) -> bool:
+    """ "Two questions, answer each briefly:", "Zwei Fragen, bitte jeweils kurz
+    antworten:": a header that counts the parts, then an instruction for every part."""
+    m = _FIRST_COMMA.search(body)
+    return (
+        m is not None
+        and HEADER.match(body[: m.start()]) is not None
+        and INSTRUCTION.match(body[m.end() :].strip()) is not None
+    )
+
+
+# A polite ask that only opens what follows its colon: "Can you:", "Kun je even:",
+# "Kannst du bitte:", "Puedes:", "Можешь:", "لو سمحت:", "Please:".
+_ASKS_FOR_WHAT_FOLLOWS = re.compile(
+    r"^\W*(?:(?:please|pls)\s+)?(?:(?:can|could|would)\s+you|kun\s+je|kunt\s+u|kannst\s+du|könnten\s+sie|"
+    r"könntest\s+du|peux-tu|pouvez-vous|puedes|podrías|puoi|potresti|(?:você\s+)?pode|"
+    r"можешь|можете|możesz|czy\s+możesz|bisakah\s+kamu|bisa|tolong|لو\s+سمحت|من\s+فضلك|please|bitte|"
+    r"por\s+favor|s'il\s+te\s+pla[iî]t|per\s+favore|пожалуйста|proszę|lütfen|कृपया|"
+    r"bạn\s+có\s+thể|можеш)(?:\s+(?:please|quickly|also|even|bitte|mal|kurz|me|mir))*\W*[:：]\s*$",
+    re.IGNORECASE,
+)
+
+
 def kind_of(masked: str, u: Unit) -> str:
     body = masked[u.body : u.end].strip()
     if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
@@ -282,10 +316,14 @@ def kind_of(masked: str, u: Unit) -> str:
         return "h" if words(body) <= 12 and _ASKS_TO_ASK.search(body) else "q"
     if INSTRUCTION.match(body) and words(body) <= 16:
         return "i"
+    if _count_then_instruction(body):
+        return "i"  # the instruction is for every part
     if HEADER.match(body):
         return "h"
     if LEADIN.search(body) and (body.endswith((":", "：")) or words(body) <= 10):
         return "l"
+    if _ASKS_FOR_WHAT_FOLLOWS.match(body):
+        return "l"  # "Kun je even:", "لو سمحت:": what follows is what is asked
     if WH_START.match(body):
         return "w"
     if REQUEST.match(body) or _QCJK_ASK.search(body):
@@ -320,7 +358,16 @@ def split_and(
 # things: a name for my bakery, the hours of the museum, and a recipe"): cut at each
 # comma, and at an "and" after the last one.
 _LIST_JOIN = re.compile(
-    r",\s*(?:(?:and|und|et|y|e|и|ve|aur|and\s+also)\s+)?|\s+(?:and|und|et|y|e|и|ve|aur)\s+",
+    r"[,،]\s*(?:(?:and|und|et|y|e|и|ve|aur|en|i|oraz|і|та|và|dan|and\s+also)\s+|و)?|"
+    r"\s+(?:and|und|et|y|e|и|ve|aur)\s+",
+    re.IGNORECASE,
+)
+_ANY_COMMA = re.compile(r"[,،]")
+_GIVE_ME = re.compile(
+    r"^\W*(?:give|tell|get)\s+me\s+(?:the|a|an)\b|^\W*(?:dame|dime)\s+(?:el|la|los|las|un|una)\b|"
+    r"^\W*(?:gib|nenne|sag)\s+mir\s+(?:den|die|das|einen|eine)\b|^\W*(?:donne|dis)-moi\s+(?:le|la|les|l'|un|une)|"
+    r"^\W*(?:dammi|dimmi)\s+(?:il|la|lo|l'|i|gli|le|un|una)\b|^\W*(?:me\s+)?(?:dê|diga)(?:-me)?\s+(?:o|a|os|as|um|uma)\b|"
+    r"^\W*(?:назови|скажи|дай)\s+(?:мне\s+)?",
     re.IGNORECASE,
 )
 _POLITE_ASK = re.compile(
@@ -333,27 +380,38 @@ def list_joins(masked: str, u: Unit, items: bool) -> list[re.Match[str]]:
     them, or two joined by ", and") or, with ``items``, of several items after a header
     is cut; [] if it is not one. Each piece holds two words or more."""
     body = masked[u.body : u.end]
-    if "," not in body:
+    if not _ANY_COMMA.search(body):
         return []
     polite = _POLITE_ASK.match(body)
-    if not items and IMPERATIVE.match(body[polite.end() :] if polite else body) is None:
+    opening = body[polite.end() :] if polite else body
+    if not items and IMPERATIVE.match(opening) is None:
         return []
+    # "Give me the capital of Mongolia, the year the Titanic sank, and the author of ...":
+    # things asked for under one "give me", each of three words or more
+    named = not items and _GIVE_ME.match(opening) is not None
     joins: list[re.Match[str]] = []
-    last_comma = max(m.start() for m in re.finditer(",", body)) + u.body
+    last_comma = max(m.start() for m in _ANY_COMMA.finditer(body)) + u.body
     for m in _LIST_JOIN.finditer(masked, u.body, u.end):
-        if "," not in m.group() and m.start() < last_comma:
+        if not _ANY_COMMA.search(m.group()) and m.start() < last_comma:
             continue  # an "and" inside an item: only the one after the last comma cuts
-        if items or IMPERATIVE.match(masked[m.end() : u.end]) is not None:
+        if items or named or IMPERATIVE.match(masked[m.end() : u.end]) is not None:
             joins.append(m)
+    bare = [m for m in joins if not _ANY_COMMA.search(m.group())]
+    if len(bare) > 1 and not all(IMPERATIVE.match(masked[m.end() : u.end]) for m in bare):
+        # "the difference between 'ser' y 'estar' y recomiéndame ...": after the last
+        # comma only the last "and" cuts, unless each opens a request of its own
+        joins = [m for m in joins if m not in bare[:-1]]
     cuts = [u.body, *(m.start() for m in joins), u.end]
     pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
-    least = 2
-    while joins and words(pieces[-1]) < least and "," not in joins[-1].group():
+    least = 3 if named else 2
+    while joins and words(pieces[-1]) < least and not _ANY_COMMA.search(joins[-1].group()):
         joins.pop()  # "the difference between virus and bacteria": an "and" inside the item
         pieces[-2:] = ["".join(pieces[-2:])]
     if any(words(p) < least for p in pieces):
         return []
-    if len(joins) < 2 and not (joins and "," in joins[0].group() and joins[0].group().strip(", ")):
+    if len(joins) < 2 and not (
+        joins and _ANY_COMMA.search(joins[0].group()) and joins[0].group().strip(",، ")
+    ):
         return []  # two pieces only when joined by ", and"
     return joins
 
@@ -378,10 +436,11 @@ _TELL_ME = re.compile(
 )
 # Where the question word comes late (Turkish, Hindi, Hinglish): "everest ne kadar yüksek
 # ve mona lisa'yı kim yaptı", "taj mahal kisne banwaya aur python me list kaise sort karte".
-_LATE_JOIN = re.compile(r"\s+(?:ve|aur|और)\s+", re.IGNORECASE)
+_LATE_JOIN = re.compile(r"\s+(?:ve|aur|और|và)\s+", re.IGNORECASE)
 _WH_LATE = re.compile(
     r"(?<!\w)(?:ne|neden|niçin|nasıl|kim\w*|nere\w*|hangi\w*|kaç|nedir|kya|kyu|kyun|kaise|kaun|"
-    r"kab|kahan|kitn\w*|kisne|konsa|kaunsa|क्या|क्यों|कैसे|कौन|कब|कहाँ|कहां|कितन\S*|किसने)(?!\w)",
+    r"kab|kahan|kitn\w*|kisne|konsa|kaunsa|क्या|क्यों|कैसे|कौन|कब|कहाँ|कहां|कितन\S*|किसने|"
+    r"bao\s+nhiêu|làm\s+sao|tại\s+sao|vì\s+sao|ở\s+đâu|khi\s+nào|gì|nào)(?!\w)",
     re.IGNORECASE,
 )
 
@@ -450,7 +509,10 @@ def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
         joins = [
             m
             for m in _LATE_JOIN.finditer(masked, u.body, u.end)
-            if _WH_LATE.search(masked, m.end(), u.end)
+            if (
+                _WH_LATE.search(masked, m.end(), u.end)
+                or REQUEST.match(masked[m.end() : u.end]) is not None  # "... aur recipe bata do"
+            )
             and _WH_LATE.search(masked, u.body, m.start())
         ][:1]
     elif not joins:
@@ -461,7 +523,11 @@ def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
         joins = [m for m in joins if m.start() > u.body + frame.end() + 1]
         if not joins:
             return []
-    elif WH_START.match(body) is None and _WH_PLAIN.match(body) is None:
+    elif (
+        WH_START.match(body) is None
+        and _WH_PLAIN.match(body) is None
+        and not _WH_LATE.search(masked, u.body, joins[0].start())  # Vietnamese asks late
+    ):
         return []
     cuts = [u.body, *(m.start() for m in joins), u.end]
     pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
@@ -502,7 +568,10 @@ def maybe_several(masked: str) -> bool:
         or ("?" not in masked and _BARE_JOIN.search(masked))
         or (
             "," in masked
-            and any(IMPERATIVE.match(masked[m.end() :]) for m in _COMMA.finditer(masked))
+            and (
+                any(IMPERATIVE.match(masked[m.end() :]) for m in _COMMA.finditer(masked))
+                or _GIVE_ME.match(masked) is not None
+            )
         )
     )
 
