@@ -1,4 +1,4 @@
-"""The layout of the package: imports run one way, modules stay small, the façade thin."""
+"""The layout of the package: imports run one way, no function grows into several, the façade thin."""
 
 from __future__ import annotations
 
@@ -167,3 +167,22 @@ def test_the_package_shows_the_architecture() -> None:
             "wrapper", "cli", "sim"} <= packages  # fmt: skip
     modules = [p.name for p in PACKAGE.glob("*.py")]
     assert len(modules) <= 6, modules
+
+
+FUNCTION_LINES = 100
+"""The longest a function may be (issue 35: one 277-line function held the engine's
+heart). Size is not cohesion; this only catches a function that grew into several."""
+
+
+def test_no_function_is_longer_than_a_hundred_lines() -> None:
+    """Every function and method in src, its decorators and docstring included."""
+    long: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                lines = (node.end_lineno or node.lineno) - start + 1
+                if lines > FUNCTION_LINES:
+                    long.append(f"{path.relative_to(PACKAGE)}:{node.name} ({lines} lines)")
+    assert not long, long

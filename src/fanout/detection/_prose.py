@@ -330,60 +330,10 @@ def _one_matter(
         return "the speaker's own situation, and no cue that they are separate"
     if not cued:
         if not all(_reads_as(base, span) for span in spans):
-            return _unread_one_matter(spans)
-        if any(
-            _DUMMY_IT.search(m.group()) for span in spans[1:] for m in base.expletive.finditer(span)
-        ):
-            return "a later part's 'it' may stand for the matter before (how long does it take)"
-        if any(
-            base.expletive.search(span) and not _names(lang, span) for span in spans[1:]
-        ):  # "Gibt es eine Seilbahn?", "Are there vegan options?": there, at what was asked of
-            return "a later part asks what there is, naming nothing of its own"
-        if any(
-            _COMPARED.search(span) and not _COMPARED_WITH.search(span) for span in spans[1:]
-        ):  # "Is Spanish similar?": similar to what the question before named
-            return "a later part compares with nothing of its own"
-        m = next(
-            (m for span in spans[1:] if (m := _LEANS_BACK.search(span) or _SERVES.match(span))),
-            None,
-        )
-        if m is not None:
-            return f"a later part leans on the matter before ({m.group()!r})"
-        if lang == "en" and any(_TO_VERB_ALONE.search(span) for span in spans[1:]):
-            return "a later part's verb has no object of its own (the best time to visit?)"
-        bare = next((said for span in spans[1:] if (said := _the_unsaid(lang, span))), "")
-        if bare:
-            return f"a later part's {bare!r} may be the one before's"
-        if lang == "en":
-            bare = next(
-                (
-                    said
-                    for span in spans[1:]
-                    if not _names(lang, span)
-                    and not _AGENT.match(span)
-                    and (said := _unrestricted_the(span))
-                ),
-                "",
-            )
-            if bare:  # "Where do penguins live? What do the chicks eat?"
-                return f"a later part's {bare!r} says nothing of which, and names nothing"
-        if any(_definite_unsaid(lang, span) for span in spans[1:]):
-            return "a later part's definite noun says nothing of which, and it names nothing"
-        if lang in _INFINITIVE_ASK and any(
-            _INFINITIVE_ASK[lang].search(span) and words(span) <= 5 for span in spans[1:]
-        ):
-            return (
-                "a later question with no verb of its own but an infinitive (which flour to use?)"
-            )
-        if _explains_then_asks_why(lang, spans):
-            return "a why or how after what explains or defines, naming nothing of its own"
-        clitic = _OBJECT_CLITIC.get(lang)
-        if clitic is not None and any(clitic.search(span) for span in spans[1:]):
-            return "a later part's object pronoun may stand for the one before's"
-        if any(_OWN[lang].search(span) or _ADVICE[lang].search(span) for span in spans):
-            return "the speaker's own situation, and no cue that they are separate"
-        if _leans_on_a_thing(lang, spans):
-            return "a later part naming nothing after one that asks for a thing"
+            return _unread_one_matter(spans)  # judged as a language not read: maybe alone
+        linked = _a_later_part_leans_back(lang, base, spans)
+        if linked:
+            return linked
     topics = [
         _own_topic(base, masked[f.body : p[-1].end]) for f, p in zip(firsts_of, parts, strict=True)
     ]
@@ -394,26 +344,97 @@ def _one_matter(
     if not all(enough or how_to for (_, enough), how_to in zip(topics, own_how_to, strict=True)):
         return "a part without enough of its own to be about"
     if not cued:
-        for n, span in enumerate(spans):
-            named = content_words(base, span)[1] or "\x00" in span
-            if _FIRST_PERSON[lang].search(span) and not (named or len(topics[n][0]) >= 2):
-                return "the speaker's own situation, and no cue that they are separate"
-            how_to = _how_to_own(span)
-            if n and _FIRST_PERSON[lang].search(span) and not (_HOW_TO.match(span) or how_to):
-                # "How many euros would I get for $500?": the speaker's case of the one before
-                return "a later part about the speaker, and no cue that they are separate"
-            own = (
-                lang not in _DROPS_SUBJECTS
-                or named
-                or how_to  # a how-to's subject is anyone: "como eu faço pão de queijo"
-                or _superlative_of_its_own(span)  # "самая глубокая точка мирового океана"
-                or _brings_in_a_thing(span)  # "ek acchi biryani recipe bhi bata do"
-                or bool(_SUBJECT[lang].search(span))
-            )
-            if n and not own:
-                return "a part that may leave its subject to the one before"
+        lacking = _a_part_lacks_its_own(lang, base, spans, topics)
+        if lacking:
+            return lacking
     if any(_share(x[0], y[0]) for n, x in enumerate(topics) for y in topics[n + 1 :]):
         return "the parts share what they are about"
+    return ""
+
+
+def _a_later_part_leans_back(lang: str, base: Latin, spans: list[str]) -> str:
+    """Why a later part of questions with no cue between them, each read as the
+    prompt's language, may lean on the matter before it (an "it", a "there", a
+    comparison, a definite noun or an object pronoun with nothing of its own, the
+    speaker's own situation), or "" if none does."""
+    if any(
+        _DUMMY_IT.search(m.group()) for span in spans[1:] for m in base.expletive.finditer(span)
+    ):
+        return "a later part's 'it' may stand for the matter before (how long does it take)"
+    if any(
+        base.expletive.search(span) and not _names(lang, span) for span in spans[1:]
+    ):  # "Gibt es eine Seilbahn?", "Are there vegan options?": there, at what was asked of
+        return "a later part asks what there is, naming nothing of its own"
+    if any(
+        _COMPARED.search(span) and not _COMPARED_WITH.search(span) for span in spans[1:]
+    ):  # "Is Spanish similar?": similar to what the question before named
+        return "a later part compares with nothing of its own"
+    m = next(
+        (m for span in spans[1:] if (m := _LEANS_BACK.search(span) or _SERVES.match(span))),
+        None,
+    )
+    if m is not None:
+        return f"a later part leans on the matter before ({m.group()!r})"
+    if lang == "en" and any(_TO_VERB_ALONE.search(span) for span in spans[1:]):
+        return "a later part's verb has no object of its own (the best time to visit?)"
+    bare = next((said for span in spans[1:] if (said := _the_unsaid(lang, span))), "")
+    if bare:
+        return f"a later part's {bare!r} may be the one before's"
+    if lang == "en":
+        bare = next(
+            (
+                said
+                for span in spans[1:]
+                if not _names(lang, span)
+                and not _AGENT.match(span)
+                and (said := _unrestricted_the(span))
+            ),
+            "",
+        )
+        if bare:  # "Where do penguins live? What do the chicks eat?"
+            return f"a later part's {bare!r} says nothing of which, and names nothing"
+    if any(_definite_unsaid(lang, span) for span in spans[1:]):
+        return "a later part's definite noun says nothing of which, and it names nothing"
+    if lang in _INFINITIVE_ASK and any(
+        _INFINITIVE_ASK[lang].search(span) and words(span) <= 5 for span in spans[1:]
+    ):
+        return "a later question with no verb of its own but an infinitive (which flour to use?)"
+    if _explains_then_asks_why(lang, spans):
+        return "a why or how after what explains or defines, naming nothing of its own"
+    clitic = _OBJECT_CLITIC.get(lang)
+    if clitic is not None and any(clitic.search(span) for span in spans[1:]):
+        return "a later part's object pronoun may stand for the one before's"
+    if any(_OWN[lang].search(span) or _ADVICE[lang].search(span) for span in spans):
+        return "the speaker's own situation, and no cue that they are separate"
+    if _leans_on_a_thing(lang, spans):
+        return "a later part naming nothing after one that asks for a thing"
+    return ""
+
+
+def _a_part_lacks_its_own(
+    lang: str, base: Latin, spans: list[str], topics: list[tuple[set[str], bool]]
+) -> str:
+    """Why a part with no cue before it may not stand alone: about the speaker with
+    nothing named, or (where the language drops its subjects) with no subject of its
+    own; "" if each part has its own."""
+    for n, span in enumerate(spans):
+        named = content_words(base, span)[1] or "\x00" in span
+        if _FIRST_PERSON[lang].search(span) and not (named or len(topics[n][0]) >= 2):
+            return "the speaker's own situation, and no cue that they are separate"
+        how_to = _how_to_own(span)
+        if n and _FIRST_PERSON[lang].search(span) and not (_HOW_TO.match(span) or how_to):
+            # "How many euros would I get for $500?": the speaker's case of the one before
+            return "a later part about the speaker, and no cue that they are separate"
+        own = (
+            lang not in _DROPS_SUBJECTS
+            or named
+            or how_to  # a how-to's subject is anyone: "como eu faço pão de queijo"
+            or _superlative_of_its_own(span)  # "самая глубокая точка мирового океана"
+            or _brings_in_a_thing(span)  # "ek acchi biryani recipe bhi bata do"
+            or bool(_SUBJECT[lang].search(span))
+        )
+        if n and not own:
+            return "a part that may leave its subject to the one before"
     return ""
 
 
