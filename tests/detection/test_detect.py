@@ -70,6 +70,22 @@ def test_the_blind_set_of_issue_37_keeps_its_figures() -> None:
     assert result["shared_carried"] == 1.0, result["not_carried"]
 
 
+def test_the_second_blind_set_of_issue_37_keeps_its_figures() -> None:
+    """Blind 6 (270 prompts in 18 languages and 2 mixed ones, written blind for the second
+    round of issue 37 and scored once before its rules and once after; its parts start
+    at their cue, so a prompt is exact on its groups alone): held at what that round
+    reached, a floor, not the issue's targets, which it does not meet — 86 of 92 singles
+    kept whole (85 before), 60 of 98 multi prompts split exactly (53 before), at most 9
+    dependent groups split apart (8 before), every shared piece sent with every part."""
+    result = evaluate(_load("detection_blind6.jsonl"))
+    singles_whole, singles = map(int, result["exact_by_category"]["single"].split("/"))
+    assert singles == 92 and singles_whole >= 86, result["misses"]
+    multi_exact, multi = map(int, result["exact_by_category"]["multi"].split("/"))
+    assert multi == 98 and multi_exact >= 60, result["misses"]
+    assert result["dependent_groups_broken"] <= 9, result["misses"]
+    assert result["shared_carried"] == 1.0, result["not_carried"]
+
+
 def test_the_corpus_is_large_and_varied() -> None:
     """At least 150 labelled prompts in several languages and every category."""
     entries = _load("detection_corpus.jsonl")
