@@ -328,10 +328,8 @@ async def test_actors_plan_warm_from_what_another_actor_saved_in_redis(
     """With the endpoint memory on, one actor's run leaves what it learned in the
     limits' redis; the two actors of the next run plan their first batches from it
     (their first plans are on measured figures), where two actors without the memory
-    plan their first batches on priors. (It once compared the estimates in the rows'
-    plan reasons, which are a batch's last plan's: a cold batch planned again once its
-    first answers came in gave a measured estimate, and the test failed once in five
-    runs on two workers. The first plan's basis is now a column, `plan_on_priors`.)"""
+    plan their first batches on priors (``plan_on_priors``: a batch's first plan, not
+    its last, which may rest on the batch's own answers)."""
     import redis
 
     import fanout.ray

@@ -135,8 +135,8 @@ def answer_columns(
             cols["plan"][i] = plan.mode_label if plan is not None else report.policy
             cols["plan_reason"][i] = plan.reason if plan is not None else None
             # The batch's first plan: later ones rest on what its own answers measured.
-            first = report.revisions[0] if report.revisions else None
-            cols["plan_on_priors"][i] = first.on_priors if first is not None else None
+            revisions = report.revisions
+            cols["plan_on_priors"][i] = revisions[0].on_priors if revisions else None
             cols["batch_requests"][i] = report.requests
             cols["batch_rate_limited"][i] = report.rate_limited
             cols["batch_retries"][i] = report.retries
