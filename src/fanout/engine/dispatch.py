@@ -106,6 +106,15 @@ class _Run:
         await self.intake.finish(job, answer)
 
     # --- groups ----------------------------------------------------------------------
+    async def _take_window(self) -> None:
+        """A place in the window: at once when it has room (no turn of the event loop
+        per group, so a plan's groups leave together, as ``asyncio.gather`` sends), else
+        when a started group is back."""
+        try:
+            self.window.acquire_nowait()
+        except anyio.WouldBlock:
+            await self.window.acquire()
+
     def _done(self, *, wave: bool = False) -> None:
         """A started group is back (answered, failed or cancelled)."""
         self.window.release()
@@ -178,7 +187,7 @@ class _Run:
         self, tg: TaskGroup, group: list[Job], stream: bool = False, wave: bool = False
     ) -> None:
         """Start a group once the window has room for it."""
-        await self.window.acquire()
+        await self._take_window()
         self.replan.group_started()
         tg.start_soon(self.run_group, group, stream, wave)
 
@@ -256,7 +265,7 @@ class _Run:
         for n, positions in enumerate(plan.groups):
             if held:
                 await replan.hold_until_sendable(due)
-            await self.window.acquire()
+            await self._take_window()
             if held and replan.reached(due):
                 self.window.release()
                 replan.sent(revision, n)

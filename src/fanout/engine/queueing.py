@@ -21,6 +21,7 @@ its first deadline.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -43,6 +44,10 @@ class QueueClock:
     def __init__(self) -> None:
         self._next = 0
         self._open: dict[int, tuple[anyio.CancelScope, float, float]] = {}
+        # No open attempt's clock may be moved before this time (the earliest at which
+        # a tenth of one has gone since it was last set): until then an answer has
+        # nothing to move, and is not checked against each attempt in flight.
+        self._movable_at = math.inf
 
     @contextmanager
     def attempt(self, deadline_s: float | None) -> Iterator[float]:
@@ -57,6 +62,7 @@ class QueueClock:
         self._next += 1
         with anyio.CancelScope(deadline=sent + deadline_s) as scope:
             self._open[seq] = (scope, deadline_s, sent)
+            self._movable_at = min(self._movable_at, sent + (1 - _SLACK) * deadline_s)
             try:
                 yield sent
             finally:
@@ -66,12 +72,15 @@ class QueueClock:
         """The attempt sent at ``sent`` was answered: the attempts that may have been
         queued behind it (sent after it, or up to :data:`SAME_TIME_S` before it) start
         their clocks again."""
-        if not self._open:
-            return
         now = clock.now()
+        if now < self._movable_at:
+            return
+        movable_at = math.inf
         for scope, deadline_s, other_sent in self._open.values():
             # moved only once a tenth of it has gone: each move re-arms the event loop's
             # timer, which with hundreds in flight and an answer per millisecond was most
             # of this method's cost; an attempt still gets >= 0.9 deadline after it
             if other_sent > sent - SAME_TIME_S and scope.deadline < now + _SLACK * deadline_s:
                 scope.deadline = now + deadline_s
+            movable_at = min(movable_at, scope.deadline - _SLACK * deadline_s)
+        self._movable_at = movable_at
