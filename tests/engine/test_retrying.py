@@ -5,18 +5,21 @@ from __future__ import annotations
 import email.utils
 import time
 
+import anyio
 import httpx
 import httpx2
 import openai
 import pytest
-from tenacity import RetryCallState
+from tenacity import AsyncRetrying, RetryCallState
 
 from fanout import Retry
 from fanout.engine.retrying import (
     RetryBudget,
     _wait_server_or_backoff,
+    build_retrying,
     is_quota_error,
     is_retryable,
+    retried,
     server_retry_after,
 )
 
@@ -139,3 +142,66 @@ def test_an_error_while_reading_a_body_is_retried(exc: Exception) -> None:
 def test_an_error_of_the_request_itself_is_not_retried() -> None:
     """An invalid URL (a bug of the caller's) is no connection error."""
     assert not is_retryable(httpx2.UnsupportedProtocol("no scheme"))
+
+
+class TestRetried:
+    """``retried`` makes the first attempt before tenacity's controller exists, and
+    hands a failure to it as attempt 1: the retries are tenacity's, as before."""
+
+    @staticmethod
+    def _run(outcomes: list[BaseException | str], retry: Retry) -> tuple[object, list[float], int]:
+        """Attempts that fail or answer in turn; the waits asked for; attempts made."""
+        waits: list[float] = []
+        made = 0
+
+        async def sleep(seconds: float) -> None:
+            waits.append(seconds)
+
+        async def attempt() -> str:
+            nonlocal made
+            outcome = outcomes[made]
+            made += 1
+            if isinstance(outcome, BaseException):
+                raise outcome
+            return outcome
+
+        async def main() -> object:
+            try:
+                return await retried(
+                    attempt, lambda: build_retrying(retry, sleep=sleep, rng=lambda: 1.0)
+                )
+            except Exception as exc:
+                return exc
+
+        return anyio.run(main), waits, made
+
+    def test_an_answer_at_the_first_attempt_never_builds_the_controller(self) -> None:
+        """The common case costs one call: the controller's factory is not called."""
+
+        def no_controller() -> AsyncRetrying:
+            raise AssertionError("built a retry controller for a first-attempt answer")
+
+        async def attempt() -> str:
+            return "ok"
+
+        assert anyio.run(retried, attempt, no_controller) == "ok"
+
+    def test_a_failed_first_attempt_is_retried_after_the_server_s_wait(self) -> None:
+        """A 503 with retry-after: 3, then an answer: one wait of 3 s, two attempts."""
+        busy = status_error(503, headers={"retry-after": "3"})
+        result, waits, made = self._run([busy, "ok"], Retry(max_wait=10, budget=0))
+        assert (result, waits, made) == ("ok", [3.0], 2)
+
+    def test_the_failed_first_attempt_counts_toward_max_attempts(self) -> None:
+        """``max_attempts=3`` makes three attempts in all, the first included, then
+        raises the last failure; the waits back off from ``initial_wait``."""
+        failures: list[BaseException | str] = [status_error(500) for _ in range(4)]
+        result, waits, made = self._run(failures, Retry(max_attempts=3, initial_wait=0.5, budget=0))
+        assert made == 3 and waits == [0.5, 1.0]
+        assert result is failures[2]
+
+    def test_a_failure_not_worth_retrying_is_raised_at_once(self) -> None:
+        """A 400 at the first attempt: raised, no wait, no second attempt."""
+        bad = status_error(400)
+        result, waits, made = self._run([bad, "never"], Retry())
+        assert (result, waits, made) == (bad, [], 1)

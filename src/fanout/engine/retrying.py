@@ -22,14 +22,17 @@ from __future__ import annotations
 import email.utils
 import json
 import random
+import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 from tenacity import (
     AsyncRetrying,
+    DoAttempt,
+    DoSleep,
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
@@ -58,8 +61,11 @@ __all__ = [
     "build_retrying",
     "is_quota_error",
     "is_retryable",
+    "retried",
     "server_retry_after",
 ]
+
+T = TypeVar("T")
 
 PRIOR_ANSWER_CAP = 1000
 """Tokens an answer may run to, before any was seen."""
@@ -308,3 +314,38 @@ def build_retrying(
         sleep=sleep,
         reraise=True,
     )
+
+
+async def retried(attempt: Callable[[], Awaitable[T]], retrying: Callable[[], AsyncRetrying]) -> T:
+    """``attempt()`` under the retry layer: tenacity decides every retry (whether, how
+    long to wait, when to stop), as ``await retrying()(attempt)`` would.
+
+    The first attempt is made before the controller is built: most requests succeed
+    at once, and building and stepping tenacity's controller cost them about a tenth
+    of the client's time per request (``benchmarks/overhead.py``). A first attempt that
+    fails is handed to it as attempt 1, timed from when it started, and tenacity runs
+    the rest as its ``__call__`` does."""
+    started = time.monotonic()
+    try:
+        return await attempt()
+    except Exception:
+        failure = sys.exc_info()
+    controller = retrying()
+    controller.begin()
+    state = RetryCallState(retry_object=controller, fn=None, args=(), kwargs={})
+    state.start_time = started
+    state.set_exception(failure)  # type: ignore[arg-type]
+    while True:
+        do = await controller.iter(retry_state=state)
+        if isinstance(do, DoAttempt):
+            try:
+                result = await attempt()
+            except BaseException:
+                state.set_exception(sys.exc_info())  # type: ignore[arg-type]
+            else:
+                state.set_result(result)
+        elif isinstance(do, DoSleep):
+            state.prepare_for_next_attempt()
+            await controller.sleep(do)  # type: ignore[misc]
+        else:
+            return do  # type: ignore[no-any-return]

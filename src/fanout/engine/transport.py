@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import openai
-from tenacity import AsyncRetrying
 
 from .. import telemetry as telemetry
 from ..core import clock
@@ -45,6 +44,7 @@ from .retrying import (
     attempt_deadline,
     build_retrying,
     is_quota_error,
+    retried,
     server_retry_after,
 )
 from .spending import spend_on
@@ -185,40 +185,39 @@ class Transport:
         tally: Tally,
         check: Callable[[ChatCompletion], None] | None,
     ) -> ChatCompletion:
-        retrying = build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget)
         try:
-            return await self._retried(retrying, params, opts, stats, tally, check)
+            return await retried(
+                lambda: self._checked_attempt(params, opts, stats, tally, check),
+                lambda: build_retrying(opts.retry, sleep=anyio.sleep, budget=self.budget),
+            )
         except Exception as exc:
             stats.reach.gave_up(tally, exc)
             raise
         finally:
             stats.reach.gave_up(tally, None)  # cancelled, or answered: nobody waits on it
 
-    async def _retried(
+    async def _checked_attempt(
         self,
-        retrying: AsyncRetrying,
         params: dict[str, Any],
         opts: CallOptions,
         stats: CallStats,
         tally: Tally,
         check: Callable[[ChatCompletion], None] | None,
     ) -> ChatCompletion:
-        async for attempt in retrying:
-            with attempt:
-                completion = await spend_on(
-                    opts.caps,
-                    opts.pricer,
-                    params,
-                    opts.model,
-                    self.learner.endpoint.answer_tokens,
-                    lambda: tally.usage,
-                    lambda: tally.attempts,
-                    lambda: self._attempt(params, opts, stats, tally),
-                )
-                if check is not None:
-                    check(completion)
-                return completion
-        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+        """One attempt under the spend caps, its reply checked."""
+        completion = await spend_on(
+            opts.caps,
+            opts.pricer,
+            params,
+            opts.model,
+            self.learner.endpoint.answer_tokens,
+            lambda: tally.usage,
+            lambda: tally.attempts,
+            lambda: self._attempt(params, opts, stats, tally),
+        )
+        if check is not None:
+            check(completion)
+        return completion
 
     def _rate_limited(self, exc: openai.APIStatusError, reserve: int, retry: Retry) -> None:
         """A 429: release the tokens reserved, and (unless the quota is gone) make
