@@ -75,3 +75,64 @@ class TestAQuotedTextIsMaterial:
         self, text: str, groups: list[list[int]]
     ) -> None:
         _split_as(text, groups)
+
+
+class TestAnAdditiveAndJoinsTwoAsks:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "necesito saber a qué hora abre el museo del Prado y también si hay descuento para"
+            " estudiantes",
+            "me explica como funciona o imposto de renda e também me passa uma receita de bolo",
+            "подскажите как поменять масло в машине и ещё где купить билеты в Большой театр",
+            "підкажіть як приготувати вареники і ще скільки коштує віза до Канади",
+            "ik zoek een goed boek over de Romeinen en ook tips voor een fietsroute in Zeeland",
+            "Could you write a short thank-you note for my neighbour, and separately tell me how"
+            " to descale a kettle?",
+            "what's the best way to learn touch typing and also how many calories are in an"
+            " avocado",
+            "kun je uitleggen hoe een warmtepomp werkt en ook wat de hoofdstad van Canada is",
+            "pizza hamuru nasıl yapılır, ayrıca ehliyet yenileme ücreti ne kadar",
+            "erklär mir bitte die Relativitätstheorie und auch wie man Sauerteig ansetzt",
+            "peux-tu me donner une recette de ratatouille et aussi comment on change un pneu de"
+            " vélo",
+            "dimmi come si prepara il tiramisù e anche quanto costa un biglietto per il Colosseo",
+            "tolong jelaskan cara kerja blockchain dan juga berapa harga tiket ke Bali",
+            "राजमा चावल बनाने की विधि बताइए और साथ ही यह बताइए कि पासपोर्ट कैसे बनवाएँ",
+        ],
+    )
+    def test_and_also_between_two_asks_each_about_its_own_matter_splits(self, text: str) -> None:
+        """An "and also", "y también", "и ещё", "en ook", ", ayrıca", "और साथ ही" between
+        two asks, the second a question, "if", a request or a thing asked for: two parts
+        (the Hindi "यह ... कि" points at the clause after it, not at the part before)."""
+        _split_as(text, [[0], [1]])
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Recomiéndame un portátil para programar y también dime cuánto cuesta",
+            "Explain how vaccines work and also give some examples",
+            "Tell me about the history of Rome and also explain why it fell",
+            "¿Cómo se hace una paella y también qué vino va bien con ella?",
+            "Give me a recipe for lasagna and also tell me how long it keeps in the fridge",
+            "подскажи хороший ноутбук и ещё сколько он стоит",
+            "nenne mir ein gutes Buch über Rom und auch warum es so bekannt ist",
+        ],
+    )
+    def test_an_additive_ask_that_leans_on_the_first_is_kept_with_it(self, text: str) -> None:
+        _kept_whole(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Plan a 3-day trip to Rome and also include a day in Florence",
+            "Write a cover letter for a nursing job and also mention my five years in the ICU",
+            "Translate this paragraph into French and also make it sound formal",
+            "Can you summarize this article and also keep the key numbers",
+            "Escribe un correo a mi jefe y también menciona que llegaré tarde",
+            "Schreib eine Einladung zum Geburtstag und auch einen kurzen Reim dazu",
+        ],
+    )
+    def test_an_additive_that_adds_to_one_task_is_not_a_second_ask(self, text: str) -> None:
+        d = detect(text)
+        assert len(d.questions) == 1, (d.groups, d.reasons)

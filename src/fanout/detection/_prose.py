@@ -40,6 +40,7 @@ from ._read import content_words, has_topic, words
 from ._refs import dependencies
 from ._units import (
     Unit,
+    also_joins,
     and_joins,
     asks_late,
     cjk_joins,
@@ -1149,21 +1150,37 @@ class _ProseReader:
                 else []
             )
             also = (
-                cjk_joins(masked, u) if u.kind != "c" and _CJK.search(masked, u.body, u.end) else []
+                []
+                if u.kind == "c"
+                else cjk_joins(masked, u)
+                if _CJK.search(masked, u.body, u.end)
+                else self._also_joins(u)
             )
-            if joins and (
+            if also and len(joins) < 2:  # "... e anche quanto costa ...": the "also" cuts
+                expanded += split_and(text, masked, u, also, "also")
+            elif joins and (
                 len(joins) >= 2
                 or all(a is u for a in asking_units)
                 or self._pair_leans(u, joins[0])
             ):
                 expanded += split_and(text, masked, u, joins)
-            elif also:
-                expanded += split_and(text, masked, u, also, "also")
             elif listed:
                 expanded += split_and(text, masked, u, listed, "list")
             else:
                 expanded.append(u)
         return expanded
+
+    def _also_joins(self, u: Unit) -> list[re.Match[str]]:
+        """``also_joins`` where the ask after the additive word has enough of its own
+        to be about ("y también dime cuánto cuesta" has not: it asks of the one before)."""
+        joins = also_joins(self.masked, u)
+        if joins and self.base is not None:
+            after = self.masked[joins[0].end() : u.end]
+            verb = REQUEST.match(after)
+            after = after[verb.end() :] if verb is not None else after  # "dime" names nothing
+            if not _own_topic(self.base, after)[1]:
+                return []
+        return joins
 
     def _pair_leans(self, u: Unit, join: re.Match[str]) -> bool:
         """Whether the question after an "and" in a sentence among other questions

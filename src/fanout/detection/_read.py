@@ -247,6 +247,12 @@ def _read_names(lang: Latin, toks: tuple[_Tok, ...], k: int, read: Read) -> None
                 break
 
 
+# "This" that points at the clause after it, not at the part before: Hindi "यह बताइए
+# कि ..." ("tell this: that ..."), Hinglish "ye batao ki ...".
+_CATAPHORIC = {"hi": _set("यह ये"), "hi-en": _set("ye yeh yah")}
+_THAT_FOLLOWS = _set("कि ki")
+
+
 def _read_reference(
     lang: Latin,
     text: str,
@@ -272,6 +278,10 @@ def _read_reference(
         if expletives.hold(t.start):
             read.dummies.append(t.text)
             return
+        if low in _CATAPHORIC.get(lang.code, ()) and any(
+            tok.low in _THAT_FOLLOWS for tok in toks[k + 1 : k + 4]
+        ):
+            return  # "यह भी बताइए कि ...", "ye batao ki ...": "this" is the clause that follows
         possessive = low in lang.possessive
         inversion = lang.code == "fr" and t.hyphen and kind in ("x", "pl")
         same_clause = possessive or inversion

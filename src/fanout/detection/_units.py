@@ -464,6 +464,48 @@ def cjk_joins(masked: str, u: Unit) -> list[re.Match[str]]:
     return joins[:1]
 
 
+# Two asks run together by "and" with an additive word after it ("..., and separately
+# give me ...", "... y también si puedo ...", "... и ещё как ...", ", ayrıca ..."): the
+# additive word says the second is another ask, not more of the first.
+_ALSO_JOIN = re.compile(
+    r"(?:(?:,\s*|\s+)(?:(?:and|y|e|et|und|en|и|і|й|i|dan|aur|ve|та|oh\s+and)\s+"
+    r"(?:also|separately|tambi[ée]n|adem[áa]s|aussi|auch|ook|anche|inoltre|também|ещё|еще|ще|"
+    r"также|також|juga|bhi|ayrıca)|(?:और|तथा)\s+(?:साथ\s+(?:में|ही)|यह\s+भी))|"
+    r",\s*(?:also|separately|ayrıca|además|inoltre|außerdem|daarnaast|также|також|selain\s+itu))"
+    r"(?![^\W\d_])[\s,]*",
+    re.IGNORECASE,
+)
+# What the piece after such a join opens with when it asks: a question word, "if"
+# (an indirect question), a request (which REQUEST reads), or a thing asked for.
+_ASKS_AFTER_ALSO = re.compile(
+    r"^\W*(?:if|whether|si|ob|se|czy|чи|ли|apakah|"
+    r"(?:me|mi|mir|moi|мне)\s+\w+|(?:some\s+|a\s+few\s+)?(?:tips|ideas|advice|recommendations|"
+    r"suggestions|consejos|ideas|dicas|conseils|tipps|ideeën|советы|поради|saran|ide|öneri\w*))\b",
+    re.IGNORECASE,
+)
+
+
+def also_joins(masked: str, u: Unit) -> list[re.Match[str]]:
+    """Where a sentence holding two asks joined by "and" and an additive word is cut:
+    [] unless the piece after it asks (a question word, "if", a request, a thing
+    asked for) and each piece holds three words or more."""
+    for m in _ALSO_JOIN.finditer(masked, u.body, u.end):
+        after = masked[m.end() : u.end]
+        if (
+            words(masked[u.body : m.start()]) >= 3
+            and words(after) >= 3
+            and (
+                WH_START.match(after) is not None
+                or _WH_PLAIN.match(after) is not None
+                or REQUEST.match(after) is not None
+                or _ASKS_AFTER_ALSO.match(after) is not None
+                or asks_late(after)
+            )
+        ):
+            return [m]
+    return []
+
+
 # Two questions typed with nothing between them at all: "whats the capital of peru how
 # many legs does a spider have" (a question word and its verb start the second).
 _BARE_JOIN = re.compile(
@@ -565,6 +607,7 @@ def maybe_several(masked: str) -> bool:
         or (_JOINER.search(masked) and _AND_JOIN.search(masked))
         or (_LATE_JOIN.search(masked) and _WH_LATE.search(masked))
         or _CJK_ALSO.search(masked)
+        or _ALSO_JOIN.search(masked)
         or ("?" not in masked and _BARE_JOIN.search(masked))
         or (
             "," in masked
