@@ -136,3 +136,36 @@ class TestAnAdditiveAndJoinsTwoAsks:
     def test_an_additive_that_adds_to_one_task_is_not_a_second_ask(self, text: str) -> None:
         d = detect(text)
         assert len(d.questions) == 1, (d.groups, d.reasons)
+
+
+class TestAFollowUpAboutTheThingBefore:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "What's a good name for a pet turtle and also how do I know when it's hungry",
+            "Recommend a good cast iron pan. Also, how do I tell when it's hot enough to cook"
+            " with?",
+            "Pick a beginner houseplant for me, and also how do I know when it's time to water it",
+            "Recommend a camera for vlogging. Also, how do I know if it's worth the money?",
+        ],
+    )
+    def test_an_it_after_a_verb_of_knowing_or_before_a_gap_is_the_thing_before(
+        self, text: str
+    ) -> None:
+        """In "how do I know when it's hungry", "know" is not what "it" stands for; "when
+        it's ready to bake with": the "to" clause lacks its object, so "it" is not a
+        dummy. Either way the "it" is the thing the part before asked for."""
+        _kept_whole(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Can you make this function async?\n```python\ndef load(path):\n"
+            "    return open(path).read()\n```\nAnd how would I unit test your version?",
+            "Write a regex that matches UK postcodes.\nAlso, how fast is your solution on a"
+            " million lines?",
+            "Translate 'good luck' into Japanese. Also can you explain your translation?",
+        ],
+    )
+    def test_your_version_or_solution_is_the_answer_to_the_part_before(self, text: str) -> None:
+        _kept_whole(text)

@@ -178,9 +178,24 @@ def _has_antecedent(
             continue
         if j > 0 and toks[j - 1].low in lang.auxiliaries and _content(lang, t):
             return True
-        if not same_clause and not t.initial and _content(lang, t) and len(t.low) >= 4:
+        if (
+            not same_clause
+            and not t.initial
+            and _content(lang, t)
+            and len(t.low) >= 4
+            and t.low not in _ASKING_VERBS
+        ):
             return True
     return False
+
+
+# Verbs that ask or know, never what a pronoun after them stands for ("how do I know
+# when it's hungry", "tell me how much it costs"): the "it" is the part before's.
+_ASKING_VERBS = _set(
+    "know tell sure wonder wondering think check figure find decide understand remember guess "
+    "mean explain show help want need like recommend suggest wissen sagen savoir dire saber "
+    "decir sapere dire saber dizer знать скажи"
+)
 
 
 def _plural(lang: Latin, toks: Sequence[_Tok], j: int) -> bool:
@@ -222,8 +237,20 @@ class _Expletives:
 
     def hold(self, at: int) -> bool:
         if self._spans is None:
-            self._spans = [(m.start(), m.end()) for m in self._lang.expletive.finditer(self._text)]
+            self._spans = [
+                (m.start(), m.end())
+                for m in self._lang.expletive.finditer(self._text)
+                if not (m.group().lower().endswith("to") and _GAP.match(self._text, m.end()))
+            ]
         return any(a <= at < b for a, b in self._spans)
+
+
+# "when it's ready to bake with", "is it safe to eat?": the "to" clause lacks its object,
+# which the "it" is (not a dummy, as in "is it safe to drink tap water").
+_GAP = re.compile(
+    r"\s+[^\W\d_]+(?:\s+(?:with|in|on|for|at|about|from|into|out|up))?\s*(?:[?.!,;]|$)",
+    re.IGNORECASE,
+)
 
 
 def _read_names(lang: Latin, toks: tuple[_Tok, ...], k: int, read: Read) -> None:

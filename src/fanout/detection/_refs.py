@@ -170,6 +170,15 @@ _RESULT_OF = re.compile(
 )
 
 
+# What the answer to the part before made, named as the assistant's: "your version",
+# "your solution", "your translation" (read after _RESULT_OF, which names the part).
+_YOURS = re.compile(
+    r"\byour\s+(?:version|solution|rewrite|translation|draft|suggestions?|recommendations?|"
+    r"picks?|choice|code|function|script|example|results?|answers?)\b",
+    re.IGNORECASE,
+)
+
+
 # Words one of which a Latin-script part must hold for _RESULT_OF to match.
 _RESULT_KEYS = re.compile(
     "answer|result|respons|solution|value|respuest|resultad|ergebnis|antwort|réponse|résultat|"
@@ -313,6 +322,10 @@ class _Linker:
             value = int(ref) if ref.isdigit() else ord(ref.lower()) - 96 if ref else 0
             target = self.by_value.get(value, value - 1) if value else i - 1
             self.link(i, target if 0 <= target < i else i - 1, repr(m.group()))
+            return True
+        m = _YOURS.search(part) if "your" in low else None
+        if m is not None:
+            self.link(i, i - 1, repr(m.group()))
             return True
         m = _DEP_START.search(part) or _ELLIPTIC.search(part)
         if m is not None and (
