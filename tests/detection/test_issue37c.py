@@ -169,3 +169,44 @@ class TestAFollowUpAboutTheThingBefore:
     )
     def test_your_version_or_solution_is_the_answer_to_the_part_before(self, text: str) -> None:
         _kept_whole(text)
+
+
+class TestACueWhereverItStands:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Can you suggest a good thriller novel? oh and one more thing, what's the tallest"
+            " mountain in Japan",
+            "what's a good laptop for video editing? oh and also, how do I remove a wine stain"
+            " from a carpet",
+            "My laptop keeps freezing when I open Chrome. Separately, what's a good budget mouse"
+            " for gaming?",
+            "El wifi de mi casa no funciona desde ayer. Por otro lado, ¿qué restaurante me"
+            " recomiendas en Sevilla?",
+            "how do i set up ssh keys on github? also my docker build keeps failing on the npm"
+            " step, any ideas",
+            "我的快递一直没收到，帮我查一下。另外我想问一下怎么修改收货地址？",
+            "Два вопроса: кто написал «Войну и мир» и где находится Эрмитаж?",
+            "Mein Drucker funktioniert nicht mehr. Übrigens, wie lange ist ein Reisepass gültig?",
+        ],
+    )
+    def test_a_cue_after_a_problem_or_in_a_run_of_fillers_opens_a_part(self, text: str) -> None:
+        """An "oh and one more thing,", "Por otro lado,", 另外 with no comma after it, a
+        header before two questions joined by "и" around a quoted title; a problem told
+        before "Separately," is a part (its request, if one follows it, is), and a
+        statement that ends "any ideas" asks."""
+        _split_as(text, [[0], [1]])
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "I'm visiting Rome in May. Separately, what's the best gelato place there?",
+            "The printer in our office keeps jamming on every second page, any ideas",
+            "Can you recommend a good laptop for students? oh and one more thing, is it good for"
+            " gaming?",
+            "这台电脑总是死机，帮我看看是什么原因？",
+            "我在学Python。另外我想知道它和Java哪个更难？",
+        ],
+    )
+    def test_context_that_is_no_problem_or_a_follow_up_stays_whole(self, text: str) -> None:
+        _kept_whole(text)

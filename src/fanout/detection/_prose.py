@@ -1087,6 +1087,19 @@ def _ask_in_a_statement(body: str, u: Unit) -> None:
         u.kind = "r"
 
 
+# A problem told (what the teller wants help with): "won't activate", "keeps crashing",
+# "no funciona", "не работает", "没收到".
+_A_PROBLEM = re.compile(
+    r"\b(?:won't|doesn't|does\s+not|can't|cannot|isn't\s+working|not\s+working|keeps\s+\w+ing|"
+    r"error|fails?|failed|broken|stuck|never\s+(?:arrived|came|showed)|charged\s+twice|"
+    r"no\s+funciona|no\s+me\s+(?:llegó|deja|funciona)|funktioniert\s+nicht|geht\s+nicht|"
+    r"ne\s+(?:marche|fonctionne)\s+pas|non\s+funziona|não\s+funciona|çalışmıyor|werkt\s+niet|"
+    r"nie\s+działa|не\s+работает|не\s+працює|не\s+могу|tidak\s+bisa|kaam\s+nahi)\b|"
+    r"काम\s+नहीं|不能|无法|没收到|打不开|报错|できません|動かない|안\s*돼|안\s*되|오류",
+    re.IGNORECASE,
+)
+
+
 class _ProseReader:
     """``read_prose``'s steps over one prompt: its units classified, the context set
     apart, the parts gathered, what is shared around them, and how sure the split is."""
@@ -1319,13 +1332,28 @@ class _ProseReader:
     def _before_a_postscript(self) -> None:
         """A part opened by a postscript ("P.S.", "NB:", 추신:) after a paragraph that
         asks for something: that paragraph is a part of its own, even when it only says
-        what is needed ("I need a workout plan ...")."""
-        if len(self.parts) != 1 or POSTSCRIPT.match(self.firsts_of[0].lead) is None:
+        what is needed ("I need a workout plan ..."); so is a problem told before a part
+        opened by "Separately," or "Unrelated:" ("my venv won't activate ...")."""
+        if len(self.parts) != 1:
             return
         first = self.parts[0][0]
-        before = [u for u in self.pre if u.kind in ("s", "r", "q", "w") and u.para < first.para]
+        postscript = POSTSCRIPT.match(self.firsts_of[0].lead) is not None
+        if not postscript and first.lead_kind != "strong":
+            return
+        before = [
+            u
+            for u in self.pre
+            if u.kind in ("s", "r", "q", "w") and (u.para < first.para or not postscript)
+        ]
         if not before or words(self.text[before[0].body : before[-1].end]) < 4:
             return
+        if not postscript:
+            if not _A_PROBLEM.search(self.masked, before[0].body, before[-1].end):
+                return  # "Separately, ..." after context: the context is shared, not a part
+            # the problem told is the part, unless a request follows it: then the request
+            # is, and the problem is context for both ("order 123 never came. Please check.")
+            asks = next((n for n, u in enumerate(before) if u.kind in ("r", "q", "w")), 0)
+            before = before[asks:]
         self.pre = [u for u in self.pre if u not in before]
         self.parts.insert(0, before)
         self.firsts_of.insert(0, before[0])

@@ -42,9 +42,9 @@ def _set(words: str) -> frozenset[str]:
 
 
 _QCJK_ASK = re.compile(
-    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|多[长高大远久重深宽]|是否|请|請|"
+    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|多[长高大远久重深宽]|是否|请|請|帮我|"
     r"ですか|ますか|でしょうか|なぜ|何|どう|どの|いつ|どこ|教えて|説明して|ください|"
-    r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요"
+    r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요|궁금"
 )
 _STOP = re.compile(r"[?？؟]+[\"'”’」』)\]]*|[.!。！।…]+[\"'”’」』)\]]*|[;；؛]|\n")
 _CJK_STOP = frozenset("。！")
@@ -57,6 +57,7 @@ _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _QUESTION_MARK = re.compile(r"[?？؟]")
 _ENDS_ASKING = re.compile(r"[?？؟]\s*[\"'”’」』)\]]*\s*$")
 _COLON = re.compile(r":(?=\s)|：")
+_QUOTED = re.compile("\x00+")
 _NEWLINE = re.compile(r"\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # Several questions in one sentence: "... and who painted ... and how many ...".
@@ -303,6 +304,17 @@ _ASKS_FOR_WHAT_FOLLOWS = re.compile(
 )
 
 
+# A statement that ends by asking for help with it: "the db keeps dropping connections,
+# any ideas", "mi portátil no arranca, alguna idea".
+_ASKING_TAG = re.compile(
+    r"[,—–-]\s*(?:any\s+(?:ideas?|tips|suggestions|advice|thoughts|help)|thoughts|ideas|"
+    r"what\s+(?:do\s+you\s+(?:think|suggest|recommend)|should\s+i\s+do)|alguna\s+(?:idea|sugerencia)|"
+    r"(?:des|une)\s+idées?|irgendwelche\s+(?:ideen|tipps)|qualche\s+(?:idea|consiglio)|"
+    r"alguma\s+(?:ideia|dica)|есть\s+идеи|що\s+порадите)\W*$",
+    re.IGNORECASE,
+)
+
+
 def kind_of(masked: str, u: Unit) -> str:
     body = masked[u.body : u.end].strip()
     if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
@@ -324,7 +336,7 @@ def kind_of(masked: str, u: Unit) -> str:
         return "l"
     if _ASKS_FOR_WHAT_FOLLOWS.match(body):
         return "l"  # "Kun je even:", "لو سمحت:": what follows is what is asked
-    if WH_START.match(body):
+    if WH_START.match(body) or _ASKING_TAG.search(body):
         return "w"
     if REQUEST.match(body) or _QCJK_ASK.search(body):
         return "r"
@@ -572,8 +584,8 @@ def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
     ):
         return []
     cuts = [u.body, *(m.start() for m in joins), u.end]
-    pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
-    if any(words(p) < 3 for p in pieces):
+    pieces = [_QUOTED.sub(" q ", masked[a:b]) for a, b in itertools.pairwise(cuts)]
+    if any(words(p) < 3 for p in pieces):  # a quoted title counts as a word
         return []
     if all("," in m.group() and not m.group().strip(", ") for m in joins) and len(joins) < 2:
         return []  # "What is X, what is Y?" with a comma alone: only as a list of three or more
