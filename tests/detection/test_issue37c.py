@@ -210,3 +210,35 @@ class TestACueWhereverItStands:
     )
     def test_context_that_is_no_problem_or_a_follow_up_stays_whole(self, text: str) -> None:
         _kept_whole(text)
+
+
+class TestAnInvertedQuestionAfterACommaAndAnd:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "What's the baggage allowance on Ryanair, and does Lufthansa charge for seat"
+            " selection?",
+            "How many moons does Mars have, and is the Great Wall visible from space?",
+            "Who directed Jaws, and can a dog eat grapes safely?",
+            "When does the Louvre open on Sundays, and are there student discounts at the Prado?",
+            "What's the boiling point of ethanol, and is there a limit on carry-on liquids in"
+            " the EU?",
+        ],
+    )
+    def test_a_second_yes_no_question_with_its_own_subject_is_a_part(self, text: str) -> None:
+        """A question word before the comma (", and does Lufthansa ...", ", and is the
+        Great Wall ..."), an inverted auxiliary and a subject of its own after it."""
+        _split_as(text, [[0], [1]])
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "What's the capital of Australia, and is it bigger than Sydney?",
+            "Which phone has the best battery, and does it support wireless charging?",
+            "How do I make cold brew, and is the coffee stronger than espresso?",
+            "What's the tallest building in Asia, and is there an observation deck?",
+            "Who wrote Dune, and did the author write any sequels?",
+        ],
+    )
+    def test_a_second_question_about_the_first_ones_thing_stays_with_it(self, text: str) -> None:
+        _kept_whole(text)

@@ -79,7 +79,10 @@ _AND_JOIN = re.compile(
     r"jakie|що|чому|як|хто|де|коли|скільки|який|яка|яке|які|apa|apakah|mengapa|kenapa|bagaimana|"
     r"gimana|siapa|kapan|berapa|làm\s+sao|tại\s+sao|vì\s+sao|ai|bao\s+nhiêu)\b))|"
     r"\s+و(?=(?:ما|ماذا|كيف|من|متى|"
-    r"أين|كم|هل|لماذا)\s)",
+    r"أين|كم|هل|لماذا)\s)|"
+    # ", and does Southwest still allow ...": an inverted auxiliary after a comma and "and"
+    r",\s*and\s+(?=(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+"
+    r"(?:the|a|an|my|our|any|there|(?-i:[A-Z])[\w-]+)\b)",
     re.IGNORECASE,
 )
 _ASKS_TO_ASK = re.compile(
