@@ -242,3 +242,40 @@ class TestAnInvertedQuestionAfterACommaAndAnd:
     )
     def test_a_second_question_about_the_first_ones_thing_stays_with_it(self, text: str) -> None:
         _kept_whole(text)
+
+
+class TestQuestionsOthersWillAskAreMaterial:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "These are the questions I got at my bank interview: Why banking? What's your"
+            " biggest weakness? How do you handle pressure? Can you help me write better answers?",
+            "Questions I was asked in the final round: How would you design Twitter? What's a"
+            " race condition? Any advice for next time?",
+            "Estas son las preguntas que me hicieron en la entrevista: ¿por qué quieres este"
+            " puesto? ¿dónde te ves en cinco años? ¿Cómo puedo mejorar mis respuestas?",
+            "Das sind die Fragen, die man mir im Vorstellungsgespräch stellen wird: Warum wollen"
+            " Sie wechseln? Was ist Ihre größte Schwäche? Kannst du mir helfen?",
+            "Voici les questions qu'on va me poser à l'oral : Pourquoi ce master ? Quel est votre"
+            " projet ? Tu peux m'aider à préparer ?",
+            "Queste sono le domande che mi faranno al colloquio: Perché vuoi lavorare qui? Qual è"
+            " il tuo difetto? Mi aiuti a rispondere?",
+        ],
+    )
+    def test_questions_put_to_the_speaker_in_an_interview_are_one_request(self, text: str) -> None:
+        """In "the questions I got at my interview: ...? ...? Can you help me?" the questions
+        are what the request works on, the prompt is one question."""
+        _kept_whole(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "I have two questions I got stuck on. What's the capital of Peru? Who painted the"
+            " Sistine Chapel?",
+            "A few questions: how tall is Mont Blanc? What's the boiling point of ethanol? Who"
+            " wrote Dracula?",
+        ],
+    )
+    def test_questions_the_speaker_asks_are_still_parts(self, text: str) -> None:
+        d = detect(text)
+        assert len(d.groups) >= 2 and d.confidence >= SPLIT_THRESHOLD, d.reasons
