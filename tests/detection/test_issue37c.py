@@ -279,3 +279,44 @@ class TestQuestionsOthersWillAskAreMaterial:
     def test_questions_the_speaker_asks_are_still_parts(self, text: str) -> None:
         d = detect(text)
         assert len(d.groups) >= 2 and d.confidence >= SPLIT_THRESHOLD, d.reasons
+
+
+class TestAFollowUpThatNamesNothingOfItsOwn:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Which city should I visit in spring? Lisbon? Porto? Seville?",
+            "Welches Auto soll ich kaufen? VW Golf? Toyota Corolla?",
+            "What's the tallest mountain in Africa? How high is it? And who first reached the"
+            " summit?",
+            "¿Qué significa 'echar de menos'? ¿Se dice igual en Argentina?",
+            "Kto zbudował Wawel? Kiedy to zbudowano?",
+        ],
+    )
+    def test_options_an_and_about_the_thing_before_or_a_same_way_stay_with_it(
+        self, text: str
+    ) -> None:
+        """Names alone after a question are its options; "And who first reached the
+        summit?" names nothing but "the summit" of the mountain before; "¿Se dice igual
+        ...?" compares with the question before; Polish "to" before an impersonal past
+        ("to zbudowano") is the thing before."""
+        d = detect(text)
+        assert d.groups == [list(range(len(d.questions)))] or not d.independent, d.reasons
+
+    @pytest.mark.parametrize(
+        ("text", "groups"),
+        [
+            ("What's the capital of Peru? And who wrote the Odyssey?", [[0], [1]]),
+            ("How tall is the Eiffel Tower? And what's the speed of light?", [[0], [1]]),
+            ("Which is the largest ocean? And who invented the telephone?", [[0], [1]]),
+            (
+                "Who painted Guernica? What's the boiling point of water? And how many players"
+                " are on a rugby team?",
+                [[0], [1], [2]],
+            ),
+        ],
+    )
+    def test_an_and_question_with_its_own_name_or_agent_is_a_part(
+        self, text: str, groups: list[list[int]]
+    ) -> None:
+        _split_as(text, groups)

@@ -284,7 +284,9 @@ UNREAD_ANAPHOR = {
     # he, she, it, they, him, her, them, his, there, then, this/that (one)
     "pl": re.compile(
         r"(?<!\w)(?:on|ona|ono|oni|one|go|jego|jej|ich|jemu|mu|nim|niej|nich|niego|nią|tam|wtedy|"
-        r"ten|ta|te|tego|tej|tym|tych|tamten|(?<!co\s)to(?=\s+(?:był|była|było|jest)\b|\W*$))(?!\w)",
+        r"ten|ta|te|tego|tej|tym|tych|tamten|"
+        # "to" before an impersonal past ("W którym roku to wydano?"): "it", the thing before
+        r"(?<!co\s)to(?=\s+(?:był|była|było|jest)\b|\s+\w+(?:ano|ono|ęto|yto|ito)\b|\W*$))(?!\w)",
         re.IGNORECASE,
     ),
     "uk": re.compile(

@@ -260,6 +260,13 @@ def _follows(body: str, u: Unit, lang: str) -> bool:
     )
 
 
+# A question of names alone ("Dell XPS 13?", "MacBook Air M2?"): an option offered for
+# the question before, not a question of its own.
+_NAMES_ALONE = re.compile(
+    r"^\W*(?:(?:[A-Z][\w-]*|\w*\d[\w-]*)\s+){0,3}(?:[A-Z][\w-]*|\w*\d[\w-]*)\W*$"
+)
+
+
 def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
     """Why a question of its own still leans on the part before: "Give an example."
     (a request about nothing of its own), "How long does it take?" (nothing of its own
@@ -275,6 +282,12 @@ def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
             return "a listed request whose 'it' is the one before's (how long it takes)"
     if not has_topic(base, body):
         return "nothing of its own to be about"
+    if u.kind == "q" and words(body) <= 4 and _NAMES_ALONE.match(body):
+        return "names alone: an option for the question before"
+    if u.lead_kind == "and" and lang == "en" and not _names(lang, body) and not _AGENT.match(body):
+        bare = _unrestricted_the(body)
+        if bare:  # "And who scored the goals?": the goals of the match the one before named
+            return f"an 'and' question about {bare!r}, naming nothing of its own"
     if (
         lang in _FRAGMENT_LANGS
         and u.kind == "q"
@@ -452,7 +465,10 @@ _COMPARED = re.compile(
     r"\b(?:similar|different|comparable|alike|better|worse|cheaper|dearer|bigger|smaller|closer|farther|"
     r"harder|easier|faster|slower|safer|healthier|ähnlich|besser|schlechter|billiger|similaire|"
     r"différent|meilleur|pire|parecido|similar|diferente|mejor|peor|simile|diverso|migliore|"
-    r"parecido|semelhante|melhor|pior|похож\w*|лучше|хуже|benzer|daha\s+iyi)\b",
+    r"parecido|semelhante|melhor|pior|похож\w*|лучше|хуже|benzer|daha\s+iyi|"
+    # "¿Se usa igual en México?": the same way as what the question before named
+    r"igual|lo\s+mismo|genauso|pareil|de\s+la\s+même\s+façon|uguale|allo\s+stesso\s+modo|"
+    r"o\s+mesmo|так\s+же)\b",
     re.IGNORECASE,
 )
 _COMPARED_WITH = re.compile(
