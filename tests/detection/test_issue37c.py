@@ -320,3 +320,37 @@ class TestAFollowUpThatNamesNothingOfItsOwn:
         self, text: str, groups: list[list[int]]
     ) -> None:
         _split_as(text, groups)
+
+
+class TestWhatFramesTheParts:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Need help with two things. How do I descale a Nespresso machine? And what's a good"
+            " podcast about space?",
+            "Necesito ayuda con dos cosas: ¿cómo cambio la contraseña del wifi? ¿Y qué película"
+            " de terror me recomiendas?",
+            "Is Pluto still a planet? Also, is it 'who' or 'whom' in 'to ___ it may concern'?",
+            "How do I boil an egg? What's the population of Norway? keep it short please",
+        ],
+    )
+    def test_a_counted_need_an_instruction_after_a_question_or_is_it_x_or_y(
+        self, text: str
+    ) -> None:
+        """A "need help with two things." counts the parts; "keep it short please" after
+        the last "?" is an instruction for every part (its "it" is no reference); the
+        "it" of "is it 'who' or 'whom'" asks which word is right and points nowhere."""
+        _split_as(text, [[0], [1]])
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Need help with my resume. Can you make it shorter? And should I add a photo?",
+            "Which is faster, a cheetah or a horse? keep it short",
+            "Can you explain photosynthesis? keep it simple for a kid",
+        ],
+    )
+    def test_a_need_that_counts_nothing_or_one_question_with_an_instruction_stays_whole(
+        self, text: str
+    ) -> None:
+        _kept_whole(text)

@@ -275,6 +275,7 @@ HEADER = Gated(
         r"^\W*(?:(?:hey|hi|hello|ok|okay|so|bro|guys|dude|yo|bhai|yaar|sir|hola|hallo|salut)\W+)*(?:"
         # en
         r"(?:i\s+(?:have|got|need)\s+|i'?ve\s+got\s+|here\s+(?:are|is)\s+|"
+        r"(?:i\s+)?need\s+(?:some\s+)?help\s+(?:with|on)\s+|"
         r"(?:can|could)\s+(?:you|u)\s+help\s+(?:me\s+)?(?:with|w/)\s+|"
         r"(?:i\s+)?(?:need|want|wanna|would\s+like|'d\s+like)\s+to\s+(?:know|ask(?:\s+you)?)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
         r"few|several|my|the|two|three|four|five|\d+)\s+)*(?:(?:more|quick|short|simple|random|unrelated|"
@@ -286,7 +287,8 @@ HEADER = Gated(
         r"(?:kurze\s+|schnelle\s+|einfache\s+|verschiedene\s+)?(?:fragen|dinge|sachen)(?:\s+an\s+dich)?|"
         r"(?:j'ai\s+besoin\s+de\s+|j'ai\s+|voici\s+)?(?:deux|trois|quatre|\d+|quelques|plusieurs)\s+(?:petites\s+)?"
         r"(?:questions|choses)(?:\s+(?:rapides|courtes|simples))?|"
-        r"(?:tengo\s+|necesito\s+)?(?:dos|tres|cuatro|\d+|unas|algunas|varias)\s+(?:preguntas|cosas|dudas)"
+        r"(?:tengo\s+|necesito\s+(?:ayuda\s+con\s+)?)?(?:dos|tres|cuatro|\d+|unas|algunas|varias)\s+"
+        r"(?:preguntas|cosas|dudas)"
         r"(?:\s+(?:rápidas|cortas|sencillas|rapiditas))?|"
         r"(?:ho\s+|mi\s+servono\s+)?(?:due|tre|quattro|\d+|alcune)\s+(?:domande|cose|curiosità)(?:\s+(?:veloci|brevi|"
         r"rapide|semplici))?|"

@@ -160,6 +160,7 @@ def cut_units(text: str, masked: str) -> list[Unit]:
                 and masked[end : end + 1] == " "
                 and WH_START.match(rest) is None
                 and REQUEST.match(rest.split("\n", 1)[0]) is None
+                and INSTRUCTION.match(rest.split("\n", 1)[0]) is None  # "? keep it short pls"
                 and not lead_of(rest)[1]
             ):
                 continue
