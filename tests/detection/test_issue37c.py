@@ -354,3 +354,43 @@ class TestWhatFramesTheParts:
         self, text: str
     ) -> None:
         _kept_whole(text)
+
+
+class TestTwoRequestsJoinedByABareAnd:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "kannst du mir erklären wie ein Kühlschrank funktioniert und mir ein gutes Buch über"
+            " Japan empfehlen",
+            "mi spieghi come funziona il mutuo a tasso fisso e mi consigli un ristorante"
+            " economico a Bologna",
+            "tolong jelaskan cara membuat sambal matah dan kasih rekomendasi laptop untuk"
+            " mahasiswa",
+            "can you explain how vaccines train the immune system and give me a recipe for"
+            " banana pancakes",
+            "me explica como funciona o Pix e me recomenda uma série de comédia na Netflix",
+            "could you summarize the causes of World War One and recommend me a podcast about"
+            " cooking",
+            "¿me explicas qué es la inflación y me recomiendas una película de ciencia ficción?",
+        ],
+    )
+    def test_a_second_request_verb_with_a_matter_of_its_own_is_a_part(self, text: str) -> None:
+        """A sentence that asks ("can you", "kannst du", "mi spieghi", "tolong") and a
+        bare "and" before a verb that asks again ("give me", "mir ... empfehlen", "mi
+        consigli", "kasih"), followed by a matter of its own: two parts."""
+        _split_as(text, [[0], [1]])
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "can you explain how a heat pump works and give me an example",
+            "compara el iPhone 15 con el Galaxy S24 y dime cuál comprarías tú",
+            "mi consigli un buon libro di fantascienza e mi dici perché ti piace",
+            "can you recommend a good laptop for coding and tell me how much it costs",
+            "kannst du mir ein gutes Rezept für Brot geben und mir sagen wie lange es hält",
+            "Write a short bio for my LinkedIn and give me a catchy headline for it",
+            "Plan a week of vegetarian dinners and give me a shopping list for them",
+        ],
+    )
+    def test_a_second_request_about_the_first_ones_thing_stays_with_it(self, text: str) -> None:
+        _kept_whole(text)

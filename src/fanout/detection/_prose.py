@@ -48,6 +48,7 @@ from ._units import (
     kind_of,
     list_joins,
     maybe_several,
+    request_joins,
     split_and,
     text_of,
     trimmed,
@@ -1185,8 +1186,11 @@ class _ProseReader:
                 if _CJK.search(masked, u.body, u.end)
                 else self._also_joins(u)
             )
+            asks = [] if joins or also or self.semi else self._request_joins(u)
             if also and len(joins) < 2:  # "... e anche quanto costa ...": the "also" cuts
                 expanded += split_and(text, masked, u, also, "also")
+            elif asks:  # "... geben und mir erklären, wie ...": two requests
+                expanded += split_and(text, masked, u, asks, "list")
             elif joins and (
                 len(joins) >= 2
                 or all(a is u for a in asking_units)
@@ -1199,14 +1203,29 @@ class _ProseReader:
                 expanded.append(u)
         return expanded
 
+    def _request_joins(self, u: Unit) -> list[re.Match[str]]:
+        """``request_joins`` of a question or request whose second request has enough
+        of its own (as ``_also_joins``) and asks for more than an example or a reason."""
+        if u.kind not in ("q", "w", "r", "s") or self.base is None:
+            return []
+        joins = request_joins(self.masked, u)
+        if joins and _GENERIC_REQUEST.match(self.masked, joins[0].end(), u.end):
+            return []
+        return self._own_after(u, joins)
+
     def _also_joins(self, u: Unit) -> list[re.Match[str]]:
         """``also_joins`` where the ask after the additive word has enough of its own
         to be about ("y también dime cuánto cuesta" has not: it asks of the one before)."""
-        joins = also_joins(self.masked, u)
+        return self._own_after(u, also_joins(self.masked, u))
+
+    def _own_after(self, u: Unit, joins: list[re.Match[str]]) -> list[re.Match[str]]:
+        """``joins`` if what follows the cut has enough of its own to be about, else []."""
         if joins and self.base is not None:
-            after = self.masked[joins[0].end() : u.end]
+            m = joins[0]
+            # the verb that asks names nothing ("dime", "mi dici")
+            after = self.masked[m.end("verb") if "verb" in m.re.groupindex else m.end() : u.end]
             verb = REQUEST.match(after)
-            after = after[verb.end() :] if verb is not None else after  # "dime" names nothing
+            after = after[verb.end() :] if verb is not None else after
             if not _own_topic(self.base, after)[1]:
                 return []
         return joins

@@ -522,6 +522,48 @@ def also_joins(masked: str, u: Unit) -> list[re.Match[str]]:
     return []
 
 
+# Two requests run together by a bare "and", the second opening with a verb that asks
+# for something (and often the "me" it is asked for): "kannst du mir X geben und mir
+# erklären wie ...", "mi spieghi X e mi consigli Y", "tolong terjemahkan X dan kasih Y".
+_AND_ASKS = re.compile(
+    r"\s+(?:and|und|et|y|e|dan|en|и|і|ve)\s+(?=(?P<verb>"
+    r"(?:give|tell|recommend|suggest|explain|show|send|find)\s+(?:me|us)|"
+    r"(?:mir\s+)?(?:erklären|sagen|nennen|empfehlen|zeigen|geben|verraten|vorschlagen)\b|"
+    r"(?:mir|uns)\b(?=[^.?!]{3,60}\b(?:erklären|sagen|nennen|empfehlen|zeigen|geben|verraten|"
+    r"vorschlagen)\W*$)|"
+    r"(?:mi\s+)?(?:consigli|dici|spieghi|dai|suggerisci|indichi|racconti|consiglieresti)\b|"
+    r"(?:tu\s+)?(?:me|m')\s*(?:dis|donnes|expliques|conseilles|recommandes|proposes)\b|"
+    r"me\s+(?:dices|das|explicas|recomiendas|sugieres|pasas|diz|dá|da|explica|recomenda|passa|indica)\b|"
+    r"(?:kasih|berikan|jelaskan|sebutkan|rekomendasikan|carikan|buatkan|sarankan)\b|"
+    r"(?:geef|vertel|noem|leg)\s+(?:me|mij)\b|"
+    r"(?:посоветуй|подскажи|объясни|расскажи|скажи|дай)\w*\b))",
+    re.IGNORECASE,
+)
+
+
+# A sentence that opens by asking, though without "?": "kannst du mir ...", "mi spieghi
+# ...", "tolong ...", "could you ...".
+_ASKS_AT_START = re.compile(
+    r"^\W*(?:(?:can|could|would)\s+you|kannst\s+du|könntest\s+du|können\s+sie|peux-tu|pouvez-vous|"
+    r"tu\s+peux|puedes|podrías|puoi|potresti|mi\s+(?:spieghi|dici|consigli|dai)|(?:você\s+)?pode|"
+    r"poderia|me\s+(?:explica|diz|dá|passa)|tolong|bisa|bisakah|можешь|можете|kun\s+je|kunt\s+u|"
+    r"czy\s+możesz|please|bitte|por\s+favor)\b",
+    re.IGNORECASE,
+)
+
+
+def request_joins(masked: str, u: Unit) -> list[re.Match[str]]:
+    """Where a sentence of two requests joined by a bare "and" is cut (the second opening
+    with a verb that asks; the sentence a question, a request, or a statement that opens
+    by asking): [] unless each piece holds three words or more."""
+    if u.kind == "s" and _ASKS_AT_START.match(masked[u.body : u.end]) is None:
+        return []
+    for m in _AND_ASKS.finditer(masked, u.body, u.end):
+        if words(masked[u.body : m.start()]) >= 3 and words(masked[m.end() : u.end]) >= 3:
+            return [m]
+    return []
+
+
 # Two questions typed with nothing between them at all: "whats the capital of peru how
 # many legs does a spider have" (a question word and its verb start the second).
 _BARE_JOIN = re.compile(
@@ -624,6 +666,7 @@ def maybe_several(masked: str) -> bool:
         or (_LATE_JOIN.search(masked) and _WH_LATE.search(masked))
         or _CJK_ALSO.search(masked)
         or _ALSO_JOIN.search(masked)
+        or _AND_ASKS.search(masked)
         or ("?" not in masked and _BARE_JOIN.search(masked))
         or (
             "," in masked
