@@ -394,3 +394,34 @@ class TestTwoRequestsJoinedByABareAnd:
     )
     def test_a_second_request_about_the_first_ones_thing_stays_with_it(self, text: str) -> None:
         _kept_whole(text)
+
+
+class TestCjkRunOns:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "帮我把“一石二鸟”翻译成英文，然后推荐一部好看的悬疑电影",
+            "帮我解释一下什么是通货膨胀，再推荐几本关于历史的书",
+            "请介绍一下长城的历史，顺便告诉我北京哪里的烤鸭最好吃",
+            "된장찌개 끓이는 법 알려주세요 그리고 스마트폰 배터리 아끼는 방법도요",
+            "파스타 소스 만드는 법 알려주세요 그리고 제주도 여행 코스도요",
+        ],
+    )
+    def test_then_and_a_new_ask_or_a_korean_too_request_is_a_part(self, text: str) -> None:
+        """然后 / 再 / 顺便 after a comma, then a verb that asks for a new thing (一部,
+        几本) or a question word; 그리고 before a request that ends "…도요" ("… too")."""
+        _split_as(text, [[0], [1]])
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "帮我算一下200乘以1.08的5次方，然后把结果保留两位小数",
+            "给我写一首关于春天的诗，再解释一下每一句的意思",
+            "推荐三款适合学生的笔记本电脑，并告诉我它们的价格",
+            "帮我写一封请假邮件，然后翻译成英文",
+            "给我讲一个笑话，然后再讲一个",
+            "帮我写一段自我介绍，然后给我三个修改建议",
+        ],
+    )
+    def test_then_about_the_work_before_stays_with_it(self, text: str) -> None:
+        _kept_whole(text)
