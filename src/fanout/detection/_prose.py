@@ -1186,10 +1186,14 @@ class _ProseReader:
                 if _CJK.search(masked, u.body, u.end)
                 else self._also_joins(u)
             )
-            asks = [] if joins or also or self.semi else self._request_joins(u)
+            asks = self._request_joins(u)
             if also and len(joins) < 2:  # "... e anche quanto costa ...": the "also" cuts
-                expanded += split_and(text, masked, u, also, "also")
-            elif asks:  # "... geben und mir erklären, wie ...": two requests
+                # (and a request before it: "tell me X and give me Y and also explain Z")
+                cuts = also + [m for m in asks if m.end() <= also[0].start()]
+                expanded += split_and(
+                    text, masked, u, sorted(cuts, key=lambda m: m.start()), "also"
+                )
+            elif asks and not joins:  # "... geben und mir erklären, wie ...": two requests
                 expanded += split_and(text, masked, u, asks, "list")
             elif joins and (
                 len(joins) >= 2
@@ -1219,11 +1223,13 @@ class _ProseReader:
         return self._own_after(u, also_joins(self.masked, u))
 
     def _own_after(self, u: Unit, joins: list[re.Match[str]]) -> list[re.Match[str]]:
-        """``joins`` if what follows the cut has enough of its own to be about, else []."""
-        if joins and self.base is not None:
-            m = joins[0]
-            # the verb that asks names nothing ("dime", "mi dici")
-            after = self.masked[m.end("verb") if "verb" in m.re.groupindex else m.end() : u.end]
+        """Those of ``joins`` after which the piece has enough of its own to be about (the
+        verb that asks, "dime", "mi dici", names nothing); all or none."""
+        if not joins or self.base is None:
+            return joins
+        ends = [m.start() for m in joins[1:]] + [u.end]
+        for m, end in zip(joins, ends, strict=True):
+            after = self.masked[m.end("verb") if "verb" in m.re.groupindex else m.end() : end]
             verb = REQUEST.match(after)
             after = after[verb.end() :] if verb is not None else after
             if not _own_topic(self.base, after)[1]:

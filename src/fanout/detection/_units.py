@@ -575,10 +575,12 @@ def request_joins(masked: str, u: Unit) -> list[re.Match[str]]:
     by asking): [] unless each piece holds three words or more."""
     if u.kind == "s" and _ASKS_AT_START.match(masked[u.body : u.end]) is None:
         return []
+    joins: list[re.Match[str]] = []
     for m in _AND_ASKS.finditer(masked, u.body, u.end):
-        if words(masked[u.body : m.start()]) >= 3 and words(masked[m.end() : u.end]) >= 3:
-            return [m]
-    return []
+        start = joins[-1].end() if joins else u.body
+        if words(masked[start : m.start()]) >= 3 and words(masked[m.end() : u.end]) >= 3:
+            joins.append(m)
+    return joins
 
 
 # Two questions typed with nothing between them at all: "whats the capital of peru how
