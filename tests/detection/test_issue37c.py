@@ -395,6 +395,22 @@ class TestTwoRequestsJoinedByABareAnd:
     def test_a_second_request_about_the_first_ones_thing_stays_with_it(self, text: str) -> None:
         _kept_whole(text)
 
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "could you tell me when the Berlin Wall fell and give me a recipe for lentil soup"
+            " and also explain how a heat pump works",
+            "¿puedes decirme quién pintó el Guernica y me recomiendas una serie de misterio y"
+            " también cómo se hace una tortilla de patatas?",
+            "mi spieghi come funziona la borsa e mi consigli un libro di cucina e anche quanto"
+            " costa un treno per Roma",
+        ],
+    )
+    def test_a_request_and_an_additive_ask_in_one_sentence_make_three_parts(
+        self, text: str
+    ) -> None:
+        _split_as(text, [[0], [1], [2]])
+
 
 class TestCjkRunOns:
     @pytest.mark.parametrize(
@@ -425,19 +441,3 @@ class TestCjkRunOns:
     )
     def test_then_about_the_work_before_stays_with_it(self, text: str) -> None:
         _kept_whole(text)
-
-    @pytest.mark.parametrize(
-        "text",
-        [
-            "could you tell me when the Berlin Wall fell and give me a recipe for lentil soup"
-            " and also explain how a heat pump works",
-            "¿puedes decirme quién pintó el Guernica y me recomiendas una serie de misterio y"
-            " también cómo se hace una tortilla de patatas?",
-            "mi spieghi come funziona la borsa e mi consigli un libro di cucina e anche quanto"
-            " costa un treno per Roma",
-        ],
-    )
-    def test_a_request_and_an_additive_ask_in_one_sentence_make_three_parts(
-        self, text: str
-    ) -> None:
-        _split_as(text, [[0], [1], [2]])
