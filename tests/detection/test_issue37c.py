@@ -441,3 +441,21 @@ class TestCjkRunOns:
     )
     def test_then_about_the_work_before_stays_with_it(self, text: str) -> None:
         _kept_whole(text)
+
+
+class TestAnAnswerAskedBack:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "为什么海水是咸的？难道不是因为河流带来了盐吗？",
+            "Why do cats purr? Isn't it because they're happy?",
+            "¿Por qué se cae el pelo en otoño? ¿No es porque hace frío?",
+            "Warum ist der Himmel blau? Ist es nicht wegen des Meeres?",
+            "Почему листья желтеют осенью? Разве не из-за холода?",
+        ],
+    )
+    def test_isnt_it_because_after_a_why_is_one_question_with_it(self, text: str) -> None:
+        """An "isn't it because ...?", 难道…吗, "¿No es porque ...?", "Разве ...?":
+        the asker offers an answer to the question before: one question with it."""
+        d = detect(text)
+        assert len(d.questions) == 1, (d.groups, d.reasons)

@@ -62,7 +62,10 @@ _FOLLOW_UP = re.compile(
     r"^\W*(?:why or why not|why not|if so|if not|how so|and why|or why|explain why|why\?|"
     r"what about|how about|is that|are they|does it|can it|like,|i mean\b|in other words|"
     r"o sea|es decir|ich meine|je veux dire|cioè|quer dizer|то есть|я имею в виду|"
-    r"为什么呢|那呢|왜요|なぜですか)",
+    r"为什么呢|那呢|왜요|なぜですか|"
+    # an answer offered to the question before, asked back: "Isn't it because ...?"
+    r"isn't\s+it|is\s+it\s+not|难道|難道|莫非|¿?no\s+es\s+(?:porque|por)|n'est-ce\s+pas|"
+    r"ist\s+(?:es|das)\s+nicht|non\s+è\s+(?:perché|per)|não\s+é\s+(?:porque|por)|разве)",
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
