@@ -459,3 +459,32 @@ class TestAnAnswerAskedBack:
         the asker offers an answer to the question before: one question with it."""
         d = detect(text)
         assert len(d.questions) == 1, (d.groups, d.reasons)
+
+
+class TestAnAndQuestionInsideAPromptOfSeveral:
+    @pytest.mark.parametrize(
+        ("text", "groups"),
+        [
+            (
+                "I'm visiting Lisbon in May. Do I need a visa as a US citizen, and what's the best"
+                " neighborhood for nightlife? Also, how much is a tram ticket?",
+                [[0], [1], [2]],
+            ),
+            (
+                "Where was Mozart born, and when did he die? Also, what's a good bakery in Vienna?",
+                [[0, 1], [2]],
+            ),
+            (
+                "Can I freeze cooked rice, and how long does it keep? Also, what's a good"
+                " substitute for buttermilk?",
+                [[0, 1], [2]],
+            ),
+        ],
+    )
+    def test_a_comma_and_question_of_its_own_is_cut_among_other_parts(
+        self, text: str, groups: list[list[int]]
+    ) -> None:
+        """A ", and what's the best neighborhood ...?" in a sentence among other questions is
+        a part when it has a matter of its own; one that points back ("when did he die",
+        "how long does it keep") is cut and grouped with the question it leans on."""
+        _split_as(text, groups)

@@ -1202,6 +1202,7 @@ class _ProseReader:
                 len(joins) >= 2
                 or all(a is u for a in asking_units)
                 or self._pair_leans(u, joins[0])
+                or self._own_after(u, [j for j in joins if "," in j.group()]) != []
             ):
                 expanded += split_and(text, masked, u, joins)
             elif listed:
