@@ -488,3 +488,33 @@ class TestAnAndQuestionInsideAPromptOfSeveral:
         a part when it has a matter of its own; one that points back ("when did he die",
         "how long does it keep") is cut and grouped with the question it leans on."""
         _split_as(text, groups)
+
+
+class TestAReferenceThatPointsInsideItsPart:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Hi, my parcel arrived damaged. Can I get a refund? Separately, I want to change my"
+            " delivery address — how do I do that?",
+            "Two questions. Can I bring my bike on the ICE train? Und habt ihr auch Rabatte für"
+            " Studenten in Berlin?",
+            "Ich habe zwei Fragen: Wie lange dauert der Versand nach Wien? Und könnt ihr auch nach"
+            " Zürich in die Schweiz liefern?",
+        ],
+    )
+    def test_that_after_a_dash_or_ihr_as_you_is_no_link(self, text: str) -> None:
+        """In "I want to change my address — how do I do that?" a dash ends a clause, the
+        "that" is the clause before it in the part; "habt ihr", "könnt ihr": the plural
+        "you", the ones asked, not "her"."""
+        _split_as(text, [[0], [1]])
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Kennst du Anna Müller? Ist ihr Buch schon erschienen?",
+            "Wer ist Angela Merkel? Wann begann ihr politischer Aufstieg?",
+            "Who painted the Mona Lisa? And when did he finish it — was that before 1510?",
+        ],
+    )
+    def test_ihr_as_her_or_a_pronoun_with_nothing_before_it_still_links(self, text: str) -> None:
+        _kept_whole(text)

@@ -77,9 +77,9 @@ _DEMONSTRATIVE_WORDS = _set(
 # What follows a noun to name it then and there: "the word 'resilience'", "the number: 7".
 _NAMED = re.compile(r"\s*(?:['\"“«「‘\x00]|:)")
 _TOKEN = re.compile(
-    r"(?:[^\W\d_]|[\u0900-\u0963\u0971-\u097f\u064b-\u065f\u0670])+|\d+|[?？!！.。,，;；:：؟،؛।]"
+    r"(?:[^\W\d_]|[\u0900-\u0963\u0971-\u097f\u064b-\u065f\u0670])+|\d+|[?？!！.。,，;；:：؟،؛।—–]"
 )
-_PUNCT = frozenset("?？!！.。,，;；:：؟،؛।")
+_PUNCT = frozenset("?？!！.。,，;；:：؟،؛।—–")  # a dash ends a clause as a comma does
 _SENTENCE_END = frozenset("?？!！.。:：؟।")
 
 
@@ -93,7 +93,7 @@ class _Tok:
     start: int
 
 
-_PLAIN_TOKEN = re.compile(r"[^\W\d_]+|\d+|[?？!！.。,，;；:：؟،؛।]")
+_PLAIN_TOKEN = re.compile(r"[^\W\d_]+|\d+|[?？!！.。,，;；:：؟،؛।—–]")
 
 
 @functools.lru_cache(maxsize=256)
@@ -274,6 +274,23 @@ def _read_names(lang: Latin, toks: tuple[_Tok, ...], k: int, read: Read) -> None
                 break
 
 
+def _addressed(toks: Sequence[_Tok], k: int) -> bool:
+    """Whether German "ihr" at ``k`` is the plural "you": right after a verb in "-t" that
+    opens its clause ("Habt ihr ...?", "Und bietet ihr ...?"), or opening the clause
+    before one ("Ihr habt ...")."""
+    before = toks[k - 1] if k else None
+    if before is not None and not before.punct and before.low.endswith("t"):
+        opener = toks[k - 2] if k >= 2 else None
+        return opener is None or opener.punct or opener.low in ("und", "oder", "aber")
+    after = toks[k + 1] if k + 1 < len(toks) else None
+    return (
+        (before is None or before.punct)
+        and after is not None
+        and after.text.islower()
+        and after.low.endswith("t")
+    )
+
+
 # "This" that points at the clause after it, not at the part before: Hindi "यह बताइए
 # कि ..." ("tell this: that ..."), Hinglish "ye batao ki ...".
 _CATAPHORIC = {"hi": _set("यह ये"), "hi-en": _set("ye yeh yah")}
@@ -305,6 +322,8 @@ def _read_reference(
         if expletives.hold(t.start):
             read.dummies.append(t.text)
             return
+        if lang.code == "de" and low == "ihr" and _addressed(toks, k):
+            return  # "Bietet ihr auch Glasfaser an?": "you" (plural), the ones asked
         if low in _CATAPHORIC.get(lang.code, ()) and any(
             tok.low in _THAT_FOLLOWS for tok in toks[k + 1 : k + 4]
         ):
