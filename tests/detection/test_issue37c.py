@@ -518,3 +518,37 @@ class TestAReferenceThatPointsInsideItsPart:
     )
     def test_ihr_as_her_or_a_pronoun_with_nothing_before_it_still_links(self, text: str) -> None:
         _kept_whole(text)
+
+
+class TestFreshLookAlikes:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Kannst du mir sagen, wann der Louvre öffnet? Und noch was: wie sage ich"
+            " 'Entschuldigung' auf Französisch?",
+            "Wann wurde der Kölner Dom gebaut? Und wer hat das Telefon erfunden?",
+            "Wie alt ist der Eiffelturm? Und wie viele Einwohner hat Berlin?",
+            "东京塔有多高？另外，推荐一本好看的推理小说。",
+            "北京故宫什么时候开门？还有，给我推荐一家好吃的烤鸭店。",
+        ],
+    )
+    def test_und_noch_was_an_own_name_or_a_chinese_recommend_opens_a_part(self, text: str) -> None:
+        """An "Und noch was:" is one cue (its "was" no question word); an "Und" question
+        about who made a thing or naming its own; 推荐 / 给我 after 另外 or 还有 asks."""
+        _split_as(text, [[0], [1]])
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Wie hoch ist die Zugspitze? Und wie lange dauert der Aufstieg?",
+            "Can you compare the Kindle and the Kobo, and tell me which one I should buy for"
+            " reading in bed?",
+            "我想学做饭。推荐一本适合新手的菜谱？",
+        ],
+    )
+    def test_an_und_about_a_bare_definite_or_which_one_stays_with_the_part_before(
+        self, text: str
+    ) -> None:
+        """In "Und wie lange dauert der Aufstieg?" the climb is the mountain's before; "tell
+        me which one" chooses among what the part before named."""
+        _kept_whole(text)

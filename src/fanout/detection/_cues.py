@@ -134,7 +134,7 @@ _STRONG_CJK = (
 _ALSO = (
     r"(?:also|plus(?=\s*,)|additionally|and\s+also|oh\s+and(?:\s+also)?|and\s+another(?:\s+(?:one|thing))?|moreover|"
     r"furthermore|next\s+question|another\s+(?:one|question)|"
-    r"außerdem|und\s+auch|und\s+noch|noch\s+(?:etwas|was|eine\s+frage)|zudem|zusätzlich|"
+    r"außerdem|und\s+auch|(?:und\s+)?noch\s+(?:etwas|was|eine\s+frage)|und\s+noch|zudem|zusätzlich|"
     r"aussi|et\s+aussi|également|de\s+plus|en\s+plus|encore\s+une\s+(?:chose|question)|et\s+encore|"
     r"par\s+ailleurs|autre\s+chose|también|además|y\s+también|asimismo|y\s+otra\s+cosa|otra\s+cosa|"
     r"inoltre|e\s+anche|in\s+più|(?:un'\s*)?altra\s+cosa|também|além\s+disso|e\s+também|"

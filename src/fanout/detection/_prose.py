@@ -292,6 +292,8 @@ def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
         bare = _unrestricted_the(body)
         if bare:  # "And who scored the goals?": the goals of the match the one before named
             return f"an 'and' question about {bare!r}, naming nothing of its own"
+    if u.lead_kind == "and" and lang != "en" and _definite_unsaid(lang, body):
+        return "an 'and' question about a definite noun, naming nothing of its own"
     if (
         lang in _FRAGMENT_LANGS
         and u.kind == "q"

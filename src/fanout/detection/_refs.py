@@ -76,6 +76,7 @@ _NAMED_KEYS = re.compile(
 )
 _ALL_BEFORE = {
     "en": re.compile(
+        r"\bwhich\s+(?:one|of\s+(?:them|these|those|the\s+two))\b|"  # "tell me which one ..."
         r"^\W*which\s+ones?\s+(?:would|should|could|can|will|do|did)\b|"
         r"^\W*which(?: one)?(?: of (?:them|these|those|the two|the three))?\s+(?:is|was|are|were|would|"
         r"should|has|have|costs?|takes?|do|does)\b|\b(?:rank|sort|order|compare|contrast|combine|merge|"
