@@ -552,3 +552,24 @@ class TestFreshLookAlikes:
         """In "Und wie lange dauert der Aufstieg?" the climb is the mountain's before; "tell
         me which one" chooses among what the part before named."""
         _kept_whole(text)
+
+
+class TestAPolishAFollowUp:
+    @pytest.mark.parametrize(
+        ("text", "whole"),
+        [
+            ("Kto wygrał Euro 2016? A kto był królem strzelców?", True),
+            ("Gdzie leży Zakopane? A ile kosztuje nocleg?", True),
+            ("Ile kosztuje bilet do Krakowa? A gdzie zjeść dobre pierogi w Warszawie?", False),
+            ("Cześć! Jak powiedzieć dziękuję po japońsku? A jaka jest stolica Islandii?", False),
+        ],
+    )
+    def test_a_naming_nothing_of_its_own_follows_the_question_before(
+        self, text: str, whole: bool
+    ) -> None:
+        """Polish "A ..." ("and ...") opening a question that names nothing is asked of
+        the question before; one that names its own place or thing is a part."""
+        if whole:
+            _kept_whole(text)
+        else:
+            _split_as(text, [[0], [1]])

@@ -283,6 +283,8 @@ _VIETNAMESE = re.compile(r"[ăđơưạảấầẩẫậắằẳẵặẹẻ�
 UNREAD_ANAPHOR = {
     # he, she, it, they, him, her, them, his, there, then, this/that (one)
     "pl": re.compile(
+        # "A kto był królem strzelców?": "and who ...", of the question before, naming nothing
+        r"^\W*a(?=\s)(?![^?]*\s(?-i:[A-ZĄĆĘŁŃÓŚŹŻ\d]))|"
         r"(?<!\w)(?:on|ona|ono|oni|one|go|jego|jej|ich|jemu|mu|nim|niej|nich|niego|nią|tam|wtedy|"
         r"ten|ta|te|tego|tej|tym|tych|tamten|"
         # "to" before an impersonal past ("W którym roku to wydano?"): "it", the thing before
