@@ -530,11 +530,14 @@ class TestFreshLookAlikes:
             "Wie alt ist der Eiffelturm? Und wie viele Einwohner hat Berlin?",
             "东京塔有多高？另外，推荐一本好看的推理小说。",
             "北京故宫什么时候开门？还有，给我推荐一家好吃的烤鸭店。",
+            "comment on fait une mayonnaise maison et c'est quoi la différence entre un crocodile"
+            " et un alligator",
         ],
     )
     def test_und_noch_was_an_own_name_or_a_chinese_recommend_opens_a_part(self, text: str) -> None:
         """An "Und noch was:" is one cue (its "was" no question word); an "Und" question
-        about who made a thing or naming its own; 推荐 / 给我 after 另外 or 还有 asks."""
+        about who made a thing or naming its own; 推荐 / 给我 after 另外 or 还有 asks;
+        "et c'est quoi ..." asks (its "ce" is no reference, as it is in "c'est combien")."""
         _split_as(text, [[0], [1]])
 
     @pytest.mark.parametrize(
@@ -544,6 +547,7 @@ class TestFreshLookAlikes:
             "Can you compare the Kindle and the Kobo, and tell me which one I should buy for"
             " reading in bed?",
             "我想学做饭。推荐一本适合新手的菜谱？",
+            "comment on change un pneu et c'est combien chez Norauto",
         ],
     )
     def test_an_und_about_a_bare_definite_or_which_one_stays_with_the_part_before(

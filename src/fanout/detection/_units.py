@@ -73,6 +73,7 @@ _AND_JOIN = re.compile(
     r"which\s+\w+\s+(?:is|are|was|were|do|does|did|should|can)|"
     r"(?:wer|was|wie|warum|wann|wo|welche\w*|qui|quel\w*|comment|pourquoi|quand|où|combien|qué|"
     r"quién|cómo|cuál|cuándo|dónde|cuánt\w*|quien|como|cuant\w*|donde|chi|cosa|come|quale|quant\w*|"
+    r"c'est\s+(?:quoi|qui)|"
     r"quem|qual|onde|por\s+que|o\s+que|por\s+qué|para\s+qué|кто|что|"
     r"как|где|когда|сколько|почему|какой|какая|какое|какие|"
     # nl pl uk id vi
