@@ -59,13 +59,14 @@ def test_corpus_meets_the_targets(corpus: str) -> None:
 def test_the_blind_set_of_issue_37_keeps_its_figures() -> None:
     """Blind 5 (292 prompts written blind for issue 37, scored once before its rules and
     once after; docs/wrap.md; a development set since the second round of issue 37):
-    held at what the second round reached, a floor — every single kept whole, at least
-    92 of 105 multi prompts split exactly (47 before it), no dependent group split apart
-    (5 before it), every shared instruction sent with every part."""
+    held at what the third round reached, a floor — every single kept whole, at least
+    93 of 105 multi prompts split exactly (47 before issue 37's second round, 92 after
+    it), no dependent group split apart (5 before it), every shared instruction sent
+    with every part."""
     result = evaluate(_load("detection_blind5.jsonl"))
     assert result["single_kept_whole"] == 1.0, result["misses"]
     multi_exact, multi = map(int, result["exact_by_category"]["multi"].split("/"))
-    assert multi == 105 and multi_exact >= 92, result["misses"]
+    assert multi == 105 and multi_exact >= 93, result["misses"]
     assert result["dependent_groups_broken"] == 0, result["misses"]
     assert result["shared_carried"] == 1.0, result["not_carried"]
 
@@ -73,16 +74,17 @@ def test_the_blind_set_of_issue_37_keeps_its_figures() -> None:
 def test_the_second_blind_set_of_issue_37_keeps_its_figures() -> None:
     """Blind 6 (270 prompts in 18 languages and 2 mixed ones, written blind for the second
     round of issue 37 and scored once before its rules and once after; its parts start
-    at their cue, so a prompt is exact on its groups alone): held at what that round
-    reached, a floor, not the issue's targets, which it does not meet — 86 of 92 singles
-    kept whole (85 before), 60 of 98 multi prompts split exactly (53 before), at most 9
-    dependent groups split apart (8 before), every shared piece sent with every part."""
+    at their cue, so a prompt is exact on its groups alone; a development set since the
+    third round): held at what the third round reached, a floor — every one of the 92
+    singles kept whole (86 after the second round), at least 87 of 98 multi prompts split
+    exactly (60 after it), at most 3 dependent groups split apart (9 after it), every
+    shared piece sent with every part."""
     result = evaluate(_load("detection_blind6.jsonl"))
     singles_whole, singles = map(int, result["exact_by_category"]["single"].split("/"))
-    assert singles == 92 and singles_whole >= 86, result["misses"]
+    assert singles == 92 and singles_whole == 92, result["misses"]
     multi_exact, multi = map(int, result["exact_by_category"]["multi"].split("/"))
-    assert multi == 98 and multi_exact >= 60, result["misses"]
-    assert result["dependent_groups_broken"] <= 9, result["misses"]
+    assert multi == 98 and multi_exact >= 87, result["misses"]
+    assert result["dependent_groups_broken"] <= 3, result["misses"]
     assert result["shared_carried"] == 1.0, result["not_carried"]
 
 

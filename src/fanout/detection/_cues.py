@@ -93,7 +93,7 @@ _PC = r"(?:\s*[,，、:：]\s*|\s+)"  # after a CJK connective: punctuation or a
 # Each connective kind, one alternation for every language.
 _STRONG = (
     # en
-    r"(?:(?:and|also|oh|ok|okay|plus|now|aur|und|et|y|e|и|і|а|en|i|dan|và)[,\s]+)?"
+    r"(?:(?:and|also|oh|ok|okay|plus|now|aur|und|et|y|e|и|і|а|en|i|dan|và)[,\s]+){0,2}"
     r"(?:(?:totally|completely|entirely)\s+)?"
     r"(?:unrelated(?:\s+(?:question|but|note|to\s+that))?|on\s+(?:an?\s+)?(?:unrelated|different|other|"
     r"separate|another)\s+(?:note|topic|subject)|(?:a\s+|one\s+)?(?:different|separate|other|another)\s+"
@@ -108,7 +108,7 @@ _STRONG = (
     r"übrigens|nebenbei(?:\s+bemerkt)?|(?:eine\s+)?(?:ganz\s+)?andere\s+frage|noch\s+was\s+anderes|"
     r"themawechsel|unabhängig\s+davon|au\s+fait|(?:une\s+)?autre\s+question|d'ailleurs|sans\s+rapport|"
     r"rien\s+à\s+voir|changement\s+de\s+sujet|séparément|por\s+cierto|a\s+propósito|otra\s+pregunta|"
-    r"cambiando\s+de\s+tema|sin\s+relación|a\s+proposito|tra\s+l'altro|(?:un'\s*)?altra\s+domanda|"
+    r"cambiando\s+de\s+tema|por\s+otro\s+lado|por\s+outro\s+lado|sin\s+relación|a\s+proposito|tra\s+l'altro|(?:un'\s*)?altra\s+domanda|"
     r"cambiando\s+argomento|per\s+inciso|aliás|outra\s+pergunta|mudando\s+de\s+assunto|"
     r"por\s+falar\s+nisso|"
     # ru tr ar hi hi-en
@@ -132,9 +132,9 @@ _STRONG_CJK = (
     r"참고로|또\s*다른\s*질문(?:인데요|은|입니다)?|다른\s*질문(?:인데요|입니다)?|별개로|그건\s*그렇고)"
 )
 _ALSO = (
-    r"(?:also|plus(?=\s*,)|additionally|and\s+also|oh\s+and|and\s+another(?:\s+(?:one|thing))?|moreover|"
+    r"(?:also|plus(?=\s*,)|additionally|and\s+also|oh\s+and(?:\s+also)?|and\s+another(?:\s+(?:one|thing))?|moreover|"
     r"furthermore|next\s+question|another\s+(?:one|question)|"
-    r"außerdem|und\s+auch|und\s+noch|noch\s+(?:etwas|was|eine\s+frage)|zudem|zusätzlich|"
+    r"außerdem|und\s+auch|(?:und\s+)?noch\s+(?:etwas|was|eine\s+frage)|und\s+noch|zudem|zusätzlich|"
     r"aussi|et\s+aussi|également|de\s+plus|en\s+plus|encore\s+une\s+(?:chose|question)|et\s+encore|"
     r"par\s+ailleurs|autre\s+chose|también|además|y\s+también|asimismo|y\s+otra\s+cosa|otra\s+cosa|"
     r"inoltre|e\s+anche|in\s+più|(?:un'\s*)?altra\s+cosa|também|além\s+disso|e\s+também|"
@@ -152,7 +152,7 @@ _ALSO = (
     r"còn\s+nữa|ngoài\s+ra|thêm\s+nữa|với\s+lại|thêm\s+một\s+câu|"
     r"selain\s+itu|juga|satu\s+lagi|terus|tambahan)"
 )
-_ALSO_CJK = r"(?:还有|此外|再问一下|再就是|另外还有|还想问|それと|あと|それから|また|さらに|もう一つ|もうひとつ|加えて|그리고\s*또|그리고|또한|또|추가로|하나\s*더|아울러)"
+_ALSO_CJK = r"(?:(?:아\s*참|아|참)[,\s]+그리고|还有|此外|再问一下|再就是|另外还有|还想问|それと|あと|それから|また|さらに|もう一つ|もうひとつ|加えて|그리고\s*또|그리고|또한|또|추가로|하나\s*더|아울러)"
 _ORDINAL = (
     r"(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?|finally|lastly|"
     r"and\s+finally|to\s+(?:start|begin)|first\s+(?:question|thing|off)|second\s+(?:question|thing)|"
@@ -202,6 +202,7 @@ POSTSCRIPT = re.compile(
 LEAD = Gated(
     re.compile(
         rf"[\s*_]*(?:(?P<strong>{_STRONG}){_P}|(?P<strong_cjk>{_STRONG_CJK}){_PC}|"
+        rf"(?P<strong_bare>另外)(?=我|请|帮|想|还|再|能)|"
         rf"(?P<ordinal>{_ORDINAL}){_PP}|(?P<ordinal_cjk>{_ORDINAL_CJK}){_PC}|"
         rf"(?P<ordinal_bare>{_ORDINAL_BARE})\s+(?={_ASKS_NEXT})|"
         rf"(?P<also>{_ALSO}){_P}|(?P<also_cjk>{_ALSO_CJK}){_PC}|"
@@ -274,6 +275,7 @@ HEADER = Gated(
         r"^\W*(?:(?:hey|hi|hello|ok|okay|so|bro|guys|dude|yo|bhai|yaar|sir|hola|hallo|salut)\W+)*(?:"
         # en
         r"(?:i\s+(?:have|got|need)\s+|i'?ve\s+got\s+|here\s+(?:are|is)\s+|"
+        r"(?:i\s+)?need\s+(?:some\s+)?help\s+(?:with|on)\s+|"
         r"(?:can|could)\s+(?:you|u)\s+help\s+(?:me\s+)?(?:with|w/)\s+|"
         r"(?:i\s+)?(?:need|want|wanna|would\s+like|'d\s+like)\s+to\s+(?:know|ask(?:\s+you)?)\s+|(?:just\s+)?(?:some|a\s+few|(?:a\s+)?couple(?:\s+of)?|"
         r"few|several|my|the|two|three|four|five|\d+)\s+)*(?:(?:more|quick|short|simple|random|unrelated|"
@@ -285,7 +287,8 @@ HEADER = Gated(
         r"(?:kurze\s+|schnelle\s+|einfache\s+|verschiedene\s+)?(?:fragen|dinge|sachen)(?:\s+an\s+dich)?|"
         r"(?:j'ai\s+besoin\s+de\s+|j'ai\s+|voici\s+)?(?:deux|trois|quatre|\d+|quelques|plusieurs)\s+(?:petites\s+)?"
         r"(?:questions|choses)(?:\s+(?:rapides|courtes|simples))?|"
-        r"(?:tengo\s+|necesito\s+)?(?:dos|tres|cuatro|\d+|unas|algunas|varias)\s+(?:preguntas|cosas|dudas)"
+        r"(?:tengo\s+|necesito\s+(?:ayuda\s+con\s+)?)?(?:dos|tres|cuatro|\d+|unas|algunas|varias)\s+"
+        r"(?:preguntas|cosas|dudas)"
         r"(?:\s+(?:rápidas|cortas|sencillas|rapiditas))?|"
         r"(?:ho\s+|mi\s+servono\s+)?(?:due|tre|quattro|\d+|alcune)\s+(?:domande|cose|curiosità)(?:\s+(?:veloci|brevi|"
         r"rapide|semplici))?|"

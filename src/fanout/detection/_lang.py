@@ -182,7 +182,18 @@ QUESTIONS_FOR_OTHERS = re.compile(
     r"\bpreguntas\s+(?:de|para)\s+(?:la\s+|mi\s+|el\s+)?(?:entrevista|examen|encuesta)\b|"
     r"\bFragen,?\s+die\s+ich\b[^.?!\n]{0,40}\bstellen\b|\b(?:Interview|Quiz|Prüfungs)fragen\b|"
     r"\bdomande\s+(?:che\s+(?:voglio|vorrei|penso\s+di)\s+fare|del\s+colloquio)\b|"
-    r"\bperguntas\s+(?:que\s+(?:vou|quero|pretendo)\s+fazer|da\s+entrevista)\b",
+    r"\bperguntas\s+(?:que\s+(?:vou|quero|pretendo)\s+fazer|da\s+entrevista)\b|"
+    # questions others ask the speaker: "the questions I got in my interview", "las preguntas
+    # que creo que me harán", "Fragen, die man mir stellen wird"
+    r"\bquestions\s+(?:that\s+)?(?:i|we)\s+(?:got|get|was\s+asked|were\s+asked|expect|might\s+get|"
+    r"(?:may|might|could|will)\s+be\s+asked|think\s+(?:they'?ll|they\s+will)\s+ask)\b"
+    r"[^.?!\n]{0,40}\b(?:interview|round|screening|recruiter|hiring|panel)|"
+    r"\bquestions\s+(?:they|the\s+\w+)\s+(?:asked|will\s+ask|might\s+ask|may\s+ask)\s+me\b|"
+    r"\bpreguntas\s+que\s+(?:creo\s+que\s+|pienso\s+que\s+|seguro\s+que\s+)?me\s+(?:harán|van\s+a\s+hacer|"
+    r"hicieron|pueden\s+hacer|podrían\s+hacer)\b|\bFragen,?\s+die\s+(?:man|sie)\s+mir\b|"
+    r"\bquestions\s+qu'(?:on|ils|elles)\s+(?:va|vont|m'a|m'ont|pourrait|pourraient)\b|"
+    r"\bdomande\s+che\s+mi\s+(?:faranno|hanno\s+fatto|potrebbero\s+fare)\b|"
+    r"\bperguntas\s+que\s+(?:acho\s+que\s+)?(?:vão\s+me\s+fazer|me\s+(?:fizeram|farão))\b",
     re.IGNORECASE,
 )
 
@@ -272,8 +283,12 @@ _VIETNAMESE = re.compile(r"[ăđơưạảấầẩẫậắằẳẵặẹẻ�
 UNREAD_ANAPHOR = {
     # he, she, it, they, him, her, them, his, there, then, this/that (one)
     "pl": re.compile(
+        # "A kto był królem strzelców?": "and who ...", of the question before, naming nothing
+        r"^\W*a(?=\s)(?![^?]*\s(?-i:[A-ZĄĆĘŁŃÓŚŹŻ\d]))|"
         r"(?<!\w)(?:on|ona|ono|oni|one|go|jego|jej|ich|jemu|mu|nim|niej|nich|niego|nią|tam|wtedy|"
-        r"ten|ta|te|tego|tej|tym|tych|tamten|(?<!co\s)to(?=\s+(?:był|była|było|jest)\b|\W*$))(?!\w)",
+        r"ten|ta|te|tego|tej|tym|tych|tamten|"
+        # "to" before an impersonal past ("W którym roku to wydano?"): "it", the thing before
+        r"(?<!co\s)to(?=\s+(?:był|była|było|jest)\b|\s+\w+(?:ano|ono|ęto|yto|ito)\b|\W*$))(?!\w)",
         re.IGNORECASE,
     ),
     "uk": re.compile(

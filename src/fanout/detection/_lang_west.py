@@ -49,6 +49,7 @@ EN = Latin(
         r"\bit\s+takes?\b|\btime\s+is\s+it\b|\bhow\s+(?:far|long|late|early|cold|hot)\s+is\s+it\b|"
         r"\bit\s+(?:seems|appears|turns\s+out|rains|snows)\b|\bdoes\s+it\s+matter\b|"
         r"\bis\s+it\s+(?:true|possible|worth|ok|okay|safe|normal|legal|better|bad|wrong|rude|hard|easy)\b|"
+        r"\bis\s+it\s+['\"‘“\x00]|"  # "is it 'affect' or 'effect'": which word is right
         # "it's worth learning X" (it: the learning), "is the JR Pass worth it" (it: the pass)
         r"\bit(?:'s|\s+is|\s+was)\s+(?:still\s+|really\s+)?worth\s+\w+ing\b|\bworth\s+it\b|"
         r"\bit(?:'s|\s+is|\s+was|\s+gets?)?\s+(?:so\s+|very\s+|always\s+)?(?:cold|hot|warm|dark|light|sunny|"

@@ -26,6 +26,17 @@ _PROTECTED: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
             r"\"[^\"\n]{0,400}\"|“[^”]{0,400}”|「[^」]{0,400}」|『[^』]{0,400}』|«[^»]{0,400}»"
         ),
     ),
+    # A text quoted in single quotes that holds a sentence end (a message to check or
+    # translate: "Pode revisar? 'Você recebeu? Podemos conversar?'"): its questions are
+    # the material, not asks. It opens after a space or a colon and closes right after
+    # the sentence's punctuation; an apostrophe inside a word ("haven't") stays in it.
+    (
+        ("'",),
+        re.compile(
+            r"(?<![\w'])'(?=[^\s'])(?:[^'\n]|(?<=[^\W\d_])'(?=[^\W\d_])){1,400}?"
+            r"[?？؟.!…]'(?![\w])"
+        ),
+    ),
     # Code outside fences: an indented line that reads as code (``x = f()``,
     # ``retries: 3``, ``SELECT ...``), a comment line, and a comment after code.
     (
@@ -93,7 +104,7 @@ def _fences(text: str) -> list[tuple[int, int]]:
 
 
 _ANY_PROTECTED = re.compile(
-    r"[`~>\"“「『«#\t]|    |//|--|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|WITH"
+    r"[`~>\"'“「『«#\t]|    |//|--|SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|WITH"
 )
 
 

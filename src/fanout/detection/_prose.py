@@ -40,6 +40,7 @@ from ._read import content_words, has_topic, words
 from ._refs import dependencies
 from ._units import (
     Unit,
+    also_joins,
     and_joins,
     asks_late,
     cjk_joins,
@@ -47,6 +48,7 @@ from ._units import (
     kind_of,
     list_joins,
     maybe_several,
+    request_joins,
     split_and,
     text_of,
     trimmed,
@@ -60,7 +62,10 @@ _FOLLOW_UP = re.compile(
     r"^\W*(?:why or why not|why not|if so|if not|how so|and why|or why|explain why|why\?|"
     r"what about|how about|is that|are they|does it|can it|like,|i mean\b|in other words|"
     r"o sea|es decir|ich meine|je veux dire|cioè|quer dizer|то есть|я имею в виду|"
-    r"为什么呢|那呢|왜요|なぜですか)",
+    r"为什么呢|那呢|왜요|なぜですか|"
+    # an answer offered to the question before, asked back: "Isn't it because ...?"
+    r"isn't\s+it|is\s+it\s+not|难道|難道|莫非|¿?no\s+es\s+(?:porque|por)|n'est-ce\s+pas|"
+    r"ist\s+(?:es|das)\s+nicht|non\s+è\s+(?:perché|per)|não\s+é\s+(?:porque|por)|разве)",
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -259,6 +264,13 @@ def _follows(body: str, u: Unit, lang: str) -> bool:
     )
 
 
+# A question of names alone ("Dell XPS 13?", "MacBook Air M2?"): an option offered for
+# the question before, not a question of its own.
+_NAMES_ALONE = re.compile(
+    r"^\W*(?:(?:[A-Z][\w-]*|\w*\d[\w-]*)\s+){0,3}(?:[A-Z][\w-]*|\w*\d[\w-]*)\W*$"
+)
+
+
 def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
     """Why a question of its own still leans on the part before: "Give an example."
     (a request about nothing of its own), "How long does it take?" (nothing of its own
@@ -274,6 +286,14 @@ def _leans(body: str, u: Unit, lang: str, base: Latin | None) -> str:
             return "a listed request whose 'it' is the one before's (how long it takes)"
     if not has_topic(base, body):
         return "nothing of its own to be about"
+    if u.kind == "q" and words(body) <= 4 and _NAMES_ALONE.match(body):
+        return "names alone: an option for the question before"
+    if u.lead_kind == "and" and lang == "en" and not _names(lang, body) and not _AGENT.match(body):
+        bare = _unrestricted_the(body)
+        if bare:  # "And who scored the goals?": the goals of the match the one before named
+            return f"an 'and' question about {bare!r}, naming nothing of its own"
+    if u.lead_kind == "and" and lang != "en" and _definite_unsaid(lang, body):
+        return "an 'and' question about a definite noun, naming nothing of its own"
     if (
         lang in _FRAGMENT_LANGS
         and u.kind == "q"
@@ -451,7 +471,10 @@ _COMPARED = re.compile(
     r"\b(?:similar|different|comparable|alike|better|worse|cheaper|dearer|bigger|smaller|closer|farther|"
     r"harder|easier|faster|slower|safer|healthier|ähnlich|besser|schlechter|billiger|similaire|"
     r"différent|meilleur|pire|parecido|similar|diferente|mejor|peor|simile|diverso|migliore|"
-    r"parecido|semelhante|melhor|pior|похож\w*|лучше|хуже|benzer|daha\s+iyi)\b",
+    r"parecido|semelhante|melhor|pior|похож\w*|лучше|хуже|benzer|daha\s+iyi|"
+    # "¿Se usa igual en México?": the same way as what the question before named
+    r"igual|lo\s+mismo|genauso|pareil|de\s+la\s+même\s+façon|uguale|allo\s+stesso\s+modo|"
+    r"o\s+mesmo|так\s+же)\b",
     re.IGNORECASE,
 )
 _COMPARED_WITH = re.compile(
@@ -1086,6 +1109,19 @@ def _ask_in_a_statement(body: str, u: Unit) -> None:
         u.kind = "r"
 
 
+# A problem told (what the teller wants help with): "won't activate", "keeps crashing",
+# "no funciona", "не работает", "没收到".
+_A_PROBLEM = re.compile(
+    r"\b(?:won't|doesn't|does\s+not|can't|cannot|isn't\s+working|not\s+working|keeps\s+\w+ing|"
+    r"error|fails?|failed|broken|stuck|never\s+(?:arrived|came|showed)|charged\s+twice|"
+    r"no\s+funciona|no\s+me\s+(?:llegó|deja|funciona)|funktioniert\s+nicht|geht\s+nicht|"
+    r"ne\s+(?:marche|fonctionne)\s+pas|non\s+funziona|não\s+funciona|çalışmıyor|werkt\s+niet|"
+    r"nie\s+działa|не\s+работает|не\s+працює|не\s+могу|tidak\s+bisa|kaam\s+nahi)\b|"
+    r"काम\s+नहीं|不能|无法|没收到|打不开|报错|できません|動かない|안\s*돼|안\s*되|오류",
+    re.IGNORECASE,
+)
+
+
 class _ProseReader:
     """``read_prose``'s steps over one prompt: its units classified, the context set
     apart, the parts gathered, what is shared around them, and how sure the split is."""
@@ -1149,21 +1185,62 @@ class _ProseReader:
                 else []
             )
             also = (
-                cjk_joins(masked, u) if u.kind != "c" and _CJK.search(masked, u.body, u.end) else []
+                []
+                if u.kind == "c"
+                else cjk_joins(masked, u)
+                if _CJK.search(masked, u.body, u.end)
+                else self._also_joins(u)
             )
-            if joins and (
+            asks = self._request_joins(u)
+            if also and len(joins) < 2:  # "... e anche quanto costa ...": the "also" cuts
+                # (and a request before it: "tell me X and give me Y and also explain Z")
+                cuts = also + [m for m in asks if m.end() <= also[0].start()]
+                expanded += split_and(
+                    text, masked, u, sorted(cuts, key=lambda m: m.start()), "also"
+                )
+            elif asks and not joins:  # "... geben und mir erklären, wie ...": two requests
+                expanded += split_and(text, masked, u, asks, "list")
+            elif joins and (
                 len(joins) >= 2
                 or all(a is u for a in asking_units)
                 or self._pair_leans(u, joins[0])
+                or self._own_after(u, [j for j in joins if "," in j.group()]) != []
             ):
                 expanded += split_and(text, masked, u, joins)
-            elif also:
-                expanded += split_and(text, masked, u, also, "also")
             elif listed:
                 expanded += split_and(text, masked, u, listed, "list")
             else:
                 expanded.append(u)
         return expanded
+
+    def _request_joins(self, u: Unit) -> list[re.Match[str]]:
+        """``request_joins`` of a question or request whose second request has enough
+        of its own (as ``_also_joins``) and asks for more than an example or a reason."""
+        if u.kind not in ("q", "w", "r", "s") or self.base is None:
+            return []
+        joins = request_joins(self.masked, u)
+        if joins and _GENERIC_REQUEST.match(self.masked, joins[0].end(), u.end):
+            return []
+        return self._own_after(u, joins)
+
+    def _also_joins(self, u: Unit) -> list[re.Match[str]]:
+        """``also_joins`` where the ask after the additive word has enough of its own
+        to be about ("y también dime cuánto cuesta" has not: it asks of the one before)."""
+        return self._own_after(u, also_joins(self.masked, u))
+
+    def _own_after(self, u: Unit, joins: list[re.Match[str]]) -> list[re.Match[str]]:
+        """Those of ``joins`` after which the piece has enough of its own to be about (the
+        verb that asks, "dime", "mi dici", names nothing); all or none."""
+        if not joins or self.base is None:
+            return joins
+        ends = [m.start() for m in joins[1:]] + [u.end]
+        for m, end in zip(joins, ends, strict=True):
+            after = self.masked[m.end("verb") if "verb" in m.re.groupindex else m.end() : end]
+            verb = REQUEST.match(after)
+            after = after[verb.end() :] if verb is not None else after
+            if not _own_topic(self.base, after)[1]:
+                return []
+        return joins
 
     def _pair_leans(self, u: Unit, join: re.Match[str]) -> bool:
         """Whether the question after an "and" in a sentence among other questions
@@ -1302,13 +1379,28 @@ class _ProseReader:
     def _before_a_postscript(self) -> None:
         """A part opened by a postscript ("P.S.", "NB:", 추신:) after a paragraph that
         asks for something: that paragraph is a part of its own, even when it only says
-        what is needed ("I need a workout plan ...")."""
-        if len(self.parts) != 1 or POSTSCRIPT.match(self.firsts_of[0].lead) is None:
+        what is needed ("I need a workout plan ..."); so is a problem told before a part
+        opened by "Separately," or "Unrelated:" ("my venv won't activate ...")."""
+        if len(self.parts) != 1:
             return
         first = self.parts[0][0]
-        before = [u for u in self.pre if u.kind in ("s", "r", "q", "w") and u.para < first.para]
+        postscript = POSTSCRIPT.match(self.firsts_of[0].lead) is not None
+        if not postscript and first.lead_kind != "strong":
+            return
+        before = [
+            u
+            for u in self.pre
+            if u.kind in ("s", "r", "q", "w") and (u.para < first.para or not postscript)
+        ]
         if not before or words(self.text[before[0].body : before[-1].end]) < 4:
             return
+        if not postscript:
+            if not _A_PROBLEM.search(self.masked, before[0].body, before[-1].end):
+                return  # "Separately, ..." after context: the context is shared, not a part
+            # the problem told is the part, unless a request follows it: then the request
+            # is, and the problem is context for both ("order 123 never came. Please check.")
+            asks = next((n for n, u in enumerate(before) if u.kind in ("r", "q", "w")), 0)
+            before = before[asks:]
         self.pre = [u for u in self.pre if u not in before]
         self.parts.insert(0, before)
         self.firsts_of.insert(0, before[0])

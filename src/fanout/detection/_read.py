@@ -77,9 +77,9 @@ _DEMONSTRATIVE_WORDS = _set(
 # What follows a noun to name it then and there: "the word 'resilience'", "the number: 7".
 _NAMED = re.compile(r"\s*(?:['\"“«「‘\x00]|:)")
 _TOKEN = re.compile(
-    r"(?:[^\W\d_]|[\u0900-\u0963\u0971-\u097f\u064b-\u065f\u0670])+|\d+|[?？!！.。,，;；:：؟،؛।]"
+    r"(?:[^\W\d_]|[\u0900-\u0963\u0971-\u097f\u064b-\u065f\u0670])+|\d+|[?？!！.。,，;；:：؟،؛।—–]"
 )
-_PUNCT = frozenset("?？!！.。,，;；:：؟،؛।")
+_PUNCT = frozenset("?？!！.。,，;；:：؟،؛।—–")  # a dash ends a clause as a comma does
 _SENTENCE_END = frozenset("?？!！.。:：؟।")
 
 
@@ -93,7 +93,7 @@ class _Tok:
     start: int
 
 
-_PLAIN_TOKEN = re.compile(r"[^\W\d_]+|\d+|[?？!！.。,，;；:：؟،؛।]")
+_PLAIN_TOKEN = re.compile(r"[^\W\d_]+|\d+|[?？!！.。,，;；:：؟،؛।—–]")
 
 
 @functools.lru_cache(maxsize=256)
@@ -178,9 +178,24 @@ def _has_antecedent(
             continue
         if j > 0 and toks[j - 1].low in lang.auxiliaries and _content(lang, t):
             return True
-        if not same_clause and not t.initial and _content(lang, t) and len(t.low) >= 4:
+        if (
+            not same_clause
+            and not t.initial
+            and _content(lang, t)
+            and len(t.low) >= 4
+            and t.low not in _ASKING_VERBS
+        ):
             return True
     return False
+
+
+# Verbs that ask or know, never what a pronoun after them stands for ("how do I know
+# when it's hungry", "tell me how much it costs"): the "it" is the part before's.
+_ASKING_VERBS = _set(
+    "know tell sure wonder wondering think check figure find decide understand remember guess "
+    "mean explain show help want need like recommend suggest wissen sagen savoir dire saber "
+    "decir sapere dire saber dizer знать скажи"
+)
 
 
 def _plural(lang: Latin, toks: Sequence[_Tok], j: int) -> bool:
@@ -222,8 +237,20 @@ class _Expletives:
 
     def hold(self, at: int) -> bool:
         if self._spans is None:
-            self._spans = [(m.start(), m.end()) for m in self._lang.expletive.finditer(self._text)]
+            self._spans = [
+                (m.start(), m.end())
+                for m in self._lang.expletive.finditer(self._text)
+                if not (m.group().lower().endswith("to") and _GAP.match(self._text, m.end()))
+            ]
         return any(a <= at < b for a, b in self._spans)
+
+
+# "when it's ready to bake with", "is it safe to eat?": the "to" clause lacks its object,
+# which the "it" is (not a dummy, as in "is it safe to drink tap water").
+_GAP = re.compile(
+    r"\s+[^\W\d_]+(?:\s+(?:with|in|on|for|at|about|from|into|out|up))?\s*(?:[?.!,;]|$)",
+    re.IGNORECASE,
+)
 
 
 def _read_names(lang: Latin, toks: tuple[_Tok, ...], k: int, read: Read) -> None:
@@ -245,6 +272,29 @@ def _read_names(lang: Latin, toks: tuple[_Tok, ...], k: int, read: Read) -> None
             read.introduces = True
             if low in _INTERROGATIVE or n == 1:
                 break
+
+
+def _addressed(toks: Sequence[_Tok], k: int) -> bool:
+    """Whether German "ihr" at ``k`` is the plural "you": right after a verb in "-t" that
+    opens its clause ("Habt ihr ...?", "Und bietet ihr ...?"), or opening the clause
+    before one ("Ihr habt ...")."""
+    before = toks[k - 1] if k else None
+    if before is not None and not before.punct and before.low.endswith("t"):
+        opener = toks[k - 2] if k >= 2 else None
+        return opener is None or opener.punct or opener.low in ("und", "oder", "aber")
+    after = toks[k + 1] if k + 1 < len(toks) else None
+    return (
+        (before is None or before.punct)
+        and after is not None
+        and after.text.islower()
+        and after.low.endswith("t")
+    )
+
+
+# "This" that points at the clause after it, not at the part before: Hindi "यह बताइए
+# कि ..." ("tell this: that ..."), Hinglish "ye batao ki ...".
+_CATAPHORIC = {"hi": _set("यह ये"), "hi-en": _set("ye yeh yah")}
+_THAT_FOLLOWS = _set("कि ki")
 
 
 def _read_reference(
@@ -272,6 +322,12 @@ def _read_reference(
         if expletives.hold(t.start):
             read.dummies.append(t.text)
             return
+        if lang.code == "de" and low == "ihr" and _addressed(toks, k):
+            return  # "Bietet ihr auch Glasfaser an?": "you" (plural), the ones asked
+        if low in _CATAPHORIC.get(lang.code, ()) and any(
+            tok.low in _THAT_FOLLOWS for tok in toks[k + 1 : k + 4]
+        ):
+            return  # "यह भी बताइए कि ...", "ye batao ki ...": "this" is the clause that follows
         possessive = low in lang.possessive
         inversion = lang.code == "fr" and t.hyphen and kind in ("x", "pl")
         same_clause = possessive or inversion

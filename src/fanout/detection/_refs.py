@@ -76,6 +76,7 @@ _NAMED_KEYS = re.compile(
 )
 _ALL_BEFORE = {
     "en": re.compile(
+        r"\bwhich\s+(?:one|of\s+(?:them|these|those|the\s+two))\b|"  # "tell me which one ..."
         r"^\W*which\s+ones?\s+(?:would|should|could|can|will|do|did)\b|"
         r"^\W*which(?: one)?(?: of (?:them|these|those|the two|the three))?\s+(?:is|was|are|were|would|"
         r"should|has|have|costs?|takes?|do|does)\b|\b(?:rank|sort|order|compare|contrast|combine|merge|"
@@ -166,6 +167,15 @@ _RESULT_OF = re.compile(
     r"(?:[(（]([a-z]|\d{1,3})[)）]|([a-z])\)|(?<![\d.])(\d{1,3}))\s*(?:の(?:結果|答え|解)|的(?:结果|答案|解)|"
     r"의\s*(?:결과|답|해))|"
     r"\b(?:the\s+)?(?:results?|answers?|values?)\s+above\b|上の結果|上面的结果|위의\s*결과",
+    re.IGNORECASE,
+)
+
+
+# What the answer to the part before made, named as the assistant's: "your version",
+# "your solution", "your translation" (read after _RESULT_OF, which names the part).
+_YOURS = re.compile(
+    r"\byour\s+(?:version|solution|rewrite|translation|draft|suggestions?|recommendations?|"
+    r"picks?|choice|code|function|script|example|results?|answers?)\b",
     re.IGNORECASE,
 )
 
@@ -313,6 +323,10 @@ class _Linker:
             value = int(ref) if ref.isdigit() else ord(ref.lower()) - 96 if ref else 0
             target = self.by_value.get(value, value - 1) if value else i - 1
             self.link(i, target if 0 <= target < i else i - 1, repr(m.group()))
+            return True
+        m = _YOURS.search(part) if "your" in low else None
+        if m is not None:
+            self.link(i, i - 1, repr(m.group()))
             return True
         m = _DEP_START.search(part) or _ELLIPTIC.search(part)
         if m is not None and (

@@ -42,9 +42,10 @@ def _set(words: str) -> frozenset[str]:
 
 
 _QCJK_ASK = re.compile(
-    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|多[长高大远久重深宽]|是否|请|請|"
+    r"[吗嗎呢么麼]|什么|什麼|为什么|為什麼|怎么|怎麼|怎样|如何|哪|谁|誰|几|多少|多[长高大远久重深宽]|是否|请|請|帮我|"
+    r"^(?:另外|还有|顺便)?[，,]?\s*(?:推荐|介绍|告诉我|给我)|"
     r"ですか|ますか|でしょうか|なぜ|何|どう|どの|いつ|どこ|教えて|説明して|ください|"
-    r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요"
+    r"무엇|뭐|왜|어떻게|언제|어디|누구|어느|설명|알려|까요|니까|인가요|나요|세요|주세요|궁금"
 )
 _STOP = re.compile(r"[?？؟]+[\"'”’」』)\]]*|[.!。！।…]+[\"'”’」』)\]]*|[;；؛]|\n")
 _CJK_STOP = frozenset("。！")
@@ -57,6 +58,7 @@ _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _QUESTION_MARK = re.compile(r"[?？؟]")
 _ENDS_ASKING = re.compile(r"[?？؟]\s*[\"'”’」』)\]]*\s*$")
 _COLON = re.compile(r":(?=\s)|：")
+_QUOTED = re.compile("\x00+")
 _NEWLINE = re.compile(r"\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # Several questions in one sentence: "... and who painted ... and how many ...".
@@ -71,6 +73,7 @@ _AND_JOIN = re.compile(
     r"which\s+\w+\s+(?:is|are|was|were|do|does|did|should|can)|"
     r"(?:wer|was|wie|warum|wann|wo|welche\w*|qui|quel\w*|comment|pourquoi|quand|où|combien|qué|"
     r"quién|cómo|cuál|cuándo|dónde|cuánt\w*|quien|como|cuant\w*|donde|chi|cosa|come|quale|quant\w*|"
+    r"c'est\s+(?:quoi|qui)|"
     r"quem|qual|onde|por\s+que|o\s+que|por\s+qué|para\s+qué|кто|что|"
     r"как|где|когда|сколько|почему|какой|какая|какое|какие|"
     # nl pl uk id vi
@@ -78,7 +81,10 @@ _AND_JOIN = re.compile(
     r"jakie|що|чому|як|хто|де|коли|скільки|який|яка|яке|які|apa|apakah|mengapa|kenapa|bagaimana|"
     r"gimana|siapa|kapan|berapa|làm\s+sao|tại\s+sao|vì\s+sao|ai|bao\s+nhiêu)\b))|"
     r"\s+و(?=(?:ما|ماذا|كيف|من|متى|"
-    r"أين|كم|هل|لماذا)\s)",
+    r"أين|كم|هل|لماذا)\s)|"
+    # ", and does Southwest still allow ...": an inverted auxiliary after a comma and "and"
+    r",\s*and\s+(?=(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+"
+    r"(?:the|a|an|my|our|any|there|(?-i:[A-Z])[\w-]+)\b)",
     re.IGNORECASE,
 )
 _ASKS_TO_ASK = re.compile(
@@ -156,6 +162,7 @@ def cut_units(text: str, masked: str) -> list[Unit]:
                 and masked[end : end + 1] == " "
                 and WH_START.match(rest) is None
                 and REQUEST.match(rest.split("\n", 1)[0]) is None
+                and INSTRUCTION.match(rest.split("\n", 1)[0]) is None  # "? keep it short pls"
                 and not lead_of(rest)[1]
             ):
                 continue
@@ -303,6 +310,17 @@ _ASKS_FOR_WHAT_FOLLOWS = re.compile(
 )
 
 
+# A statement that ends by asking for help with it: "the db keeps dropping connections,
+# any ideas", "mi portátil no arranca, alguna idea".
+_ASKING_TAG = re.compile(
+    r"[,—–-]\s*(?:any\s+(?:ideas?|tips|suggestions|advice|thoughts|help)|thoughts|ideas|"
+    r"what\s+(?:do\s+you\s+(?:think|suggest|recommend)|should\s+i\s+do)|alguna\s+(?:idea|sugerencia)|"
+    r"(?:des|une)\s+idées?|irgendwelche\s+(?:ideen|tipps)|qualche\s+(?:idea|consiglio)|"
+    r"alguma\s+(?:ideia|dica)|есть\s+идеи|що\s+порадите)\W*$",
+    re.IGNORECASE,
+)
+
+
 def kind_of(masked: str, u: Unit) -> str:
     body = masked[u.body : u.end].strip()
     if not body.replace("\x00", "").strip(" \t\n.,;:!?"):
@@ -324,7 +342,7 @@ def kind_of(masked: str, u: Unit) -> str:
         return "l"
     if _ASKS_FOR_WHAT_FOLLOWS.match(body):
         return "l"  # "Kun je even:", "لو سمحت:": what follows is what is asked
-    if WH_START.match(body):
+    if WH_START.match(body) or _ASKING_TAG.search(body):
         return "w"
     if REQUEST.match(body) or _QCJK_ASK.search(body):
         return "r"
@@ -447,7 +465,19 @@ _WH_LATE = re.compile(
 
 # Two questions run together in Chinese, Korean or Japanese: "珠穆朗玛峰有多高还有怎么煮米饭",
 # "에베레스트 산은 얼마나 높나요 그리고 김치는 어떻게 만드나요": "also" between two asks.
-_CJK_ALSO = re.compile(r"还有|另外|\s그리고\s|それと|あと、")
+_CJK_ALSO = re.compile(r"还有|另外|\s그리고\s|それと|あと、|[，,]\s*(?:然后|再|并且?|顺便)(?=\S)")
+# "然后推荐一部电影", "再给我三个例子": after "then", a verb that asks and a new thing (a
+# number or 一 and a measure word), not the thing before ("然后把结果…", "再解释一下每一句").
+_CJK_THEN = re.compile(r"[，,]\s*(?:然后|再|并且?|顺便)")
+_CJK_NEW_ASK = re.compile(
+    r"^(?:帮我|给我|请)?(?:推荐|介绍|告诉我|讲|说|写|列出|列举|找|给|翻译)[^，。？！]{0,6}?"
+    r"(?:[一两二三四五六七八九十几\d]+\s*(?:个|部|本|首|款|家|种|条|道|篇|句|张|件|位|份|些)|"
+    r"(?:怎么|如何|哪|什么|多少))"
+)
+# What asks about the work before, however new it reads ("然后给我三个修改建议").
+_CJK_ON_THE_WORK = re.compile(r"修改|建议|意见|例子|例句|版本|总结|改进|评价|反馈")
+# "…방법도요": "… too, please", a request that ends the sentence.
+_KO_TOO = re.compile(r"도요\W*$")
 
 
 def cjk_joins(masked: str, u: Unit) -> list[re.Match[str]]:
@@ -459,9 +489,100 @@ def cjk_joins(masked: str, u: Unit) -> list[re.Match[str]]:
         if m.start() - u.body >= 4
         and u.end - m.end() >= 4
         and _QCJK_ASK.search(masked, u.body, m.start())
-        and _QCJK_ASK.search(masked, m.end(), u.end)
+        and (
+            _CJK_NEW_ASK.match(masked[m.end() : u.end]) is not None
+            and _CJK_ON_THE_WORK.search(masked, m.end(), u.end) is None
+            if _CJK_THEN.match(m.group())
+            else _QCJK_ASK.search(masked, m.end(), u.end) or _KO_TOO.search(masked, m.end(), u.end)
+        )
     ]
     return joins[:1]
+
+
+# Two asks run together by "and" with an additive word after it ("..., and separately
+# give me ...", "... y también si puedo ...", "... и ещё как ...", ", ayrıca ..."): the
+# additive word says the second is another ask, not more of the first.
+_ALSO_JOIN = re.compile(
+    r"(?:(?:,\s*|\s+)(?:(?:and|y|e|et|und|en|и|і|й|i|dan|aur|ve|та|oh\s+and)\s+"
+    r"(?:also|separately|tambi[ée]n|adem[áa]s|aussi|auch|ook|anche|inoltre|também|ещё|еще|ще|"
+    r"также|також|juga|bhi|ayrıca)|(?:और|तथा)\s+(?:साथ\s+(?:में|ही)|यह\s+भी))|"
+    r",\s*(?:also|separately|ayrıca|además|inoltre|außerdem|daarnaast|также|також|selain\s+itu))"
+    r"(?![^\W\d_])[\s,]*",
+    re.IGNORECASE,
+)
+# What the piece after such a join opens with when it asks: a question word, "if"
+# (an indirect question), a request (which REQUEST reads), or a thing asked for.
+_ASKS_AFTER_ALSO = re.compile(
+    r"^\W*(?:if|whether|si|ob|se|czy|чи|ли|apakah|"
+    r"(?:me|mi|mir|moi|мне)\s+\w+|(?:some\s+|a\s+few\s+)?(?:tips|ideas|advice|recommendations|"
+    r"suggestions|consejos|ideas|dicas|conseils|tipps|ideeën|советы|поради|saran|ide|öneri\w*))\b",
+    re.IGNORECASE,
+)
+
+
+def also_joins(masked: str, u: Unit) -> list[re.Match[str]]:
+    """Where a sentence holding two asks joined by "and" and an additive word is cut:
+    [] unless the piece after it asks (a question word, "if", a request, a thing
+    asked for) and each piece holds three words or more."""
+    for m in _ALSO_JOIN.finditer(masked, u.body, u.end):
+        after = masked[m.end() : u.end]
+        if (
+            words(masked[u.body : m.start()]) >= 3
+            and words(after) >= 3
+            and (
+                WH_START.match(after) is not None
+                or _WH_PLAIN.match(after) is not None
+                or REQUEST.match(after) is not None
+                or _ASKS_AFTER_ALSO.match(after) is not None
+                or asks_late(after)
+            )
+        ):
+            return [m]
+    return []
+
+
+# Two requests run together by a bare "and", the second opening with a verb that asks
+# for something (and often the "me" it is asked for): "kannst du mir X geben und mir
+# erklären wie ...", "mi spieghi X e mi consigli Y", "tolong terjemahkan X dan kasih Y".
+_AND_ASKS = re.compile(
+    r"\s+(?:and|und|et|y|e|dan|en|и|і|ve)\s+(?=(?P<verb>"
+    r"(?:give|tell|recommend|suggest|explain|show|send|find)\s+(?:me|us)|"
+    r"(?:mir\s+)?(?:erklären|sagen|nennen|empfehlen|zeigen|geben|verraten|vorschlagen)\b|"
+    r"(?:mir|uns)\b(?=[^.?!]{3,60}\b(?:erklären|sagen|nennen|empfehlen|zeigen|geben|verraten|"
+    r"vorschlagen)\W*$)|"
+    r"(?:mi\s+)?(?:consigli|dici|spieghi|dai|suggerisci|indichi|racconti|consiglieresti)\b|"
+    r"(?:tu\s+)?(?:me|m')\s*(?:dis|donnes|expliques|conseilles|recommandes|proposes)\b|"
+    r"me\s+(?:dices|das|explicas|recomiendas|sugieres|pasas|diz|dá|da|explica|recomenda|passa|indica)\b|"
+    r"(?:kasih|berikan|jelaskan|sebutkan|rekomendasikan|carikan|buatkan|sarankan)\b|"
+    r"(?:geef|vertel|noem|leg)\s+(?:me|mij)\b|"
+    r"(?:посоветуй|подскажи|объясни|расскажи|скажи|дай)\w*\b))",
+    re.IGNORECASE,
+)
+
+
+# A sentence that opens by asking, though without "?": "kannst du mir ...", "mi spieghi
+# ...", "tolong ...", "could you ...".
+_ASKS_AT_START = re.compile(
+    r"^\W*(?:(?:can|could|would)\s+you|kannst\s+du|könntest\s+du|können\s+sie|peux-tu|pouvez-vous|"
+    r"tu\s+peux|puedes|podrías|puoi|potresti|mi\s+(?:spieghi|dici|consigli|dai)|(?:você\s+)?pode|"
+    r"poderia|me\s+(?:explica|diz|dá|passa)|tolong|bisa|bisakah|можешь|можете|kun\s+je|kunt\s+u|"
+    r"czy\s+możesz|please|bitte|por\s+favor)\b",
+    re.IGNORECASE,
+)
+
+
+def request_joins(masked: str, u: Unit) -> list[re.Match[str]]:
+    """Where a sentence of two requests joined by a bare "and" is cut (the second opening
+    with a verb that asks; the sentence a question, a request, or a statement that opens
+    by asking): [] unless each piece holds three words or more."""
+    if u.kind == "s" and _ASKS_AT_START.match(masked[u.body : u.end]) is None:
+        return []
+    joins: list[re.Match[str]] = []
+    for m in _AND_ASKS.finditer(masked, u.body, u.end):
+        start = joins[-1].end() if joins else u.body
+        if words(masked[start : m.start()]) >= 3 and words(masked[m.end() : u.end]) >= 3:
+            joins.append(m)
+    return joins
 
 
 # Two questions typed with nothing between them at all: "whats the capital of peru how
@@ -530,8 +651,8 @@ def and_joins(masked: str, u: Unit) -> list[re.Match[str]]:
     ):
         return []
     cuts = [u.body, *(m.start() for m in joins), u.end]
-    pieces = [masked[a:b] for a, b in itertools.pairwise(cuts)]
-    if any(words(p) < 3 for p in pieces):
+    pieces = [_QUOTED.sub(" q ", masked[a:b]) for a, b in itertools.pairwise(cuts)]
+    if any(words(p) < 3 for p in pieces):  # a quoted title counts as a word
         return []
     if all("," in m.group() and not m.group().strip(", ") for m in joins) and len(joins) < 2:
         return []  # "What is X, what is Y?" with a comma alone: only as a list of three or more
@@ -565,6 +686,8 @@ def maybe_several(masked: str) -> bool:
         or (_JOINER.search(masked) and _AND_JOIN.search(masked))
         or (_LATE_JOIN.search(masked) and _WH_LATE.search(masked))
         or _CJK_ALSO.search(masked)
+        or _ALSO_JOIN.search(masked)
+        or _AND_ASKS.search(masked)
         or ("?" not in masked and _BARE_JOIN.search(masked))
         or (
             "," in masked
