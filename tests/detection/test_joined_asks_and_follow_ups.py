@@ -1,4 +1,6 @@
-"""Issue 37, third round: structures of prompts that generalise across phrasings.
+"""Asks run together ("and also", a bare "and" before a verb that asks again, cues
+wherever they stand), the material of one request (a quoted text, questions others
+will ask), and follow-ups that name nothing of their own (issue 37, third round).
 
 Each table holds prompts written for the structure in several languages, not taken from
 the labelled sets, with the look-alikes the rule must leave alone."""

@@ -1,4 +1,5 @@
-"""Issue 37, second round: rules that read the structure of a prompt across languages.
+"""Rules that read the structure of a prompt across languages: postscripts, connectives
+and headers, pronouns and languages not read word by word (issue 37, second round).
 
 Each table holds prompts written for the rule in several languages, not taken from the
 labelled sets: a rule fitted to one phrasing fails them."""
