@@ -88,6 +88,22 @@ def test_the_second_blind_set_of_issue_37_keeps_its_figures() -> None:
     assert result["shared_carried"] == 1.0, result["not_carried"]
 
 
+def test_the_third_blind_set_of_issue_37_keeps_its_figures() -> None:
+    """Blind 7 (286 prompts in 18 languages and 3 mixed ones, written blind for the third
+    round of issue 37 and scored once before its rules and once after; its parts start at
+    their cue, so a prompt is exact on its groups alone): held at what that round reached,
+    a floor, not the issue's targets, which it does not meet — 92 of 96 singles kept
+    whole (90 before), 61 of 97 multi prompts split exactly (57 before), at most 6
+    dependent groups split apart (6 before), every shared piece sent with every part."""
+    result = evaluate(_load("detection_blind7.jsonl"))
+    singles_whole, singles = map(int, result["exact_by_category"]["single"].split("/"))
+    assert singles == 96 and singles_whole >= 92, result["misses"]
+    multi_exact, multi = map(int, result["exact_by_category"]["multi"].split("/"))
+    assert multi == 97 and multi_exact >= 61, result["misses"]
+    assert result["dependent_groups_broken"] <= 6, result["misses"]
+    assert result["shared_carried"] == 1.0, result["not_carried"]
+
+
 def test_the_corpus_is_large_and_varied() -> None:
     """At least 150 labelled prompts in several languages and every category."""
     entries = _load("detection_corpus.jsonl")
