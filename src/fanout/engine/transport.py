@@ -205,16 +205,19 @@ class Transport:
         check: Callable[[ChatCompletion], None] | None,
     ) -> ChatCompletion:
         """One attempt under the spend caps, its reply checked."""
-        completion = await spend_on(
-            opts.caps,
-            opts.pricer,
-            params,
-            opts.model,
-            self.learner.endpoint.answer_tokens,
-            lambda: tally.usage,
-            lambda: tally.attempts,
-            lambda: self._attempt(params, opts, stats, tally),
-        )
+        if not opts.caps or opts.pricer is None:  # no caps: nothing to reserve or settle
+            completion = await self._attempt(params, opts, stats, tally)
+        else:
+            completion = await spend_on(
+                opts.caps,
+                opts.pricer,
+                params,
+                opts.model,
+                self.learner.endpoint.answer_tokens,
+                lambda: tally.usage,
+                lambda: tally.attempts,
+                lambda: self._attempt(params, opts, stats, tally),
+            )
         if check is not None:
             check(completion)
         return completion
@@ -276,14 +279,15 @@ class Transport:
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             deadline = self.deadline(params, prompt, opts.retry, others=self.in_flight - 1)
             sent = clock.now()
-            log.debug(
-                "request sent",
-                extra={
-                    "attempt": tally.attempts,
-                    "in_flight": self.in_flight,
-                    "model": params.get("model"),
-                },
-            )
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "request sent",
+                    extra={
+                        "attempt": tally.attempts,
+                        "in_flight": self.in_flight,
+                        "model": params.get("model"),
+                    },
+                )
             try:
                 completion: ChatCompletion | None = None
                 first_token: _FirstToken | None = None
