@@ -4,12 +4,14 @@ often than it must be (see benchmarks/overhead.py for the throughput it buys).""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
 from openai import AsyncOpenAI
 
 import fanout
+from fanout.engine.dispatch import _Run
 from fanout.engine.queueing import QueueClock
 from fanout.engine.replanning import Evidence
 from fanout.planning import EndpointModel
@@ -154,3 +156,26 @@ async def test_an_answer_looks_at_the_attempts_in_flight_only_once_one_can_be_mo
 async def _attempt(clock: QueueClock) -> None:
     with clock.attempt(10.0):
         await anyio.sleep(60)
+
+
+async def test_a_cancelled_call_starts_no_more_groups_when_the_window_has_room() -> None:
+    """The window is taken without a turn of the event loop when it has room, but not
+    by a call already cancelled: four groups back in the turn the call is aborted (an
+    ``on_answer`` that raised, or its timeout) start no more groups, as a waiting
+    ``acquire`` would not."""
+    run = SimpleNamespace(window=anyio.Semaphore(4))
+    started: list[int] = []
+
+    async def start_groups() -> None:
+        for n in range(20):
+            await _Run._take_window(run)  # type: ignore[arg-type]
+            started.append(n)
+
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(start_groups)
+            await anyio.wait_all_tasks_blocked()  # four started, the fifth waits
+            for _ in range(4):
+                run.window.release()
+            scope.cancel()
+    assert started == [0, 1, 2, 3, 4]

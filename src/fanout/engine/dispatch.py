@@ -109,7 +109,9 @@ class _Run:
     async def _take_window(self) -> None:
         """A place in the window: at once when it has room (no turn of the event loop
         per group, so a plan's groups leave together, as ``asyncio.gather`` sends), else
-        when a started group is back."""
+        when a started group is back. A call already cancelled (aborted, or its
+        timeout) takes none, as ``acquire`` would not: a check, not a turn of the loop."""
+        await anyio.lowlevel.checkpoint_if_cancelled()
         try:
             self.window.acquire_nowait()
         except anyio.WouldBlock:

@@ -62,7 +62,7 @@ class QueueClock:
         self._next += 1
         with anyio.CancelScope(deadline=sent + deadline_s) as scope:
             self._open[seq] = (scope, deadline_s, sent)
-            self._movable_at = min(self._movable_at, sent + (1 - _SLACK) * deadline_s)
+            self._movable_at = min(self._movable_at, (sent + deadline_s) - _SLACK * deadline_s)
             try:
                 yield sent
             finally:

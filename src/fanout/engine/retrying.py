@@ -318,7 +318,10 @@ def build_retrying(
 
 async def retried(attempt: Callable[[], Awaitable[T]], retrying: Callable[[], AsyncRetrying]) -> T:
     """``attempt()`` under the retry layer: tenacity decides every retry (whether, how
-    long to wait, when to stop), as ``await retrying()(attempt)`` would.
+    long to wait, when to stop), as ``await retrying()(attempt)`` would for a controller
+    like :func:`build_retrying`'s — one that retries on exceptions only, with no
+    ``before`` hook, enabled (the first attempt, made before it exists, passes through
+    neither a ``before`` hook nor a result predicate).
 
     The first attempt is made before the controller is built: most requests succeed
     at once, and building and stepping tenacity's controller cost them about a tenth
