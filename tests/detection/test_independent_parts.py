@@ -6,14 +6,8 @@ from __future__ import annotations
 import pytest
 
 from fanout import detect
-from fanout.detection._detector import SPLIT_THRESHOLD
 
-
-def _split_as(text: str, n: int) -> list[str]:
-    d = detect(text)
-    assert d.groups == [[i] for i in range(n)], d.reasons
-    assert d.confidence >= SPLIT_THRESHOLD
-    return [q.text for q in d.questions]
+from ._expect import split_as as _split_as
 
 
 class TestWithoutACue:

@@ -11,17 +11,8 @@ import pytest
 from fanout import detect
 from fanout.detection._detector import SPLIT_THRESHOLD
 
-
-def _split_as(text: str, n: int) -> list[str]:
-    d = detect(text)
-    assert d.groups == [[i] for i in range(n)], d.reasons
-    assert d.confidence >= SPLIT_THRESHOLD, d.reasons
-    return [q.text for q in d.questions]
-
-
-def _kept_whole(text: str) -> None:
-    d = detect(text)
-    assert not (d.independent and d.confidence >= SPLIT_THRESHOLD), (d.groups, d.reasons)
+from ._expect import kept_whole as _kept_whole
+from ._expect import split_as as _split_as
 
 
 class TestAPostscriptOpensAPartOfItsOwn:

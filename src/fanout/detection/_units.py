@@ -463,12 +463,12 @@ _WH_LATE = re.compile(
 )
 
 
-# Two questions run together in Chinese, Korean or Japanese: "珠穆朗玛峰有多高还有怎么煮米饭",
-# "에베레스트 산은 얼마나 높나요 그리고 김치는 어떻게 만드나요": "also" between two asks.
-_CJK_ALSO = re.compile(r"还有|另外|\s그리고\s|それと|あと、|[，,]\s*(?:然后|再|并且?|顺便)(?=\S)")
 # "然后推荐一部电影", "再给我三个例子": after "then", a verb that asks and a new thing (a
 # number or 一 and a measure word), not the thing before ("然后把结果…", "再解释一下每一句").
 _CJK_THEN = re.compile(r"[，,]\s*(?:然后|再|并且?|顺便)")
+# Two questions run together in Chinese, Korean or Japanese: "珠穆朗玛峰有多高还有怎么煮米饭",
+# "에베레스트 산은 얼마나 높나요 그리고 김치는 어떻게 만드나요": "also" between two asks.
+_CJK_ALSO = re.compile(r"还有|另外|\s그리고\s|それと|あと、|" + _CJK_THEN.pattern + r"(?=\S)")
 _CJK_NEW_ASK = re.compile(
     r"^(?:帮我|给我|请)?(?:推荐|介绍|告诉我|讲|说|写|列出|列举|找|给|翻译)[^，。？！]{0,6}?"
     r"(?:[一两二三四五六七八九十几\d]+\s*(?:个|部|本|首|款|家|种|条|道|篇|句|张|件|位|份|些)|"
