@@ -119,3 +119,35 @@ async def test_requests_queued_behind_known_slots_are_not_timed_out(
     assert report.revisions[0].plan.inputs.endpoint.slots == 4  # the slots were known
     assert report.failed == 0
     assert report.retries == 0, f"{report.retries} attempts abandoned in the server's queue"
+
+
+@on_virtual_time
+async def test_an_attempt_with_a_shorter_deadline_sent_later_is_still_moved_by_an_answer() -> None:
+    """The clock skips answers that come before any open attempt could be moved; an
+    attempt sent later with a shorter deadline brings that time forward. A long attempt
+    (100 s) is open at 0 s; one of 10 s is sent at 1 s and needs 11.5 s; at 3 s a request
+    sent at 0.5 s (possibly ahead of it) is answered: its clock restarts (deadline 13 s),
+    so it finishes. Had the first attempt's time (10 s) been kept, the answer at 3 s
+    would have been skipped and the short attempt abandoned at 11 s."""
+    clock = QueueClock()
+    finished: list[str] = []
+
+    async def attempt(name: str, after_s: float, deadline_s: float, needs_s: float) -> None:
+        await anyio.sleep(after_s)
+        with clock.attempt(deadline_s):
+            await anyio.sleep(needs_s)
+            finished.append(name)
+
+    async def answer() -> None:
+        await anyio.sleep(0.5)
+        with clock.attempt(None) as sent:
+            pass
+        await anyio.sleep(2.5)
+        clock.answered(sent)
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(attempt, "long", 0.0, 100.0, 20.0)
+            tg.start_soon(attempt, "short", 1.0, 10.0, 11.5)
+            tg.start_soon(answer)
+    assert finished == ["short", "long"]

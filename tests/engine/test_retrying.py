@@ -205,3 +205,113 @@ class TestRetried:
         bad = status_error(400)
         result, waits, made = self._run([bad, "never"], Retry())
         assert (result, waits, made) == (bad, [], 1)
+
+    def test_max_elapsed_counts_the_time_of_the_first_attempt(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """``max_elapsed`` runs from the first attempt's start, though the controller is
+        built after it: attempts of 2 s each, waits of 1 s, ``max_elapsed=5``: the second
+        attempt ends at 5 s and nothing more is sent (timed from the controller's birth,
+        a third would go). The clock is one the test moves: each attempt and each wait
+        advances it by its length."""
+        now = [100.0]
+        monkeypatch.setattr(time, "monotonic", lambda: now[0])
+        made = 0
+
+        async def attempt() -> str:
+            nonlocal made
+            made += 1
+            now[0] += 2.0
+            raise status_error(500)
+
+        async def sleep(seconds: float) -> None:
+            now[0] += seconds
+
+        retry = Retry(max_attempts=10, max_elapsed=5.0, initial_wait=1.0, max_wait=1.0, budget=0)
+
+        async def main() -> object:
+            try:
+                return await retried(
+                    attempt, lambda: build_retrying(retry, sleep=sleep, rng=lambda: 1.0)
+                )
+            except Exception as exc:
+                return exc
+
+        result = anyio.run(main)
+        assert isinstance(result, openai.InternalServerError)
+        assert made == 2
+        assert now[0] == 105.0
+
+    def test_a_call_cancelled_during_the_back_off_sends_no_further_attempt(self) -> None:
+        """A 500, then the call is cancelled while its retry waits: the cancellation
+        ends it there (the scope catches it), and no second attempt is made."""
+        made = 0
+
+        async def attempt() -> str:
+            nonlocal made
+            made += 1
+            raise status_error(500)
+
+        async def main() -> tuple[bool, int]:
+            with anyio.CancelScope() as scope:
+
+                async def sleep(seconds: float) -> None:
+                    scope.cancel()
+                    await anyio.sleep(seconds)
+
+                await retried(attempt, lambda: build_retrying(Retry(budget=0), sleep=sleep))
+            return scope.cancelled_caught, made
+
+        assert anyio.run(main) == (True, 1)
+
+    def test_a_first_attempt_cancelled_builds_no_controller(self) -> None:
+        """A cancellation is no failure to retry: raised through, the controller never
+        built."""
+
+        def no_controller() -> AsyncRetrying:
+            raise AssertionError("built a retry controller for a cancelled attempt")
+
+        async def main() -> bool:
+            with anyio.CancelScope() as scope:
+
+                async def attempt() -> str:
+                    scope.cancel()
+                    await anyio.sleep(1)
+                    return "never"
+
+                await retried(attempt, no_controller)
+            return scope.cancelled_caught
+
+        assert anyio.run(main) is True
+
+    @staticmethod
+    def _waits_with(budget: RetryBudget, retry: Retry) -> list[float]:
+        """The waits ``retried`` takes for a 500 then an answer, under ``budget``."""
+        waits: list[float] = []
+        outcomes: list[BaseException | str] = [status_error(500), "ok"]
+
+        async def sleep(seconds: float) -> None:
+            waits.append(seconds)
+
+        async def attempt() -> str:
+            outcome = outcomes.pop(0)
+            if isinstance(outcome, BaseException):
+                raise outcome
+            return outcome
+
+        def controller() -> AsyncRetrying:
+            return build_retrying(retry, sleep=sleep, rng=lambda: 1.0, budget=budget)
+
+        assert anyio.run(retried, attempt, controller) == "ok"
+        return waits
+
+    def test_a_sporadic_failure_is_retried_at_once_within_the_budget(self) -> None:
+        """With a retry budget and failures sporadic, the retry waits only a jitter (at
+        most 0.05 s), not the back-off; once most recent attempts failed (a cluster),
+        the same failure backs off from ``initial_wait``."""
+        retry = Retry(initial_wait=2.0, max_wait=10.0)
+        clustered = RetryBudget()
+        for _ in range(10):
+            clustered.record(failed=True, retry=False)
+        assert self._waits_with(RetryBudget(), retry) == [0.05]
+        assert self._waits_with(clustered, retry) == [2.0]
