@@ -1,6 +1,9 @@
 """Asking the model itself how a prompt decomposes (``detector="llm"``).
 
-One cheap call with a JSON-schema structured output. The reply is only trusted if
+The rules decide first; only a prompt they are unsure about — its confidence in the
+middle band, at least ``MODEL_BAND_LOW`` (0.5) and below ``llm_below`` (0.8), with
+several parts or question marks — is sent to the model, as one call with a
+JSON-schema structured output (:func:`choose_detection`). The reply is only trusted if
 it is consistent with the prompt: every part must occur in the prompt as written
 (whitespace aside), parts must not overlap, and the groups must cover every part
 once. Anything else falls back to the rule-based detection.
@@ -15,9 +18,26 @@ from typing import TYPE_CHECKING, Any
 from ._detector import DetectedQuestion, Detection, detect
 
 if TYPE_CHECKING:
+    from ..core.models import Answer
     from ..engine.facade import Fanout
 
-__all__ = ["DECOMPOSE_SCHEMA", "detect_with_model"]
+__all__ = [
+    "DECOMPOSE_SCHEMA",
+    "MODEL_BAND_HIGH",
+    "MODEL_BAND_LOW",
+    "ask_decomposition",
+    "asks_the_model",
+    "choose_detection",
+    "detect_with_model",
+    "read_decomposition",
+]
+
+MODEL_BAND_LOW = 0.5
+"""Below this the rules are sure enough that a prompt is one question: not sent to the
+model (no level of ``detect`` is this low today; it bounds the band for levels to come)."""
+MODEL_BAND_HIGH = 0.8
+"""``wrap``'s default ``llm_below``: at or above it the rules' own decision stands
+(lists with a marker per item, one question per line, a single question)."""
 
 DECOMPOSE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -92,10 +112,57 @@ def _split_marker(part: str) -> tuple[str, str]:
     return m.group(1), part[m.end() :].strip()
 
 
-async def detect_with_model(text: str, fo: Fanout, *, model: str | None = None) -> Detection:
-    """Ask the model behind ``fo`` to decompose ``text``; fall back to the rules if
-    its answer fails validation or the call fails."""
+def asks_the_model(detection: Detection, below: float = MODEL_BAND_HIGH) -> bool:
+    """Whether ``detector="llm"`` sends the prompt to the model: the rules' confidence
+    is in the middle band (``MODEL_BAND_LOW`` <= confidence < ``below``) and they saw
+    more than one part, or question marks."""
+    return MODEL_BAND_LOW <= detection.confidence < below and _could_split(detection)
+
+
+def _could_split(detection: Detection) -> bool:
+    return (
+        len(detection.questions) > 1 or detection.text.count("?") + detection.text.count("？") > 1
+    )
+
+
+async def choose_detection(
+    text: str,
+    fo: Fanout,
+    *,
+    detector: str,
+    model: str | None = None,
+    llm_below: float = MODEL_BAND_HIGH,
+    max_tokens: int | None = None,
+) -> Detection:
+    """The detection ``wrap`` acts on: the rules' (``detector="rules"``, or a prompt
+    outside the band), else the model's decomposition if it validates, else the rules'."""
     rules = detect(text)
+    if detector != "llm" or not asks_the_model(rules, llm_below):
+        return rules
+    return await detect_with_model(text, fo, model=model, rules=rules, max_tokens=max_tokens)
+
+
+async def detect_with_model(
+    text: str,
+    fo: Fanout,
+    *,
+    model: str | None = None,
+    rules: Detection | None = None,
+    max_tokens: int | None = None,
+) -> Detection:
+    """Ask the model behind ``fo`` to decompose ``text``; fall back to the rules if
+    its answer fails validation or the call fails. ``rules``: ``detect(text)`` if the
+    caller has it; ``max_tokens``: a bound on the reply (None: none is sent)."""
+    rules = detect(text) if rules is None else rules
+    reply = await ask_decomposition(text, fo, model=model, max_tokens=max_tokens)
+    return read_decomposition(text, reply) or rules
+
+
+async def ask_decomposition(
+    text: str, fo: Fanout, *, model: str | None = None, max_tokens: int | None = None
+) -> Answer | None:
+    """The model's reply to the decomposition request (None if the call failed)."""
+    bound: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
     try:
         answers = await fo.ask_many(
             [_INSTRUCTIONS + text],
@@ -111,14 +178,19 @@ async def detect_with_model(text: str, fo: Fanout, *, model: str | None = None) 
                 },
             },
             temperature=0,
+            **bound,
         )
     except Exception:
-        return rules
-    answer = answers[0]
-    if answer.error is not None or not answer.text:
-        return rules
+        return None
+    return answers[0]
+
+
+def read_decomposition(text: str, reply: Answer | None) -> Detection | None:
+    """The detection a reply gives, or None if it is no valid decomposition of ``text``."""
+    if reply is None or reply.error is not None or not reply.text:
+        return None
     try:
-        data = json.loads(answer.text)
+        data = json.loads(reply.text)
     except ValueError:
-        return rules
-    return _validate(text, data) or rules
+        return None
+    return _validate(text, data)

@@ -28,8 +28,8 @@ from .. import telemetry as telemetry
 from ..core.config import Policy
 from ..core.exceptions import ConfigError
 from ..core.models import Answer, Answers, Question, Usage
-from ..detection._detector import Detection, detect
-from ..detection._llm import detect_with_model
+from ..detection._detector import Detection
+from ..detection._llm import MODEL_BAND_HIGH, choose_detection
 from ..engine.caching import CallCache, call_cache
 from ..engine.call import CallStats
 from ..engine.facade import Fanout
@@ -154,7 +154,7 @@ class FanoutClient:
         *,
         detector: str = "rules",
         min_confidence: float = 0.6,
-        llm_below: float = 0.8,
+        llm_below: float = MODEL_BAND_HIGH,
         **config: Any,
     ) -> None:
         if detector not in ("rules", "llm"):
@@ -224,13 +224,13 @@ class FanoutClient:
         text = _text_of(messages[-1])
         if text is None:
             return None
-        detection = detect(text)
-        if (
-            self.detector == "llm"
-            and detection.confidence < self.llm_below
-            and _could_split(detection)
-        ):
-            detection = await detect_with_model(text, self.fanout, model=kwargs.get("model"))
+        detection = await choose_detection(
+            text,
+            self.fanout,
+            detector=self.detector,
+            model=kwargs.get("model"),
+            llm_below=self.llm_below,
+        )
         if not detection.independent or detection.confidence < self.min_confidence:
             return None
         return detection, messages[:-1]
@@ -361,13 +361,6 @@ class FanoutClient:
             await parts.stop()
 
         return FanoutStream(iterator, close)
-
-
-def _could_split(detection: Detection) -> bool:
-    """Worth asking the model: the rules saw more than one part, or question marks."""
-    return (
-        len(detection.questions) > 1 or detection.text.count("?") + detection.text.count("？") > 1
-    )
 
 
 def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompletion:
