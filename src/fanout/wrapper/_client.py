@@ -424,8 +424,10 @@ def wrap(client: ClientT, **config: Any) -> ClientT:
     ``config`` is what :class:`Fanout` takes (``limits``, ``retry``, ``policy``,
     ...), plus ``min_confidence`` (0.6): below it a detection is not trusted and the
     call passes through; and ``detector``: ``"rules"`` (default, no model call) or
-    ``"llm"``, which asks the model for a JSON decomposition (one cheap call,
-    validated against the prompt) when the rules' confidence is below ``llm_below``.
+    ``"llm"``: the rules decide, and a prompt they are unsure of (confidence from 0.5
+    to below ``llm_below``, 0.8) costs one structured call more, asking the model for a
+    JSON decomposition, used only if it validates against the prompt (docs/wrap.md
+    gives what it costs and gains).
 
     The result is a copy of ``client`` (sharing its connection pool), an instance of
     the client's own class and of :class:`FanoutClient`: ``isinstance(wrapped,
