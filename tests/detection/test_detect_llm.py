@@ -17,19 +17,25 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from openai import AsyncOpenAI
 
 import fanout
+from fanout.core.exceptions import StructuredOutputError
 from fanout.detection._llm import (
+    DECOMPOSE_MAX_TOKENS,
+    DECOMPOSE_MIN_TOKENS,
     _validate,
     ask_decomposition,
     asks_the_model,
+    decomposition_cap,
     detect_with_model,
     read_decomposition,
 )
+from fanout.endpoint.tokens import estimate_text_tokens
 from fanout.sim._http import HTTPServer, Request, Responder
 
-from .._virtual import on_virtual_time
+from .._virtual import loop_time, on_virtual_time
 from ..conftest import SimFactory
 
 PROMPT = "Is raw cookie dough safe to eat? What are the risks? Also, what's the capital of Peru?"
@@ -37,15 +43,19 @@ PROMPT = "Is raw cookie dough safe to eat? What are the risks? Also, what's the 
 
 @asynccontextmanager
 async def scripted_model(
-    decomposition: dict[str, Any],
+    decomposition: dict[str, Any] | str,
 ) -> AsyncIterator[tuple[AsyncOpenAI, list[dict[str, Any]]]]:
+    """A loopback server answering decomposition requests with ``decomposition`` (as
+    JSON, or a string as it is) and others with "answer to: <question>"; ``seen``: the
+    bodies of the requests it got."""
     seen: list[dict[str, Any]] = []
+    reply = decomposition if isinstance(decomposition, str) else json.dumps(decomposition)
 
     async def handle(request: Request, out: Responder) -> None:
         body = json.loads(request.body)
         seen.append(body)
         last = body["messages"][-1]["content"]
-        content = json.dumps(decomposition) if "response_format" in body else f"answer to: {last}"
+        content = reply if "response_format" in body else f"answer to: {last}"
         await out.send_json(200, {}, {
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop",
@@ -129,13 +139,23 @@ SURE = "1. What is X?\n2. Explain Y."  # a numbered list, a marker per line: 0.9
 SINGLE = "What is the capital of France?"  # 0.9
 
 
-async def _requests_for(sim: SimFactory, detector: str, prompt: str) -> tuple[int, str]:
-    async with sim(time_scale=100, answer_tokens=5) as (server, client):
+async def _requests_for(
+    sim: SimFactory, detector: str, prompt: str, **settings: Any
+) -> tuple[int, str]:
+    settings.setdefault("answer_tokens", 5)
+    async with sim(time_scale=100, **settings) as (server, client):
         wrapped = fanout.wrap(client, detector=detector)
         result = await wrapped.chat.completions.create(
             model="m", messages=[{"role": "user", "content": prompt}]
         )
         return len(server.stats.requests), result.choices[0].message.content or ""
+
+
+async def _ask(wrapped: Any, prompt: str) -> str:
+    result = await wrapped.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": prompt}]
+    )
+    return result.choices[0].message.content or ""
 
 
 @on_virtual_time
@@ -154,8 +174,9 @@ async def test_a_prompt_in_the_band_costs_one_decomposition_call_and_keeps_the_r
 
 @on_virtual_time
 async def test_the_simulator_s_decomposition_never_validates(sim: SimFactory) -> None:
-    """Its JSON fits the schema, so the failure is the validation's: the rules stand."""
-    async with sim(time_scale=100) as (_, client):
+    """Its JSON fits the schema (and, its strings short, the cap), so the failure is the
+    validation's: the rules stand."""
+    async with sim(time_scale=100, answer_tokens=20) as (_, client):
         fo = fanout.Fanout(client, model="m")
         reply = await ask_decomposition(UNSURE, fo)
         assert reply is not None and reply.error is None
@@ -184,3 +205,113 @@ def test_the_band_is_half_open_from_0_5_to_below_llm_below() -> None:
     assert asks_the_model(replace(two, confidence=0.85), below=0.9)
     one = replace(fanout.detect(SINGLE), confidence=0.6)
     assert not asks_the_model(one)
+
+
+# --- the decomposition call is bounded: a capped reply, one attempt, a short deadline -
+
+
+def test_the_decomposition_cap_is_twice_the_prompt_s_estimate_and_64_from_128_to_1024() -> None:
+    """Proportional to the prompt between a floor and a ceiling."""
+    middle = "How tall is Mont Blanc, and why? " * 8  # 264 ASCII characters: 66 estimated
+    assert estimate_text_tokens(middle) == 66
+    assert decomposition_cap(middle) == 2 * 66 + 64
+    assert decomposition_cap("a? b?") == DECOMPOSE_MIN_TOKENS == 128
+    assert decomposition_cap("Why? " * 2000) == DECOMPOSE_MAX_TOKENS == 1024
+    assert decomposition_cap("富士山有多高？琵琶湖有多深？" * 10) == 2 * 140 + 64  # one a character
+
+
+@on_virtual_time
+async def test_the_decomposition_request_carries_its_cap_and_the_answers_do_not() -> None:
+    """Through wrap: the decomposition asks for at most decomposition_cap(prompt) tokens;
+    the parts' requests are the user's (who set no max_tokens)."""
+    async with scripted_model(GOOD) as (client, seen):
+        wrapped = fanout.wrap(client, detector="llm", policy="split")
+        await wrapped.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": PROMPT}]
+        )
+        decomposition, *answers = seen
+        assert "response_format" in decomposition
+        assert decomposition["max_tokens"] == decomposition_cap(PROMPT) == 128
+        assert len(answers) == 2 and all("max_tokens" not in a for a in answers)
+
+
+def _long_decompositions(question: str) -> int:
+    """Answer tokens for the simulator: the decomposition's strings at their longest
+    (50 tokens each, past any cap of a short prompt), the answers short."""
+    return 2000 if question.startswith("Split the user's message") else 5
+
+
+@on_virtual_time
+async def test_a_decomposition_reply_cut_at_its_cap_is_not_asked_again_and_the_rules_answer(
+    sim: SimFactory,
+) -> None:
+    """The reply is cut at the cap (finish_reason "length", no whole JSON), asked
+    once, and the prompt is answered as the rules split it."""
+    cap = decomposition_cap(UNSURE)
+    rules_requests, rules_text = await _requests_for(sim, "rules", UNSURE)
+    async with sim(time_scale=100, answer_tokens=_long_decompositions) as (server, client):
+        reply = await ask_decomposition(UNSURE, fanout.Fanout(client, model="m"))
+        assert reply is not None and reply.attempts == 1
+        assert isinstance(reply.error, StructuredOutputError)
+        assert reply.usage.completion_tokens == cap
+        text = await _ask(fanout.wrap(client, detector="llm"), UNSURE)
+        first, decomposition, *answers = server.stats.requests
+        assert first.completion_tokens == decomposition.completion_tokens == cap
+        assert len(answers) == rules_requests
+        assert text == rules_text
+
+
+@pytest.mark.parametrize("fault", ["500", "503", "429"])
+@on_virtual_time
+async def test_a_failing_decomposition_call_is_made_once_and_the_rules_answer(
+    sim: SimFactory, fault: str
+) -> None:
+    """A 500, a 503 or a 429 on the decomposition: not retried (the Fanout's Retry
+    would retry each), the prompt answered as the rules split it."""
+    rules_requests, rules_text = await _requests_for(sim, "rules", UNSURE)
+    async with sim(time_scale=100, answer_tokens=5, fault_schedule={1: fault}) as (
+        server,
+        client,
+    ):
+        text = await _ask(fanout.wrap(client, detector="llm"), UNSURE)
+        decomposition, *answers = server.stats.requests
+        assert decomposition.fault == fault
+        assert len(answers) == rules_requests
+        assert all(a.status == 200 for a in answers)
+        assert text == rules_text
+
+
+@on_virtual_time
+async def test_a_decomposition_that_hangs_is_abandoned_within_its_short_deadline(
+    sim: SimFactory,
+) -> None:
+    """A decomposition never answered is given up after one attempt, sooner than the
+    answers' 30 s floor (and the client's own 30 s timeout), and not sent again."""
+    rules_requests, rules_text = await _requests_for(sim, "rules", UNSURE)
+    async with sim(time_scale=100, answer_tokens=5, fault_schedule={1: "hang"}) as (
+        server,
+        client,
+    ):
+        wrapped = fanout.wrap(client, detector="llm")
+        started = loop_time()
+        text = await _ask(wrapped, UNSURE)
+        took = loop_time() - started
+        assert server.stats.requests[0].fault == "hang"
+        assert len(server.stats.requests) == 1 + rules_requests
+        assert text == rules_text
+        assert 10 <= took < 30
+
+
+@on_virtual_time
+async def test_a_decomposition_reply_that_is_not_json_is_not_asked_again() -> None:
+    """Fanout re-asks a structured answer that does not fit its schema; the
+    decomposition is not re-asked: the rules decide."""
+    async with scripted_model("Sure! Here are the parts: 1. Is raw cookie dough") as (
+        client,
+        seen,
+    ):
+        wrapped = fanout.wrap(client, detector="llm", policy="split")
+        await _ask(wrapped, PROMPT)
+        asked = [body for body in seen if "response_format" in body]
+        assert len(asked) == 1
+        assert len(seen) - 1 == len(fanout.detect(PROMPT).groups)
