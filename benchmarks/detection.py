@@ -71,8 +71,9 @@ def sent_prompts(d: Detection) -> list[str]:
     return [d.text]
 
 
-def judge(entry: dict[str, Any]) -> dict[str, Any]:
-    d = detect(entry["text"])
+def judge(entry: dict[str, Any], d: Detection | None = None) -> dict[str, Any]:
+    """How ``detect`` (or the detection ``d`` given for the prompt) did on ``entry``."""
+    d = detect(entry["text"]) if d is None else d
     expected = entry["groups"]
     should_split = len(expected) > 1
     n_parts = sum(len(g) for g in expected)

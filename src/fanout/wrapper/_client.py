@@ -28,8 +28,8 @@ from .. import telemetry as telemetry
 from ..core.config import Policy
 from ..core.exceptions import ConfigError
 from ..core.models import Answer, Answers, Question, Usage
-from ..detection._detector import Detection, detect
-from ..detection._llm import detect_with_model
+from ..detection._detector import Detection
+from ..detection._llm import MODEL_BAND_HIGH, choose_detection
 from ..engine.caching import CallCache, call_cache
 from ..engine.call import CallStats
 from ..engine.facade import Fanout
@@ -154,7 +154,7 @@ class FanoutClient:
         *,
         detector: str = "rules",
         min_confidence: float = 0.6,
-        llm_below: float = 0.8,
+        llm_below: float = MODEL_BAND_HIGH,
         **config: Any,
     ) -> None:
         if detector not in ("rules", "llm"):
@@ -224,13 +224,13 @@ class FanoutClient:
         text = _text_of(messages[-1])
         if text is None:
             return None
-        detection = detect(text)
-        if (
-            self.detector == "llm"
-            and detection.confidence < self.llm_below
-            and _could_split(detection)
-        ):
-            detection = await detect_with_model(text, self.fanout, model=kwargs.get("model"))
+        detection = await choose_detection(
+            text,
+            self.fanout,
+            detector=self.detector,
+            model=kwargs.get("model"),
+            llm_below=self.llm_below,
+        )
         if not detection.independent or detection.confidence < self.min_confidence:
             return None
         return detection, messages[:-1]
@@ -363,13 +363,6 @@ class FanoutClient:
         return FanoutStream(iterator, close)
 
 
-def _could_split(detection: Detection) -> bool:
-    """Worth asking the model: the rules saw more than one part, or question marks."""
-    return (
-        len(detection.questions) > 1 or detection.text.count("?") + detection.text.count("？") > 1
-    )
-
-
 def _completion(detection: Detection, answers: Answers, model: str) -> ChatCompletion:
     from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionMessage
@@ -431,8 +424,10 @@ def wrap(client: ClientT, **config: Any) -> ClientT:
     ``config`` is what :class:`Fanout` takes (``limits``, ``retry``, ``policy``,
     ...), plus ``min_confidence`` (0.6): below it a detection is not trusted and the
     call passes through; and ``detector``: ``"rules"`` (default, no model call) or
-    ``"llm"``, which asks the model for a JSON decomposition (one cheap call,
-    validated against the prompt) when the rules' confidence is below ``llm_below``.
+    ``"llm"``: the rules decide, and a prompt they are unsure of (confidence from 0.5
+    to below ``llm_below``, 0.8) costs one structured call more, asking the model for a
+    JSON decomposition, used only if it validates against the prompt (docs/wrap.md
+    gives what it costs and gains).
 
     The result is a copy of ``client`` (sharing its connection pool), an instance of
     the client's own class and of :class:`FanoutClient`: ``isinstance(wrapped,
