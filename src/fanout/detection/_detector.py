@@ -49,7 +49,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import _learned
 from ._cues import HEADER, REQUEST, WH_START, lead_of
 from ._lang import language_of, script_of
 from ._markers import Item, find_items, mask, runs
@@ -661,66 +660,3 @@ def _read_sentences(text: str, masked: str, lang: str) -> Detection:
     )
     detection.reasons[1:1] = prose.reasons
     return detection
-
-
-# --- a learned second look at what the rules kept whole --------------------------------------
-def _rule_cuts(text: str, d: Detection) -> set[int]:
-    """Where the rules' parts start in ``text`` (when they found several)."""
-    cuts: set[int] = set()
-    at = 0
-    for q in d.questions[1:] if len(d.questions) > 1 else ():
-        found = text.find(q.text[:20], at)
-        if found >= 0:
-            cuts.add(found)
-            at = found + 1
-    return cuts
-
-
-def _looks_again(d: Detection) -> bool:
-    """Whether the rules kept ``d`` whole for want of evidence (nothing found, or too
-    little): the prompts the learned second look reads."""
-    if d.independent:
-        return False
-    return d.reasons[-1] == "one question" or d.reasons[-1].startswith("kept whole: confidence")
-
-
-def _second_look(
-    text: str, masked: str, lang: str, d: Detection, weights: _learned.Weights | None = None
-) -> Detection | None:
-    """The learned reading of a prompt the rules kept whole (``_learned``), or None."""
-    w = weights or _learned.WEIGHTS
-    held = d.reasons[-1].startswith("kept whole: confidence")
-    found = _learned.look(masked, lang, held, _rule_cuts(text, d), w)
-    if found is None:
-        return None
-    ends = [*found.starts[1:], len(text)]
-    parts = [
-        DetectedQuestion(
-            "", _learned.part_text(text, b, e), text[s:b].strip() if b > s else ""
-        )
-        for s, b, e in zip(found.starts, found.bodies, ends, strict=True)
-    ]
-    groups: list[list[int]] = [[0]]
-    for n, new in enumerate(found.independent, start=1):
-        if new:
-            groups.append([n])
-        else:
-            groups[-1].append(n)
-    confidence = round(min(0.95, max(SPLIT_THRESHOLD, min(
-        s for s, new in zip(found.scores, found.independent, strict=True) if new
-    ))), 2)  # fmt: skip
-    return Detection(
-        text=text,
-        preamble=text[: found.preamble_end].strip(),
-        questions=parts,
-        groups=groups,
-        independent=len(groups) > 1,
-        confidence=confidence,
-        style="sentences",
-        reasons=[
-            *d.reasons[:-1],
-            f"learned: {len(parts)} parts at boundaries scored "
-            + ", ".join(f"{s:.2f}" for s in found.scores),
-            f"split into {len(groups)} groups that each stand alone",
-        ],
-    )

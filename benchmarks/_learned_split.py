@@ -1,4 +1,5 @@
-"""A learned second look at prompts the rules kept whole.
+"""A learned second look at prompts the rules kept whole (a prototype, measured by
+``detection_learned.py``; not part of the library).
 
 The rules (``_detector``) find parts only where they see a cue or a shape they know.
 Where they keep a prompt whole because they found nothing ("one question") or because
@@ -9,7 +10,7 @@ the middle of a sentence), describes each by features the rules' own readers com
 (what kind of place it is, the connective after it, whether the text on each side asks
 on its own, a reference back, lengths, the script), and scores it with two small
 logistic regressions whose weights were trained on the labelled sets
-(``benchmarks/detection_learned.py``): whether a part starts there, and whether the
+(``detection_learned.py``): whether a part starts there, and whether the
 part is independent of the one before. A prompt is split only when every cut it makes
 is scored above a conservative threshold.
 """
@@ -20,11 +21,12 @@ import math
 import re
 from dataclasses import dataclass
 
-from ._cues import REQUEST, WH_START, lead_of
-from ._lang import script_of
-from ._refs import dependencies
+from fanout.detection._cues import REQUEST, WH_START, lead_of
+from fanout.detection._detector import SPLIT_THRESHOLD, DetectedQuestion, Detection
+from fanout.detection._lang import script_of
+from fanout.detection._refs import dependencies
 
-__all__ = ["WEIGHTS", "Candidate", "Weights", "candidates", "features", "look", "score"]
+__all__ = ["Candidate", "Weights", "candidates", "features", "look", "score", "second_look"]
 
 # Where a part may start, on the masked text.
 _SENT_END = re.compile(r"(?<=[.?!。？！؟])[\s\"”'’)\]]*(?=\S)")
@@ -102,7 +104,10 @@ def candidates(masked: str) -> list[Candidate]:
 
     for m in _SENT_END.finditer(masked):
         before = masked[m.start() - 1]
-        if before == "." and re.search(r"(?:\b\w|\d|\b(?:e\.g|i\.e|etc|vs|Mr|Dr|Mrs|St))\.$", masked[max(0, m.start() - 5) : m.start()]):
+        if before == "." and re.search(
+            r"(?:\b\w|\d|\b(?:e\.g|i\.e|etc|vs|Mr|Dr|Mrs|St))\.$",
+            masked[max(0, m.start() - 5) : m.start()],
+        ):
             continue
         add(m.end(), "q" if before in "?？؟" else "dot" if before in ".。" else "excl")
     for m in _CJK_END.finditer(masked):
@@ -112,9 +117,14 @@ def candidates(masked: str) -> list[Candidate]:
         add(m.end(), "blank" if m.group().count("\n") > 1 else "nl")
     for m in _PUNCT.finditer(masked):
         p = m.group("p")
-        kind = {";": "semi", "；": "semi", ":": "colon", "：": "colon", "—": "dash", "–": "dash"}.get(
-            p, "comma"
-        )
+        kind = {
+            ";": "semi",
+            "；": "semi",
+            ":": "colon",
+            "：": "colon",
+            "—": "dash",
+            "–": "dash",
+        }.get(p, "comma")
         add(m.end(), kind)
     for m in _CONJ.finditer(masked):
         add(m.start(), "conj")
@@ -134,9 +144,13 @@ def candidates(masked: str) -> list[Candidate]:
         skip = marker.end() if marker and marker.end() < len(rest) else 0
         lead, kind = lead_of(rest[skip:])
         if not lead and "conj" in found[pos]:
-            m = _CONJ.match(masked, pos) or _CONJ_AR.match(masked, pos) or _CONJ_CJK.match(masked, pos)
-            if m and m.group().strip():
-                lead, kind = m.group(), "conj"
+            conj = (
+                _CONJ.match(masked, pos)
+                or _CONJ_AR.match(masked, pos)
+                or _CONJ_CJK.match(masked, pos)
+            )
+            if conj and conj.group().strip():
+                lead, kind = conj.group(), "conj"
         body = pos + skip
         if lead:
             body += rest[skip:].index(lead) + len(lead)
@@ -190,7 +204,7 @@ def features(
             k += 1
         rsent = masked[c.body : cands[k].pos if k < n else len(masked)]
         lw, rw, rsw, lsw = _words(left), _words(right), _words(rsent), _words(lsent)
-        lset, rset = _content(masked[:c.pos][-300:]), _content(rsent)
+        lset, rset = _content(masked[: c.pos][-300:]), _content(rsent)
         ov = len(lset & rset)
         lw0 = _WORD.match(lsent.strip().lower() + " ")
         rw0 = _WORD.match(masked[c.body : c.body + 30].lower() + " ")
@@ -320,7 +334,9 @@ def look(masked: str, lang: str, held: bool, rule_cuts: set[int], w: Weights) ->
     if not cands:
         return None
     rows = features(masked, cands, lang, held, rule_cuts)
-    chosen = [(c, r, p) for c, r in zip(cands, rows, strict=True) if (p := score(w.boundary, r)) >= w.tb]
+    chosen = [
+        (c, r, p) for c, r in zip(cands, rows, strict=True) if (p := score(w.boundary, r)) >= w.tb
+    ]
     if not chosen:
         return None
     first = masked[: chosen[0][0].pos]
@@ -368,4 +384,62 @@ def part_text(text: str, start: int, end: int) -> str:
     return _TRAILING.sub("", text[start:end]).strip()
 
 
-WEIGHTS = Weights({}, {}, 1.1, 1.1)  # placeholder: nothing is ever cut
+# --- the second look as a Detection ------------------------------------------------------------
+def rule_cuts(text: str, d: Detection) -> set[int]:
+    """Where the rules' parts start in ``text`` (when they found several)."""
+    cuts: set[int] = set()
+    at = 0
+    for q in d.questions[1:] if len(d.questions) > 1 else ():
+        found = text.find(q.text[:20], at)
+        if found >= 0:
+            cuts.add(found)
+            at = found + 1
+    return cuts
+
+
+def looks_again(d: Detection) -> bool:
+    """Whether the rules kept ``d`` whole for want of evidence (nothing found, or too
+    little): the prompts the learned second look reads."""
+    if d.independent:
+        return False
+    return d.reasons[-1] == "one question" or d.reasons[-1].startswith("kept whole: confidence")
+
+
+def second_look(
+    text: str, masked: str, lang: str, d: Detection, weights: Weights
+) -> Detection | None:
+    """The learned reading of a prompt the rules kept whole , or None."""
+    w = weights
+    held = d.reasons[-1].startswith("kept whole: confidence")
+    found = look(masked, lang, held, rule_cuts(text, d), w)
+    if found is None:
+        return None
+    ends = [*found.starts[1:], len(text)]
+    parts = [
+        DetectedQuestion("", part_text(text, b, e), text[s:b].strip() if b > s else "")
+        for s, b, e in zip(found.starts, found.bodies, ends, strict=True)
+    ]
+    groups: list[list[int]] = [[0]]
+    for n, new in enumerate(found.independent, start=1):
+        if new:
+            groups.append([n])
+        else:
+            groups[-1].append(n)
+    confidence = round(min(0.95, max(SPLIT_THRESHOLD, min(
+        s for s, new in zip(found.scores, found.independent, strict=True) if new
+    ))), 2)  # fmt: skip
+    return Detection(
+        text=text,
+        preamble=text[: found.preamble_end].strip(),
+        questions=parts,
+        groups=groups,
+        independent=len(groups) > 1,
+        confidence=confidence,
+        style="sentences",
+        reasons=[
+            *d.reasons[:-1],
+            f"learned: {len(parts)} parts at boundaries scored "
+            + ", ".join(f"{s:.2f}" for s in found.scores),
+            f"split into {len(groups)} groups that each stand alone",
+        ],
+    )
