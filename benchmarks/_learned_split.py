@@ -295,10 +295,16 @@ def group_features(
     return f
 
 
-def score(weights: dict[str, float], f: dict[str, float]) -> float:
-    z = sum(weights.get(k, 0.0) * v for k, v in f.items())
+def score(weights: dict[str, float] | Stumps, f: dict[str, float]) -> float:
+    if isinstance(weights, list):
+        z = sum(hi if f.get(k, 0.0) > t else lo for k, t, lo, hi in weights)
+    else:
+        z = sum(weights.get(k, 0.0) * v for k, v in f.items())
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
 
+
+Stumps = list[tuple[str, float, float, float]]
+"""Boosted decision stumps: (feature, threshold, value below or at it, value above)."""
 
 _TRAILING = re.compile(r"[\s,;，；、،:：—–-]+$")
 
@@ -318,8 +324,8 @@ class Look:
 
 @dataclass(frozen=True)
 class Weights:
-    boundary: dict[str, float]
-    group: dict[str, float]
+    boundary: dict[str, float] | Stumps
+    group: dict[str, float] | Stumps
     tb: float
     """The boundary score from which a part starts."""
     ts: float

@@ -24,10 +24,11 @@ starts a new group where the independence score is ``--ts`` or more (0.95); with
 out over the other sets: the grid point with the most multi prompts gained among those
 that lose no single and break no dependent group on any inner set; off when none).
 ``--show SET`` lists the prompts of SET gained and lost (``--all``: every miss).
-Results go to benchmarks/results/detection_learned(_nested).json.
+Results go to benchmarks/results/detection_learned(_stumps)(_nested).json.
 
 Run: ``python benchmarks/detection_learned.py [--nested] [--tb 0.7 --ts 0.95]
-[--kept-whole-only] [--show SET [--all]] [--no-time]``.
+[--kept-whole-only] [--stumps] [--show SET [--all]] [--no-time]`` (``--stumps``: boosted
+decision stumps instead of logistic regressions).
 """
 
 from __future__ import annotations
@@ -132,13 +133,49 @@ def fit(rows: list[dict[str, float]], labels: list[int], l2: float = 1.0) -> dic
     return {k: round(float(w[i]), 4) for k, i in index.items() if abs(w[i]) > 1e-4}
 
 
-def train(prepared: list[Prepared], train_all: bool) -> tuple[dict[str, float], dict[str, float]]:
+def fit_stumps(
+    rows: list[dict[str, float]], labels: list[int], rounds: int = 150, rate: float = 0.2
+) -> _learned.Stumps:
+    """Gradient-boosted decision stumps on the logistic loss (Newton steps per leaf)."""
+    names = sorted({k for r in rows for k in r})
+    x = np.array([[r.get(k, 0.0) for k in names] for r in rows])
+    y = np.array(labels, dtype=float)
+    prior = float(np.log((y.mean() + 1e-3) / (1 - y.mean() + 1e-3)))
+    z = np.full(len(y), prior)
+    stumps: _learned.Stumps = [("bias", -1.0, 0.0, prior)]
+    splits = []
+    for j, k in enumerate(names):
+        values = np.unique(x[:, j])
+        cuts = values[:-1] if len(values) <= 6 else np.quantile(x[:, j], [0.2, 0.4, 0.6, 0.8])
+        splits += [(k, float(t), x[:, j] > t) for t in np.unique(cuts)]
+    for _ in range(rounds):
+        p = 1 / (1 + np.exp(-z))
+        g, h = y - p, p * (1 - p) + 1e-6
+        best = None
+        for k, t, above in splits:
+            gh, hh = g[above].sum(), h[above].sum()
+            gl, hl = g.sum() - gh, h.sum() - hh
+            gain = gh * gh / (hh + 1.0) + gl * gl / (hl + 1.0)
+            if best is None or gain > best[0]:
+                best = (gain, k, t, above, gl / (hl + 1.0), gh / (hh + 1.0))
+        assert best is not None
+        _, k, t, above, lo, hi = best
+        z += rate * np.where(above, hi, lo)
+        stumps.append((k, t, round(rate * lo, 4), round(rate * hi, 4)))
+    return stumps
+
+
+def train(
+    prepared: list[Prepared], train_all: bool
+) -> tuple[dict[str, float] | _learned.Stumps, dict[str, float] | _learned.Stumps]:
     use = [p for p in prepared if train_all or p.triggered]
     b_rows = [r for p in use for r in p.b_rows]
     b_labels = [y for p in use for y in p.b_labels]
     # independence is learned from every labelled part start (they are few)
     g_rows = [r for p in prepared for r in p.g_rows]
     g_labels = [y for p in prepared for y in p.g_labels]
+    if "--stumps" in sys.argv:
+        return fit_stumps(b_rows, b_labels), fit_stumps(g_rows, g_labels)
     return fit(b_rows, b_labels), fit(g_rows, g_labels)
 
 
@@ -285,7 +322,8 @@ def main() -> None:
               f"{results['time_per_prompt_us']['rules_and_second_look']} us (CPU, best of 3)")  # fmt: skip
     from _common import save
 
-    save("detection_learned_nested" if "--nested" in sys.argv else "detection_learned", results)
+    name = "detection_learned" + ("_stumps" if "--stumps" in sys.argv else "")
+    save(name + ("_nested" if "--nested" in sys.argv else ""), results)
 
 
 def show(
