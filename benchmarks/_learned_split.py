@@ -330,6 +330,9 @@ class Weights:
     """The boundary score from which a part starts."""
     ts: float
     """The independence score from which a part starts a new group."""
+    tb_low: float = -1.0
+    """Once one cut scores ``tb`` (and ``ts``), the boundary score from which the other
+    cuts are made (``tb`` when negative)."""
 
 
 def look(masked: str, lang: str, held: bool, rule_cuts: set[int], w: Weights) -> Look | None:
@@ -341,7 +344,9 @@ def look(masked: str, lang: str, held: bool, rule_cuts: set[int], w: Weights) ->
         return None
     rows = features(masked, cands, lang, held, rule_cuts)
     chosen = [
-        (c, r, p) for c, r in zip(cands, rows, strict=True) if (p := score(w.boundary, r)) >= w.tb
+        (c, r, p)
+        for c, r in zip(cands, rows, strict=True)
+        if (p := score(w.boundary, r)) >= (w.tb if w.tb_low < 0 else w.tb_low)
     ]
     if not chosen:
         return None
@@ -363,6 +368,7 @@ def look(masked: str, lang: str, held: bool, rule_cuts: set[int], w: Weights) ->
         between = chosen
     independent: list[bool] = []
     scores: list[float] = []
+    strong = False
     ends = [c.pos for c, _, _ in between] + [len(masked)]
     for n, (c, row, pb) in enumerate(between):
         g = group_features(masked, lang, row, starts[-1], c.pos, c.body, ends[n + 1])
@@ -370,9 +376,10 @@ def look(masked: str, lang: str, held: bool, rule_cuts: set[int], w: Weights) ->
         s = pb * pg
         scores.append(s)
         independent.append(pg >= w.ts)
+        strong = strong or (pg >= w.ts and pb >= w.tb)
         starts.append(c.pos)
         bodies.append(c.body)
-    if not any(independent):
+    if not strong:
         return None
     # every group must ask something
     bounds = [*starts[1:], len(masked)]

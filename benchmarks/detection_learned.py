@@ -23,7 +23,8 @@ starts a new group where the independence score is ``--ts`` or more (0.95); with
 ``--nested`` the two are chosen for each held-out set without it (inner leave one set
 out over the other sets: the grid point with the most multi prompts gained among those
 that lose no single and break no dependent group on any inner set; off when none).
-``--show SET`` lists the prompts of SET gained and lost (``--all``: every miss).
+``--tb-low T``: once one cut of a prompt scores ``--tb`` and ``--ts``, its other cuts are
+made from boundary score T (hysteresis). ``--show SET`` lists the prompts of SET gained and lost (``--all``: every miss).
 Results go to benchmarks/results/detection_learned(_stumps)(_nested).json.
 
 Run: ``python benchmarks/detection_learned.py [--nested] [--tb 0.7 --ts 0.95]
@@ -280,7 +281,7 @@ def main() -> None:
         set_tb, set_ts = choose(sets, name, train_all) if "--nested" in sys.argv else (tb, ts)
         if "--nested" in sys.argv:
             print(f"{name}: thresholds chosen without it: tb {set_tb}, ts {set_ts}")
-        weights = _learned.Weights(wb, wg, set_tb, set_ts)
+        weights = _learned.Weights(wb, wg, set_tb, set_ts, arg("--tb-low", -1.0))
         entries = [p.entry for p in prepared]
         base = with_look(prepared, None)
         learned = with_look(prepared, weights)
