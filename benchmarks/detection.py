@@ -47,9 +47,10 @@ SETS = (
     "detection_blind5",
     "detection_blind6",
     "detection_blind7",
+    "detection_blind8",
 )
 
-CUE_IN_PARTS = ("blind6-", "blind7-")
+CUE_IN_PARTS = ("blind6-", "blind7-", "blind8-")
 """Sets (by id prefix) whose parts are labelled from their leading cue ("Also, what's",
 "P.S. what's"), where the other sets start a part after it, as ``detect`` does: their
 prompts are judged exact on the parts' count and groups alone, not on where each part

@@ -104,6 +104,23 @@ def test_the_third_blind_set_of_issue_37_keeps_its_figures() -> None:
     assert result["shared_carried"] == 1.0, result["not_carried"]
 
 
+def test_the_fourth_blind_set_of_issue_37_keeps_its_figures() -> None:
+    """Blind 8 (314 prompts in 22 languages and 3 mixed ones, written blind in the fourth
+    session of issue 37 by someone who read neither the detector, its tests and sets,
+    nor the issue; scored once, on the rules unchanged since blind 7's round; parts
+    judged on their count and groups, as blind 6 and 7): held at that figure, a floor,
+    not the issue's targets — 99 of 103 singles kept whole, 61 of 109 multi prompts
+    split exactly, at most 7 dependent groups split apart, every shared piece sent
+    with every part."""
+    result = evaluate(_load("detection_blind8.jsonl"))
+    singles_whole, singles = map(int, result["exact_by_category"]["single"].split("/"))
+    assert singles == 103 and singles_whole >= 99, result["misses"]
+    multi_exact, multi = map(int, result["exact_by_category"]["multi"].split("/"))
+    assert multi == 109 and multi_exact >= 61, result["misses"]
+    assert result["dependent_groups_broken"] <= 7, result["misses"]
+    assert result["shared_carried"] == 1.0, result["not_carried"]
+
+
 def test_the_corpus_is_large_and_varied() -> None:
     """At least 150 labelled prompts in several languages and every category."""
     entries = _load("detection_corpus.jsonl")
