@@ -22,7 +22,7 @@ from fanout.sim import answer_for
 from .._scripted import response, scripted_server
 from .._virtual import on_virtual_time
 from ..conftest import SimFactory
-from ._merged_prompts import _policy, _shifting
+from ._merged_prompts import _faithful, _policy, _shifting
 
 
 @dataclass
@@ -317,3 +317,45 @@ class TestThePlannedChecks:
         first = next(c for c in planned[0].plan.checks if c is not None and c.kind == "first")
         assert planned[0].as_dict()["checks"]["first"] == 1
         assert answers.report.merge_checks[0].startswith(f"{first.alone} of {first.alone} ")
+
+
+@on_virtual_time
+async def test_groups_that_wait_for_checks_are_sent_meanwhile_and_delivered_after() -> None:
+    """4 of 4 agreed: five more agreeing checks would establish agreement, so five
+    checked groups go and the others wait for them; what waits is their answers, not
+    their requests: the other five groups are sent beside the checks (the rate limit's
+    room used, not left idle), and delivered once the checks are back and agree."""
+    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(60)]
+    async with _slow_server(3.0, _faithful) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        limits = fanout.Limits(rpm=600, max_concurrency=16)
+        fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        answers = await fo.ask_many(questions, policy=_policy(max_group_size=6))
+        await client.close()
+    assert answers.texts == [answer_for(q, 2) for q in questions]
+    # The five checked groups, their five questions alone, and the five others at once.
+    assert max(n for _, n in server.arrivals) == 15, server.arrivals
+    # A first wave (3 s), then one round of merged requests: 7.4 s (10.3 s when the five
+    # other groups waited for the checks before they were sent).
+    assert answers.report.wall_s < 8.5, answers.report.wall_s
+
+
+@on_virtual_time
+async def test_groups_sent_while_their_checks_were_out_are_not_taken_when_those_disagree() -> None:
+    """The same, on a model that shifts every merged answer: the five checks disagree,
+    and the groups sent beside them deliver none of their merged answers (agreement
+    is now too low: their questions are asked alone), as if they had waited."""
+    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(60)]
+    async with _slow_server(3.0, _shifting) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        limits = fanout.Limits(rpm=600, max_concurrency=16)
+        fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        answers = await fo.ask_many(questions, policy=_policy(max_group_size=6))
+        await client.close()
+    assert sum(m for m, _ in server.arrivals) == 10  # all ten groups went merged
+    assert answers.texts == [answer_for(q, 2) for q in questions]
+    assert all(a.mode == "split" for a in answers)
+    alone = [c for c in answers.report.merge_checks if "asked alone, not merged" in c]
+    assert len(alone) == 5, answers.report.merge_checks
