@@ -508,6 +508,8 @@ async def check_reply(
     delivered (``deliver_merged``). Every question of the group is finished."""
     checked = range(len(group) - 1, len(group))
     alone = {checked.start: await ask_one(transport, group[-1], opts, stats)}
+    if alone[checked.start].error is None:  # its answer, if the call's timeout comes first
+        group[-1].answered_alone = alone[checked.start]
     return await _judge_check(
         transport, group, checked, alone, reply, tally, opts, stats, finish, start,
         merged_first=True, riders=riders,

@@ -245,14 +245,13 @@ class GroupSend:
     own request; ``note`` says why, for the report), ``"merged"`` (unchecked),
     ``"checked"`` (merged and checked: by ``canary`` riding it, or else by its last
     question asked alone as well), or ``"held"`` (sent merged, its answers delivered
-    only as ``Replanner.after_held`` decides once the checks in flight are back; the
-    one held group in ``SPOT_CHECK_EVERY`` that is checked if agreement is established
-    by then is its ``sentinel``, with a ``canary`` riding it where one fits)."""
+    only as ``Replanner.after_held`` decides once the checks in flight are back; one
+    held group in ``SPOT_CHECK_EVERY`` has a ``canary`` riding it where one fits, which
+    checks it for no request if it is one of those checked then)."""
 
     how: Literal["alone", "merged", "checked", "held"]
     canary: Canary | None = None
     note: str = ""
-    sentinel: bool = False
 
 
 class Replanner:
@@ -482,24 +481,22 @@ class Replanner:
         known = self._known(group)
         decision = decide(known, threshold, merged=self._merged, checking=self._checking)
         if decision == "wait":
-            # One held group in SPOT_CHECK_EVERY carries a canary: if agreement is
-            # established by the time it is decided, the canary checks it, for no request.
+            # One held group in SPOT_CHECK_EVERY carries a canary (tokens, no request):
+            # if it is one of those checked once agreement is established, it checks it.
+            carries = self._held % SPOT_CHECK_EVERY == 0
             self._held += 1
-            sentinel = self._held % SPOT_CHECK_EVERY == 1
-            canary = self._canaries.pick(group) if sentinel else None
-            return GroupSend("held", canary=canary, sentinel=sentinel)
+            return GroupSend("held", canary=self._canaries.pick(group) if carries else None)
         return self._go(group, known, decision, threshold)
 
     async def after_held(self, held: GroupSend, group: list[Job]) -> GroupSend:
         """How a ``"held"`` group's merged reply, back, is taken: decided as ``send_for``
         would decide the group now, once the checks it waits for are back: its merged
         answers delivered (``"merged"``), checked (``"checked"``), or not taken, its
-        questions asked alone (``"alone"``). Where agreement is established by then,
-        the held groups are thinned out as the groups sent then are, one in
-        ``SPOT_CHECK_EVERY`` checked (in the order they were sent: the sentinels), by
-        the canary riding it, else by its last question asked alone now; before, each
-        is checked by its last question asked alone now, or asked alone. The same
-        checks as a group sent then."""
+        questions asked alone (``"alone"``): the same rule, and the same count of
+        groups since agreement was established (one in ``SPOT_CHECK_EVERY`` checked), as
+        for a group sent then, in the order the held groups are decided. A checked held
+        group is checked by the canary riding it if it has one and agreement is
+        established, else by its last question asked alone now."""
         threshold = self.opts.policy.merge_agreement
         assert threshold is not None  # only auto's checked groups are held
         while True:
@@ -508,12 +505,11 @@ class Replanner:
             if decision != "wait":
                 break
             await self._back.wait()
-        if decision != "alone" and established(known, threshold):
-            if not held.sentinel:
-                return GroupSend("merged")
-            self._checking += 1
-            return GroupSend("checked", canary=held.canary)
-        return self._go(group, known, decision, threshold)
+        send = self._go(group, known, decision, threshold)
+        if send.how != "checked":
+            return send
+        # Its request is gone: the canary that can check it is the one riding it.
+        return GroupSend("checked", canary=held.canary if established(known, threshold) else None)
 
     def _go(
         self,
