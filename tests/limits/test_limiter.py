@@ -229,3 +229,24 @@ class TestCoolDown:
         limiter.cool_down(0.2)
         waited = await limiter.acquire(0)
         assert waited >= 0.19
+
+
+class TestOrder:
+    @on_virtual_time
+    async def test_requests_waiting_for_room_go_in_the_order_they_came(self) -> None:
+        """Twelve requests waiting on a 600 rpm schedule go one by one in the order they
+        asked (the planner costs a plan's requests in its order: the longest replies
+        first, a merge check's question before the groups started after it); before,
+        each waiter slept until the same slot and whichever woke first went."""
+        limiter = LocalLimiter(Limits(rpm=600))
+        order: list[int] = []
+
+        async def one(n: int) -> None:
+            await limiter.acquire(10)
+            order.append(n)
+
+        async with anyio.create_task_group() as tg:
+            for n in range(12):
+                tg.start_soon(one, n)
+                await anyio.sleep(0.001)  # each asks after the one before
+        assert order == list(range(12))

@@ -41,13 +41,21 @@ from ..core import clock
 from ..core.models import Answer
 from .agreement import CheckResult, answers_agree
 from .call import CallOptions, CallStats, Tally
+from .codec import MergedReply
 from .execution import Finish, deliver_merged, send_merged
 from .intake import Job
 from .merging import cut_by_filter
 from .structured import SCHEMA_FORMAT
 from .transport import Transport
 
-__all__ = ["KEPT_CANARIES", "Canaries", "Canary", "check_with_canary"]
+__all__ = [
+    "KEPT_CANARIES",
+    "Canaries",
+    "Canary",
+    "check_with_canary",
+    "judge_canary",
+    "with_rider",
+]
 
 KEPT_CANARIES = 16
 """The most answers of a call kept as canaries (the most recent ones)."""
@@ -123,11 +131,33 @@ async def check_with_canary(
     tally = Tally()
     for job in group:
         job.tallies.append(tally)
+    reply = await send_merged(transport, with_rider(group, canary), opts, stats, tally)
+    return await judge_canary(transport, group, canary, reply, tally, opts, stats, finish, start)
+
+
+def with_rider(group: list[Job], canary: Canary) -> list[Job]:
+    """The jobs of ``group``'s merged request with ``canary`` riding it, last."""
     q = canary.job
     rider = Job(
         index=q.index, question=q.question, params=q.params, key=q.key, structured=q.structured
     )
-    reply = await send_merged(transport, [*group, rider], opts, stats, tally)
+    return [*group, rider]
+
+
+async def judge_canary(
+    transport: Transport,
+    group: list[Job],
+    canary: Canary,
+    reply: MergedReply,
+    tally: Tally,
+    opts: CallOptions,
+    stats: CallStats,
+    finish: Finish,
+    start: float,
+) -> CheckResult:
+    """Compare the canary's merged answer in ``reply`` with its known one, keep what
+    was found, and deliver the group: its merged answers only if the canary's agreed."""
+    q = canary.job
     request, filtered = reply.request, reply.filtered
     # Repeats kept: a canary whose known answer another question of the group rightly
     # shares agrees (that question is asked alone, ``deliver_merged``).

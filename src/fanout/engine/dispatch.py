@@ -29,9 +29,16 @@ from ..core import clock
 from ..core.models import Answer
 from ..core.plans import Plan
 from ..core.progress import ProgressSink, make_progress
-from .call import CallOptions, CallStats
-from .canaries import check_with_canary
-from .execution import ask_merged, ask_one, check_merged
+from .call import CallOptions, CallStats, Tally
+from .canaries import check_with_canary, judge_canary, with_rider
+from .execution import (
+    ask_merged,
+    ask_one,
+    check_merged,
+    check_reply,
+    deliver_merged,
+    send_merged,
+)
 from .intake import Intake, Job
 from .replanning import Due, GroupSend, Replanner
 from .results import timed_out
@@ -163,9 +170,12 @@ class _Run:
 
     async def run_merged(self, group: list[Job], send: GroupSend) -> None:
         """Send one merged group as the replanner decided: each of its questions alone,
-        merged, or merged and checked."""
+        merged, merged and checked, or merged and held until the replanner decides how
+        its reply is taken."""
         transport, opts, stats = self.transport, self.opts, self.stats
-        if send.how == "alone":
+        if send.how == "held":
+            await self.run_held(group, send)
+        elif send.how == "alone":
             stats.merge_checks.append(send.note)
 
             async def one(job: Job) -> None:
@@ -184,6 +194,44 @@ class _Run:
                     await check_merged(transport, group, 1, opts, stats, self.finish)
             finally:
                 self.replan.spot_check_back()
+
+    async def run_held(self, group: list[Job], held: GroupSend) -> None:
+        """A merged group sent while the spot checks it waits for are out (its canary
+        riding it, if it has one): the rate limit's room is not left idle, and its answers
+        wait for those checks instead. Once its reply is back and they are, it goes as
+        the replanner decides then: delivered, checked (by the canary, or by its last
+        question asked alone now), or asked alone, the reply unused."""
+        transport, opts, stats = self.transport, self.opts, self.stats
+        start = clock.now()
+        tally = Tally()
+        for job in group:
+            job.tallies.append(tally)  # one request for the group: each job counts it
+        canary = held.canary
+        jobs = group if canary is None else with_rider(group, canary)
+        reply = await send_merged(transport, jobs, opts, stats, tally)
+        riders = len(jobs) - len(group)
+        send = await self.replan.after_held(held, group)
+        if send.how == "checked":
+            try:
+                if send.canary is not None:
+                    await judge_canary(
+                        transport, group, send.canary, reply, tally, opts, stats, self.finish,
+                        start,
+                    )  # fmt: skip
+                else:
+                    await check_reply(
+                        transport, group, reply, tally, opts, stats, self.finish, start,
+                        riders=riders,
+                    )  # fmt: skip
+            finally:
+                self.replan.spot_check_back()
+            return
+        if send.how == "alone":
+            stats.merge_checks.append(send.note)
+        await deliver_merged(
+            transport, group, reply, tally, opts, stats, self.finish, start,
+            trusted=send.how == "merged", riders=riders,
+        )  # fmt: skip
 
     async def start(
         self, tg: TaskGroup, group: list[Job], stream: bool = False, wave: bool = False

@@ -57,6 +57,7 @@ __all__ = [
     "ask_merged",
     "ask_one",
     "check_merged",
+    "check_reply",
     "deliver_merged",
     "question_error",
     "send_merged",
@@ -322,6 +323,7 @@ async def deliver_merged(
     alone: Mapping[int, Answer] | None = None,
     trusted: bool = True,
     riders: int = 0,
+    merged_first: bool = False,
 ) -> None:
     """Finish a group from its merged reply: each answer found is the question's (with
     its share of the request's usage), each one missing is asked alone. ``alone``: the
@@ -332,7 +334,9 @@ async def deliver_merged(
     canary check's, ``canaries``): answered by the reply too, and counted in what it
     teaches of merging here, but not delivered; the usage is the group's. A reply the
     content filter cut answers none of the group (``merging.cut_by_filter``): each
-    question is asked alone, with its share of the reply's usage."""
+    question is asked alone, with its share of the reply's usage. ``merged_first``: the
+    questions in ``alone`` were asked alone after the merged request (``check_reply``),
+    whose request id comes first in their answers."""
     request, found = reply.request, reply.found
     if reply.filtered:
         log.debug(
@@ -366,7 +370,7 @@ async def deliver_merged(
         if own is not None and (own.error is None or text is None):
             # Asked alone: its own answer; its own error too, unless the merged answer
             # is trusted (it was asked alone with its retries: not asked a third time).
-            await finish(job, _with_share(own, share, tally, start, merged_first=False))
+            await finish(job, _with_share(own, share, tally, start, merged_first=merged_first))
             continue
         if text is None:
             reask.append((job, share))
@@ -479,6 +483,56 @@ async def check_merged(
             tg.start_soon(one, i)
         # Sent from here before the tasks above start: the merged request goes first.
         reply = await send_merged(transport, group, opts, stats, tally)
+    return await _judge_check(
+        transport, group, checked, alone, reply, tally, opts, stats, finish, start
+    )
+
+
+async def check_reply(
+    transport: Transport,
+    group: list[Job],
+    reply: MergedReply,
+    tally: Tally,
+    opts: CallOptions,
+    stats: CallStats,
+    finish: Finish,
+    start: float,
+    *,
+    riders: int = 0,
+) -> CheckResult:
+    """A spot check (sample of one) of a merged reply already back, decided after it
+    was sent (a group held while the checks it waited for were out: ``dispatch``):
+    its last question is asked alone now, and the group takes its merged answers as
+    ``check_merged`` would have (the same comparison, made after the reply instead of
+    beside it). ``riders``: a canary's question after the group's in the request, not
+    delivered (``deliver_merged``). Every question of the group is finished."""
+    checked = range(len(group) - 1, len(group))
+    alone = {checked.start: await ask_one(transport, group[-1], opts, stats)}
+    if alone[checked.start].error is None:  # its answer, if the call's timeout comes first
+        group[-1].answered_alone = alone[checked.start]
+    return await _judge_check(
+        transport, group, checked, alone, reply, tally, opts, stats, finish, start,
+        merged_first=True, riders=riders,
+    )  # fmt: skip
+
+
+async def _judge_check(
+    transport: Transport,
+    group: list[Job],
+    checked: range,
+    alone: dict[int, Answer],
+    reply: MergedReply,
+    tally: Tally,
+    opts: CallOptions,
+    stats: CallStats,
+    finish: Finish,
+    start: float,
+    *,
+    merged_first: bool = False,
+    riders: int = 0,
+) -> CheckResult:
+    """Compare the ``checked`` questions' answers ``alone`` with the merged ones, keep
+    what was found, and deliver the group: its merged answers only if they agreed."""
     request, found, filtered = reply.request, reply.found, reply.filtered
     fmt = SCHEMA_FORMAT if request.structured else request.format
     result = compare(
@@ -513,6 +567,7 @@ async def check_merged(
         )
     )
     await deliver_merged(
-        transport, group, reply, tally, opts, stats, finish, start, alone=alone, trusted=trusted
-    )
+        transport, group, reply, tally, opts, stats, finish, start,
+        alone=alone, trusted=trusted, merged_first=merged_first, riders=riders,
+    )  # fmt: skip
     return result

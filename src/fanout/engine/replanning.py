@@ -34,6 +34,7 @@ import anyio
 
 from .. import telemetry as telemetry
 from ..core import clock
+from ..core.config import SPOT_CHECK_EVERY
 from ..core.models import Answer
 from ..core.plans import Budget, Plan, PlanRevision
 from .agreement import CheckResult, established
@@ -241,11 +242,14 @@ class Due:
 @dataclass(frozen=True)
 class GroupSend:
     """How a merged group goes (``Replanner.send_for``): ``"alone"`` (each question its
-    own request; ``note`` says why, for the report), ``"merged"`` (unchecked), or
+    own request; ``note`` says why, for the report), ``"merged"`` (unchecked),
     ``"checked"`` (merged and checked: by ``canary`` riding it, or else by its last
-    question asked alone as well)."""
+    question asked alone as well), or ``"held"`` (sent merged, its answers delivered
+    only as ``Replanner.after_held`` decides once the checks in flight are back; one
+    held group in ``SPOT_CHECK_EVERY`` has a ``canary`` riding it where one fits, which
+    checks it for no request if it is one of those checked then)."""
 
-    how: Literal["alone", "merged", "checked"]
+    how: Literal["alone", "merged", "checked", "held"]
     canary: Canary | None = None
     note: str = ""
 
@@ -265,6 +269,7 @@ class Replanner:
         self._canaries = Canaries()
         self._merged = 0  # merged groups sent unchecked or checked since established
         self._checking = 0  # spot checks in flight
+        self._held = 0  # groups sent held (``send_for``)
         self._back = anyio.Event()  # set when a spot check comes back
 
     # --- what comes back ---------------------------------------------------------------
@@ -465,18 +470,54 @@ class Replanner:
     # --- each merged group -------------------------------------------------------------
     async def send_for(self, group: list[Job]) -> GroupSend:
         """How a merged group goes, decided as it can be sent (``spotting``): where
-        auto checks merged answers, from the agreement counted by then, waiting for
-        spot checks in flight where a few more would settle it; else merged. A
-        ``"checked"`` group is a spot check in flight until ``spot_check_back``."""
+        auto checks merged answers, from the agreement counted by then; else merged.
+        Where a few more agreeing checks would settle it and that many are in flight,
+        the group is ``"held"``: sent merged now, and decided by ``after_held`` once
+        they are back, before any of its answers is delivered. A ``"checked"`` group
+        is a spot check in flight until ``spot_check_back``."""
         threshold = self.opts.policy.merge_agreement
         if not spot_checked(self.opts.policy) or threshold is None:
             return GroupSend("merged")
+        known = self._known(group)
+        decision = decide(known, threshold, merged=self._merged, checking=self._checking)
+        if decision == "wait":
+            # One held group in SPOT_CHECK_EVERY carries a canary (tokens, no request):
+            # if it is one of those checked once agreement is established, it checks it.
+            carries = self._held % SPOT_CHECK_EVERY == 0
+            self._held += 1
+            return GroupSend("held", canary=self._canaries.pick(group) if carries else None)
+        return self._go(group, known, decision, threshold)
+
+    async def after_held(self, held: GroupSend, group: list[Job]) -> GroupSend:
+        """How a ``"held"`` group's merged reply, back, is taken: decided as ``send_for``
+        would decide the group now, once the checks it waits for are back: its merged
+        answers delivered (``"merged"``), checked (``"checked"``), or not taken, its
+        questions asked alone (``"alone"``): the same rule, and the same count of
+        groups since agreement was established (one in ``SPOT_CHECK_EVERY`` checked), as
+        for a group sent then, in the order the held groups are decided. A checked held
+        group is checked by the canary riding it if it has one and agreement is
+        established, else by its last question asked alone now."""
+        threshold = self.opts.policy.merge_agreement
+        assert threshold is not None  # only auto's checked groups are held
         while True:
             known = self._known(group)
             decision = decide(known, threshold, merged=self._merged, checking=self._checking)
             if decision != "wait":
                 break
             await self._back.wait()
+        send = self._go(group, known, decision, threshold)
+        if send.how != "checked":
+            return send
+        # Its request is gone: the canary that can check it is the one riding it.
+        return GroupSend("checked", canary=held.canary if established(known, threshold) else None)
+
+    def _go(
+        self,
+        group: list[Job],
+        known: tuple[int, int, int] | None,
+        decision: str,
+        threshold: float,
+    ) -> GroupSend:
         if decision != "alone" and established(known, threshold):
             self._merged += 1
         # A canary only where agreement is established (the one group in four checked

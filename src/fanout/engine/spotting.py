@@ -22,7 +22,9 @@ back (never from those still in flight):
   at once: the other groups wait for them to come back, and then go thinned out (or
   checked, or alone) by what they found. That wait is the price of not checking every
   group of a large call; where more would be needed, nothing waits, and every group
-  is checked.
+  is checked. What waits is a group's answers, not its request (``Replanner.send_for``
+  sends it "held", and ``Replanner.after_held`` applies this rule to it once the
+  checks are back): the limits' room is not left idle meanwhile.
 
 Once agreement is established, the one group in four that is checked carries a
 question of the call already answered alone (with the same context and structured

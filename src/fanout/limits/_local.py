@@ -23,6 +23,12 @@ its length (a per-minute limit is often policed per second or per few seconds):
   others keep to the schedule meanwhile): the room it reports comes sooner.
 * **A 429 pauses everyone** for as long as the server asks (``retry-after``), and
   what the server said it had room for is forgotten.
+* **Requests go in the order they asked.** Those waiting for room stand in a line;
+  only its head waits for the schedule or the room, so a plan's requests leave in
+  the order the planner costs them (a request of many tokens waiting for token room
+  holds those behind it, as the planner assumes), and a merge check's question asked
+  alone is not overtaken by groups started after it. (Each waiter used to sleep until
+  the same slot, and whichever woke first went.)
 * **A reset is believed once it has kept its word**: not all endpoints mean "until the
   window is empty" by it (see ``limits/_resets.py``).
 
@@ -37,6 +43,7 @@ import logging
 import math
 import random
 import re
+from collections import deque
 from dataclasses import dataclass
 from itertools import takewhile
 from typing import TYPE_CHECKING, Protocol
@@ -208,6 +215,17 @@ class _Schedule:
             self.tat = max(now, self.tat - units * self.interval)
 
 
+class _Turn:
+    """An acquirer's place in the line: its tokens, and the event it waits on for its
+    turn (None until it has had to wait)."""
+
+    __slots__ = ("event", "tokens")
+
+    def __init__(self, tokens: int) -> None:
+        self.tokens = tokens
+        self.event: anyio.Event | None = None
+
+
 class _Credit:
     """The room responses reported: what the endpoint said it would still take, less
     what was in flight then (it may not have counted that yet); and, from their reset
@@ -305,6 +323,7 @@ class LocalLimiter:
         """Whether the reset headers mean what they say; kept in the endpoint memory."""
         self._warned: set[str] = set()  # the implausible limits already warned of
         self._changed: anyio.Event | None = None
+        self._line: deque[_Turn] = deque()  # the acquirers, in the order they came
         # Nothing configured: the first request goes alone and its headers say the rest.
         self._probe = "waiting" if limits.rpm is None and limits.tpm is None else "done"
         if limits.rpm is not None:
@@ -360,6 +379,34 @@ class LocalLimiter:
     async def acquire(self, tokens: int) -> float:
         start = self._clock()
         await self._wait_pause()
+        line = self._line
+        me = _Turn(tokens)
+        line.append(me)
+        try:
+            while line[0] is not me:  # its turn comes when those ahead of it have gone
+                me.event = anyio.Event()
+                await me.event.wait()
+            return await self._acquire_in_turn(tokens, start)
+        finally:
+            head = line[0] is me
+            line.remove(me)
+            if head and line:
+                self._next_turn()
+
+    def _next_turn(self) -> None:
+        """The head of the line went: wake the next, or, when it could go at once, all
+        of them (in order, in one turn of the event loop: each goes if it is the head by
+        then and there is room, else waits again), so that a burst leaves together."""
+        line = self._line
+        if self._probe != "out" and self._room(line[0].tokens) <= 0:
+            for turn in line:
+                if turn.event is not None:
+                    turn.event.set()
+        elif (event := line[0].event) is not None:
+            event.set()
+
+    async def _acquire_in_turn(self, tokens: int, start: float) -> float:
+        """``acquire`` at the head of the line (see the module doc)."""
         probe = False
         while True:
             if self._probe == "waiting":
