@@ -34,7 +34,6 @@ import anyio
 
 from .. import telemetry as telemetry
 from ..core import clock
-from ..core.config import SPOT_CHECK_EVERY
 from ..core.models import Answer
 from ..core.plans import Budget, Plan, PlanRevision
 from .agreement import CheckResult, established
@@ -245,9 +244,9 @@ class GroupSend:
     own request; ``note`` says why, for the report), ``"merged"`` (unchecked),
     ``"checked"`` (merged and checked: by ``canary`` riding it, or else by its last
     question asked alone as well), or ``"held"`` (sent merged, its answers delivered
-    only as ``Replanner.after_held`` decides once the checks in flight are back; one
-    held group in ``SPOT_CHECK_EVERY`` has a ``canary`` riding it where one fits, which
-    checks it for no request if it is one of those checked then)."""
+    only as ``Replanner.after_held`` decides once the checks in flight are back, with a
+    ``canary`` riding it where one fits, which checks it for no request if it is one of
+    those checked then)."""
 
     how: Literal["alone", "merged", "checked", "held"]
     canary: Canary | None = None
@@ -269,7 +268,6 @@ class Replanner:
         self._canaries = Canaries()
         self._merged = 0  # merged groups sent unchecked or checked since established
         self._checking = 0  # spot checks in flight
-        self._held = 0  # groups sent held (``send_for``)
         self._back = anyio.Event()  # set when a spot check comes back
 
     # --- what comes back ---------------------------------------------------------------
@@ -481,11 +479,11 @@ class Replanner:
         known = self._known(group)
         decision = decide(known, threshold, merged=self._merged, checking=self._checking)
         if decision == "wait":
-            # One held group in SPOT_CHECK_EVERY carries a canary (tokens, no request):
-            # if it is one of those checked once agreement is established, it checks it.
-            carries = self._held % SPOT_CHECK_EVERY == 0
-            self._held += 1
-            return GroupSend("held", canary=self._canaries.pick(group) if carries else None)
+            # A canary rides every held group where one fits (its tokens, no request):
+            # which of them are checked is known only as they are decided, in the order
+            # their replies come back (``after_held``), and a held group checked with
+            # none asks its last question alone.
+            return GroupSend("held", canary=self._canaries.pick(group))
         return self._go(group, known, decision, threshold)
 
     async def after_held(self, held: GroupSend, group: list[Job]) -> GroupSend:
