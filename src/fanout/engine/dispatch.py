@@ -86,10 +86,13 @@ class _Run:
             self.stats.aborted, self.stats.aborted_by = exc, by
         self.scope.cancel()
 
-    async def deliver(self, answer: Answer) -> None:
+    async def deliver(self, answer: Answer, out: Callable[[], None] | None = None) -> None:
+        """Hand ``answer`` on; ``out`` is called once it is emitted (see ``Intake``)."""
         stats = self.stats
-        stats.done += 1
         await self.emit(answer)
+        stats.done += 1
+        if out is not None:
+            out()
         if self.cache is not None:
             await self.cache.keep(answer)
         if self.opts.on_answer is not None:
@@ -361,8 +364,9 @@ class _Run:
         question a merge check asked alone has its answer, whatever the merged reply it
         waited for would have said."""
         for job in self.intake.unfinished():
-            if job.answered_alone is not None:
-                await self.intake.finish(job, job.answered_alone)
+            answer = job.answer or job.answered_alone  # answered, its handing over cut short
+            if answer is not None:
+                await self.intake.finish(job, answer)
                 continue
             await self.deliver(timed_out(job.index, job.question, job.attempts))
             for index, q in job.duplicates:

@@ -45,7 +45,9 @@ __all__ = [
 ]
 
 QuestionLike = str | Question
-Deliver = Callable[[Answer], Awaitable[None]]
+Deliver = Callable[[Answer, Callable[[], None] | None], Awaitable[None]]
+"""Hands one answer on; the callable, if given, is called once the answer is out (the
+rest of the handing over, ``on_answer`` say, may still be cut short)."""
 
 SEQUENCE_BATCH = 1024  # questions planned together from a list
 STREAM_BATCH = 256  # ... and from an iterator
@@ -69,6 +71,11 @@ class Job:
     answered_alone: Answer | None = None
     """Its answer asked alone by a merge check, kept from when it came back until the
     merged reply it is compared with: the answer if the call's timeout ends first."""
+    answer: Answer | None = None
+    """Its answer, kept from when it is known until every position waiting for it has
+    it (``Intake.finish``)."""
+    handed: int = 0
+    """Positions that have it so far: its own (``index``), then its duplicates'."""
 
     @property
     def attempts(self) -> int:
@@ -226,7 +233,7 @@ class Intake:
             try:
                 question = to_question(item, index)
             except InvalidQuestionError as exc:
-                await self._deliver(Answer(index=index, question=preview(item), error=exc))
+                await self._deliver(Answer(index=index, question=preview(item), error=exc), None)
                 continue
             params = params_for(question, self._opts)
             try:
@@ -239,13 +246,14 @@ class Intake:
                         index=index,
                         question=preview(item),
                         error=(InvalidQuestionError(f"question {index}: {exc}", index=index)),
-                    )
+                    ),
+                    None,
                 )
                 continue
             key = dedupe_key(question, params, self._opts, index)
             if key in self._finished:
                 self._stats.deduplicated += 1
-                await self._deliver(shared_copy(self._finished[key], index, question))
+                await self._deliver(shared_copy(self._finished[key], index, question), None)
                 continue
             if key in self._pending:
                 self._stats.deduplicated += 1
@@ -261,19 +269,36 @@ class Intake:
             yield batch
 
     async def finish(self, job: Job, answer: Answer) -> None:
-        """``job`` is answered: deliver it, and a copy to each of its duplicates."""
+        """``job`` is answered: deliver it, and a copy to each of its duplicates.
+
+        The answer stays on the job, and the job pending, until every position has it:
+        a handing over the call's timeout cuts short (a slow consumer of
+        ``as_completed`` holding the stream) is taken up again where it stopped
+        (``unfinished``, then this again with the same job), so no answer is lost and
+        none is handed over twice."""
+        if job.answer is None:
+            pricer = self._opts.pricer
+            if pricer is not None and answer.cost is None:  # priced at its request's model
+                cost = pricer.of_params(answer.usage, job.params, self._opts.model)
+                answer = answer.model_copy(update={"cost": cost})
+            job.answer = answer
+            if self._keep_finished:
+                self._finished[job.key] = answer
+        answer = job.answer
+
+        def out() -> None:
+            job.handed += 1
+
+        while job.handed <= len(job.duplicates):  # duplicates may come while it is handed
+            if job.handed == 0:
+                await self._deliver(answer, out)
+            else:
+                index, q = job.duplicates[job.handed - 1]
+                await self._deliver(shared_copy(answer, index, q), out)
         job.finished = True
         self._pending.pop(job.key, None)
-        pricer = self._opts.pricer
-        if pricer is not None and answer.cost is None:  # priced at its request's model, tier
-            cost = pricer.of_params(answer.usage, job.params, self._opts.model)
-            answer = answer.model_copy(update={"cost": cost})
-        if self._keep_finished:
-            self._finished[job.key] = answer
-        await self._deliver(answer)
-        for index, q in job.duplicates:
-            await self._deliver(shared_copy(answer, index, q))
 
     def unfinished(self) -> list[Job]:
-        """Jobs read but not answered (the call ran out of time)."""
+        """Jobs read but not answered, or answered but not yet handed to every position
+        waiting for it (the call ran out of time)."""
         return [job for job in self._pending.values() if not job.finished]
