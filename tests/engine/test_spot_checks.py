@@ -490,3 +490,33 @@ class TestHeldGroupsThinning:
         for how in after:
             run = run + 1 if how == "merged" else 0
             assert run < SPOT_CHECK_EVERY, after
+
+
+@on_virtual_time
+async def test_a_held_group_whose_riding_canary_disagrees_keeps_its_merged_answers_out() -> None:
+    """4 of 4 agreed; the five checks agree and establish agreement; then the model
+    shifts every other merged reply. The held groups thinned out (not due a check) had
+    a canary riding them: it is compared anyway, for no request, and a group whose
+    canary disagrees delivers none of its merged answers (8 wrong ones were delivered
+    when an unused canary's evidence was ignored). Every answer delivered is right."""
+    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(60)]
+    merged = itertools.count()
+
+    def model(body: dict[str, Any]) -> str:
+        user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        if "Answer each of the following" not in user:
+            return _faithful(body)
+        n = next(merged)
+        return _shifting(body) if n >= 5 and n % 2 == 0 else _faithful(body)
+
+    async with _slow_server(3.0, model) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        limits = fanout.Limits(rpm=600, max_concurrency=16)
+        fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        answers = await fo.ask_many(questions, policy=_policy(max_group_size=6))
+        await client.close()
+    assert answers.texts == [answer_for(q, 2) for q in questions]
+    assert any(a.mode == "merged" for a in answers)  # merging went on where it was right
+    vetoed = [c for c in answers.report.merge_checks if "0 of 1" in c and "canary" in c]
+    assert vetoed, answers.report.merge_checks

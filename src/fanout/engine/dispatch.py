@@ -214,6 +214,13 @@ class _Run:
         reply = await send_merged(transport, jobs, opts, stats, tally)
         riders = len(jobs) - len(group)
         send = await self.replan.after_held(held, group)
+        if send.how == "merged" and held.canary is not None:
+            # Not due a check, but its canary rode it: compared anyway, for no request;
+            # one that disagrees keeps the merged answers out (and is counted).
+            await judge_canary(
+                transport, group, held.canary, reply, tally, opts, stats, self.finish, start
+            )
+            return
         if send.how == "checked":
             try:
                 if send.canary is not None:
