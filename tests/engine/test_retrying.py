@@ -149,7 +149,9 @@ class TestRetried:
     hands a failure to it as attempt 1: the retries are tenacity's, as before."""
 
     @staticmethod
-    def _run(outcomes: list[BaseException | str], retry: Retry) -> tuple[object, list[float], int]:
+    def _run(
+        outcomes: list[BaseException | str], retry: Retry, budget: RetryBudget | None = None
+    ) -> tuple[object, list[float], int]:
         """Attempts that fail or answer in turn; the waits asked for; attempts made."""
         waits: list[float] = []
         made = 0
@@ -168,7 +170,8 @@ class TestRetried:
         async def main() -> object:
             try:
                 return await retried(
-                    attempt, lambda: build_retrying(retry, sleep=sleep, rng=lambda: 1.0)
+                    attempt,
+                    lambda: build_retrying(retry, sleep=sleep, rng=lambda: 1.0, budget=budget),
                 )
             except Exception as exc:
                 return exc
@@ -284,27 +287,6 @@ class TestRetried:
 
         assert anyio.run(main) is True
 
-    @staticmethod
-    def _waits_with(budget: RetryBudget, retry: Retry) -> list[float]:
-        """The waits ``retried`` takes for a 500 then an answer, under ``budget``."""
-        waits: list[float] = []
-        outcomes: list[BaseException | str] = [status_error(500), "ok"]
-
-        async def sleep(seconds: float) -> None:
-            waits.append(seconds)
-
-        async def attempt() -> str:
-            outcome = outcomes.pop(0)
-            if isinstance(outcome, BaseException):
-                raise outcome
-            return outcome
-
-        def controller() -> AsyncRetrying:
-            return build_retrying(retry, sleep=sleep, rng=lambda: 1.0, budget=budget)
-
-        assert anyio.run(retried, attempt, controller) == "ok"
-        return waits
-
     def test_a_sporadic_failure_is_retried_at_once_within_the_budget(self) -> None:
         """With a retry budget and failures sporadic, the retry waits only a jitter (at
         most 0.05 s), not the back-off; once most recent attempts failed (a cluster),
@@ -313,5 +295,5 @@ class TestRetried:
         clustered = RetryBudget()
         for _ in range(10):
             clustered.record(failed=True, retry=False)
-        assert self._waits_with(RetryBudget(), retry) == [0.05]
-        assert self._waits_with(clustered, retry) == [2.0]
+        assert self._run([status_error(500), "ok"], retry, RetryBudget()) == ("ok", [0.05], 2)
+        assert self._run([status_error(500), "ok"], retry, clustered) == ("ok", [2.0], 2)

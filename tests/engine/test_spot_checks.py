@@ -80,6 +80,24 @@ async def _slow_server(delay_s: float, reply: Any = _shifting) -> AsyncIterator[
         await server.wait_closed()
 
 
+async def _ask_after_four_agreed(
+    questions: list[str], reply: Any, **options: Any
+) -> tuple[fanout.Answers, _Slow]:
+    """``ask_many`` in groups of 6 (600 rpm, 16 in flight) against a ``_slow_server``
+    answering in 3 s with ``reply``, on a Fanout whose endpoint has seen 4 of 4 merged
+    answers agree: five more agreeing checks would establish agreement."""
+    async with _slow_server(3.0, reply) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        limits = fanout.Limits(rpm=600, max_concurrency=16)
+        fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
+        fo.endpoint.observe_merge_check("json", 4, 4, 0)
+        try:
+            answers = await fo.ask_many(questions, policy=_policy(max_group_size=6), **options)
+        finally:
+            await client.close()
+    return answers, server
+
+
 @on_virtual_time
 async def test_questions_asked_alone_after_merging_stopped_go_as_the_limits_allow() -> None:
     """A group that starts after the agreement fell under merge_agreement asks its
@@ -330,13 +348,7 @@ async def test_groups_that_wait_for_checks_are_sent_meanwhile_and_delivered_afte
     their requests: the other five groups are sent beside the checks (the rate limit's
     room used, not left idle), and delivered once the checks are back and agree."""
     questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(60)]
-    async with _slow_server(3.0, _faithful) as server:
-        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
-        limits = fanout.Limits(rpm=600, max_concurrency=16)
-        fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
-        fo.endpoint.observe_merge_check("json", 4, 4, 0)
-        answers = await fo.ask_many(questions, policy=_policy(max_group_size=6))
-        await client.close()
+    answers, server = await _ask_after_four_agreed(questions, _faithful)
     assert answers.texts == [answer_for(q, 2) for q in questions]
     # The five checked groups, their five questions alone, and the five others at once.
     assert max(n for _, n in server.arrivals) == 15, server.arrivals
@@ -351,13 +363,7 @@ async def test_groups_sent_while_their_checks_were_out_are_not_taken_when_those_
     and the groups sent beside them deliver none of their merged answers (agreement
     is now too low: their questions are asked alone), as if they had waited."""
     questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(60)]
-    async with _slow_server(3.0, _shifting) as server:
-        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
-        limits = fanout.Limits(rpm=600, max_concurrency=16)
-        fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
-        fo.endpoint.observe_merge_check("json", 4, 4, 0)
-        answers = await fo.ask_many(questions, policy=_policy(max_group_size=6))
-        await client.close()
+    answers, server = await _ask_after_four_agreed(questions, _shifting)
     assert sum(m for m, _ in server.arrivals) == 10  # all ten groups went merged
     assert answers.texts == [answer_for(q, 2) for q in questions]
     assert all(a.mode == "split" for a in answers)
@@ -390,15 +396,8 @@ async def test_a_held_group_s_question_answered_alone_keeps_its_answer_when_the_
         await anyio.sleep(0.4)
 
     timeout = 10.5
-    async with _slow_server(3.0, model) as server:
-        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
-        limits = fanout.Limits(rpm=600, max_concurrency=16)
-        fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
-        fo.endpoint.observe_merge_check("json", 4, 4, 0)
-        with pytest.raises(fanout.PartialFailureError) as failed:
-            await fo.ask_many(questions, policy=_policy(max_group_size=6), timeout=timeout,
-                              on_answer=slow)  # fmt: skip
-        await client.close()
+    with pytest.raises(fanout.PartialFailureError) as failed:
+        await _ask_after_four_agreed(questions, model, timeout=timeout, on_answer=slow)
     answers = failed.value.answers
     timed_out = [a.index for a in answers if isinstance(a.error, fanout.QuestionTimeoutError)]
     assert timed_out  # the timeout did end the call while answers were handed over
@@ -509,13 +508,7 @@ async def test_a_held_group_whose_riding_canary_disagrees_keeps_its_merged_answe
         n = next(merged)
         return _shifting(body) if n >= 5 and n % 2 == 0 else _faithful(body)
 
-    async with _slow_server(3.0, model) as server:
-        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
-        limits = fanout.Limits(rpm=600, max_concurrency=16)
-        fo = fanout.Fanout(client, model="m", limits=limits, memory=False)
-        fo.endpoint.observe_merge_check("json", 4, 4, 0)
-        answers = await fo.ask_many(questions, policy=_policy(max_group_size=6))
-        await client.close()
+    answers, _ = await _ask_after_four_agreed(questions, model)
     assert answers.texts == [answer_for(q, 2) for q in questions]
     assert any(a.mode == "merged" for a in answers)  # merging went on where it was right
     vetoed = [c for c in answers.report.merge_checks if "0 of 1" in c and "canary" in c]

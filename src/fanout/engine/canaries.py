@@ -42,7 +42,7 @@ from ..core.models import Answer
 from .agreement import CheckResult, answers_agree
 from .call import CallOptions, CallStats, Tally
 from .codec import MergedReply
-from .execution import Finish, deliver_merged, send_merged
+from .execution import Finish, deliver_merged, group_tally, send_merged
 from .intake import Job
 from .merging import cut_by_filter
 from .structured import SCHEMA_FORMAT
@@ -128,9 +128,7 @@ async def check_with_canary(
     """Ask ``group`` merged with ``canary`` as its last member, and take the merged
     answers only if the canary's agrees with its known answer (see the module doc)."""
     start = clock.now()
-    tally = Tally()
-    for job in group:
-        job.tallies.append(tally)
+    tally = group_tally(group)
     reply = await send_merged(transport, with_rider(group, canary), opts, stats, tally)
     return await judge_canary(transport, group, canary, reply, tally, opts, stats, finish, start)
 

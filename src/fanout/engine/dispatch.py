@@ -29,7 +29,7 @@ from ..core import clock
 from ..core.models import Answer
 from ..core.plans import Plan
 from ..core.progress import ProgressSink, make_progress
-from .call import CallOptions, CallStats, Tally
+from .call import CallOptions, CallStats
 from .canaries import check_with_canary, judge_canary, with_rider
 from .execution import (
     ask_merged,
@@ -37,6 +37,7 @@ from .execution import (
     check_merged,
     check_reply,
     deliver_merged,
+    group_tally,
     send_merged,
 )
 from .intake import Intake, Job
@@ -203,45 +204,53 @@ class _Run:
         riding it, if it has one): the rate limit's room is not left idle, and its answers
         wait for those checks instead. Once its reply is back and they are, it goes as
         the replanner decides then: delivered, checked (by the canary, or by its last
-        question asked alone now), or asked alone, the reply unused."""
+        question asked alone now), or asked alone, the reply unused. A canary that rode
+        it is compared whenever its merged answers would be taken: as its check, and
+        when none is due (for no request: one that disagrees keeps them out)."""
         transport, opts, stats = self.transport, self.opts, self.stats
         start = clock.now()
-        tally = Tally()
-        for job in group:
-            job.tallies.append(tally)  # one request for the group: each job counts it
+        tally = group_tally(group)
         canary = held.canary
         jobs = group if canary is None else with_rider(group, canary)
         reply = await send_merged(transport, jobs, opts, stats, tally)
-        riders = len(jobs) - len(group)
         send = await self.replan.after_held(held, group)
-        if send.how == "merged" and held.canary is not None:
-            # Not due a check, but its canary rode it: compared anyway, for no request;
-            # one that disagrees keeps the merged answers out (and is counted).
-            await judge_canary(
-                transport, group, held.canary, reply, tally, opts, stats, self.finish, start
-            )
-            return
-        if send.how == "checked":
-            try:
-                if send.canary is not None:
-                    await judge_canary(
-                        transport, group, send.canary, reply, tally, opts, stats, self.finish,
-                        start,
-                    )  # fmt: skip
-                else:
-                    await check_reply(
-                        transport, group, reply, tally, opts, stats, self.finish, start,
-                        riders=riders,
-                    )  # fmt: skip
-            finally:
+        checked = send.how == "checked"
+        judge = send.canary if checked else canary if send.how == "merged" else None
+        try:
+            if judge is not None:
+                await judge_canary(
+                    transport, group, judge, reply, tally, opts, stats, self.finish, start
+                )
+            elif checked:
+                await check_reply(
+                    transport,
+                    group,
+                    reply,
+                    tally,
+                    opts,
+                    stats,
+                    self.finish,
+                    start,
+                    riders=len(jobs) - len(group),
+                )
+            else:
+                if send.how == "alone":
+                    stats.merge_checks.append(send.note)
+                await deliver_merged(
+                    transport,
+                    group,
+                    reply,
+                    tally,
+                    opts,
+                    stats,
+                    self.finish,
+                    start,
+                    trusted=send.how == "merged",
+                    riders=len(jobs) - len(group),
+                )
+        finally:
+            if checked:
                 self.replan.spot_check_back()
-            return
-        if send.how == "alone":
-            stats.merge_checks.append(send.note)
-        await deliver_merged(
-            transport, group, reply, tally, opts, stats, self.finish, start,
-            trusted=send.how == "merged", riders=riders,
-        )  # fmt: skip
 
     async def start(
         self, tg: TaskGroup, group: list[Job], stream: bool = False, wave: bool = False

@@ -59,6 +59,7 @@ __all__ = [
     "check_merged",
     "check_reply",
     "deliver_merged",
+    "group_tally",
     "question_error",
     "send_merged",
 ]
@@ -66,6 +67,15 @@ __all__ = [
 log = logging.getLogger("fanout")
 
 Finish = Callable[[Job, Answer], Awaitable[None]]
+
+
+def group_tally(jobs: list[Job]) -> Tally:
+    """The counters of one request made for ``jobs`` (a merged group): each job counts
+    it, so that a job the call's timeout ends knows what it cost."""
+    tally = Tally()
+    for job in jobs:
+        job.tallies.append(tally)
+    return tally
 
 
 def question_error(
@@ -303,9 +313,7 @@ async def ask_merged(
     """Ask a group in one request; re-ask on their own the questions whose answer
     did not come back whole. Every question of the group is finished."""
     start = clock.now()
-    tally = Tally()
-    for job in group:
-        job.tallies.append(tally)  # one request for the group: each job counts it
+    tally = group_tally(group)
     reply = await send_merged(transport, group, opts, stats, tally)
     await deliver_merged(transport, group, reply, tally, opts, stats, finish, start)
 
@@ -465,10 +473,8 @@ async def check_merged(
     shared out over the group. ``on_alone``: told each sampled question's answer as it
     comes back, before the merged reply (it is that question's answer either way)."""
     start = clock.now()
-    tally = Tally()
     checked = range(len(group) - sample, len(group))
-    for job in group[: checked.start]:
-        job.tallies.append(tally)
+    tally = group_tally(group[: checked.start])
     alone: dict[int, Answer] = {}
 
     async def one(i: int) -> None:
@@ -511,9 +517,19 @@ async def check_reply(
     if alone[checked.start].error is None:  # its answer, if the call's timeout comes first
         group[-1].answered_alone = alone[checked.start]
     return await _judge_check(
-        transport, group, checked, alone, reply, tally, opts, stats, finish, start,
-        merged_first=True, riders=riders,
-    )  # fmt: skip
+        transport,
+        group,
+        checked,
+        alone,
+        reply,
+        tally,
+        opts,
+        stats,
+        finish,
+        start,
+        merged_first=True,
+        riders=riders,
+    )
 
 
 async def _judge_check(
@@ -567,7 +583,17 @@ async def _judge_check(
         )
     )
     await deliver_merged(
-        transport, group, reply, tally, opts, stats, finish, start,
-        alone=alone, trusted=trusted, merged_first=merged_first, riders=riders,
-    )  # fmt: skip
+        transport,
+        group,
+        reply,
+        tally,
+        opts,
+        stats,
+        finish,
+        start,
+        alone=alone,
+        trusted=trusted,
+        merged_first=merged_first,
+        riders=riders,
+    )
     return result
