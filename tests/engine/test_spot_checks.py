@@ -26,7 +26,7 @@ from fanout.sim import answer_for
 from .._scripted import response, scripted_server
 from .._virtual import loop_time, on_virtual_time
 from ..conftest import SimFactory
-from ._merged_prompts import _faithful, _policy, _shifting
+from ._merged_prompts import _faithful, _listed, _policy, _shifting
 
 
 @dataclass
@@ -512,4 +512,36 @@ async def test_a_held_group_whose_riding_canary_disagrees_keeps_its_merged_answe
     assert answers.texts == [answer_for(q, 2) for q in questions]
     assert any(a.mode == "merged" for a in answers)  # merging went on where it was right
     vetoed = [c for c in answers.report.merge_checks if "0 of 1" in c and "canary" in c]
+    assert vetoed, answers.report.merge_checks
+
+
+@on_virtual_time
+async def test_a_held_group_checked_alone_whose_riding_canary_disagrees_keeps_its_merged_answers_out() -> (
+    None
+):
+    """4 of 4 agreed; one of the five checks disagrees, so agreement is not established
+    and each held group is checked by its last question asked alone. The model answers
+    that question rightly in a merged reply with a canary riding it, but swaps the
+    group's first two answers and answers the canary wrongly: the canary's disagreement
+    keeps the group's merged answers out (10 wrong ones were delivered when only the
+    sample was compared)."""
+    questions = [f"Two words for colour {i}? {{{{tokens=2}}}}" for i in range(60)]
+    unridden = itertools.count()
+
+    def model(body: dict[str, Any]) -> str:
+        listed = _listed(body)
+        if len(listed) <= 6:  # alone, or a group with no canary: shifted once, then right
+            return _shifting(body) if listed and next(unridden) == 0 else _faithful(body)
+        answers = [answer_for(q, 2) for _, q in listed]
+        answers[0], answers[1] = answers[1], answers[0]
+        answers[-1] = "wrong wrong"
+        keys = body["response_format"]["json_schema"]["schema"]["required"]
+        return json.dumps(dict(zip(keys, answers, strict=True)))
+
+    answers, server = await _ask_after_four_agreed(questions, model)
+    assert sum(m for m, _ in server.arrivals) > 5  # held groups went merged, canaries riding
+    assert answers.texts == [answer_for(q, 2) for q in questions]
+    vetoed = [
+        c for c in answers.report.merge_checks if "the canary riding the group disagreed" in c
+    ]
     assert vetoed, answers.report.merge_checks

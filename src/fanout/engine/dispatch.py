@@ -231,7 +231,7 @@ class _Run:
                     stats,
                     self.finish,
                     start,
-                    riders=len(jobs) - len(group),
+                    rider=None if canary is None else canary.answer,
                 )
             else:
                 if send.how == "alone":

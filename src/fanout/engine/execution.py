@@ -32,7 +32,7 @@ from ..core.logs import redact
 from ..core.models import Answer, Usage
 from ..core.redact import scrub_exception
 from ..endpoint.tokens import estimate_text_tokens
-from .agreement import CheckResult, compare
+from .agreement import CheckResult, answers_agree, compare
 from .call import CallOptions, CallStats, Tally
 from .codec import MergedReply, merged_params, read_merged
 from .intake import Job
@@ -504,18 +504,27 @@ async def check_reply(
     finish: Finish,
     start: float,
     *,
-    riders: int = 0,
+    rider: str | None = None,
 ) -> CheckResult:
     """A spot check (sample of one) of a merged reply already back, decided after it
     was sent (a group held while the checks it waited for were out: ``dispatch``):
     its last question is asked alone now, and the group takes its merged answers as
     ``check_merged`` would have (the same comparison, made after the reply instead of
-    beside it). ``riders``: a canary's question after the group's in the request, not
-    delivered (``deliver_merged``). Every question of the group is finished."""
+    beside it). ``rider``: the known answer of a canary that rode the request after the
+    group's questions (not delivered, ``deliver_merged``). Its merged answer is compared
+    too, for no request, as a veto only: one that disagrees keeps the group's merged
+    answers out whatever the sample found, and is counted as a disagreement; one that
+    agrees is not counted (before agreement is established a canary's agreement says
+    little of the group's own answers: ``canaries``). Every question of the group is
+    finished."""
     checked = range(len(group) - 1, len(group))
     alone = {checked.start: await ask_one(transport, group[-1], opts, stats)}
     if alone[checked.start].error is None:  # its answer, if the call's timeout comes first
         group[-1].answered_alone = alone[checked.start]
+    vetoed = False
+    if rider is not None:
+        mine = reply.with_repeats.get(reply.request.tags[-1])
+        vetoed = mine is None or not answers_agree(rider, mine)
     return await _judge_check(
         transport,
         group,
@@ -528,7 +537,8 @@ async def check_reply(
         finish,
         start,
         merged_first=True,
-        riders=riders,
+        riders=0 if rider is None else 1,
+        vetoed=vetoed,
     )
 
 
@@ -546,15 +556,19 @@ async def _judge_check(
     *,
     merged_first: bool = False,
     riders: int = 0,
+    vetoed: bool = False,
 ) -> CheckResult:
     """Compare the ``checked`` questions' answers ``alone`` with the merged ones, keep
-    what was found, and deliver the group: its merged answers only if they agreed."""
+    what was found, and deliver the group: its merged answers only if they agreed (and
+    no canary riding it disagreed: ``vetoed``, counted as one more disagreement)."""
     request, found, filtered = reply.request, reply.found, reply.filtered
     fmt = SCHEMA_FORMAT if request.structured else request.format
     result = compare(
         [alone[i].text if alone[i].error is None else None for i in checked],
         [found.get(request.tags[i]) for i in checked],
     )
+    if vetoed:
+        result = CheckResult(result.compared + 1, result.agreed, result.misattributed)
     if reply.replied and not filtered:  # a filtered reply tells nothing of merging
         transport.learner.endpoint.observe_merge_check(
             fmt, result.compared, result.agreed, result.misattributed
@@ -563,6 +577,7 @@ async def _judge_check(
     threshold = DEFAULT_MERGE_AGREEMENT if agreement is None else agreement
     trusted = (
         reply.replied
+        and not vetoed
         and result.compared > 0
         and result.misattributed == 0
         and result.agreed >= threshold * result.compared
@@ -572,6 +587,7 @@ async def _judge_check(
         f"{result.agreed} of {result.compared} merged answers ({fmt}) agreed with "
         f"split ones"
         + (f", {result.misattributed} with another question's" if result.misattributed else "")
+        + (", the canary riding the group disagreed" if vetoed else "")
         + ("" if reply.replied else " (the merged request failed)")
         + (" (the content filter cut the merged reply)" if filtered else "")
         + (
