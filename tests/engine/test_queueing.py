@@ -151,3 +151,62 @@ async def test_an_attempt_with_a_shorter_deadline_sent_later_is_still_moved_by_a
             tg.start_soon(attempt, "short", 1.0, 10.0, 11.5)
             tg.start_soon(answer)
     assert finished == ["short", "long"]
+
+
+@on_virtual_time
+async def test_a_call_told_its_answers_are_long_gives_their_attempts_the_time_to_write_them(
+    sim: SimFactory,
+) -> None:
+    """A Fanout whose endpoint model has seen short answers only (40 tokens) is asked
+    for 800-token answers, and told so (``Policy(expected_tokens=800)``), with no
+    ``max_tokens``: each answer takes about 40 s to write, over the 30 s floor of the
+    automatic attempt deadline. The deadline allows for the answers the call expects,
+    not only the lengths seen before: each question is sent once (the deadline made
+    from the 40-token answers alone abandoned every attempt at 30 s and sent it again,
+    three requests a question)."""
+    async with sim(step_s=0.05, timeout=600) as (_, client):
+        fo = fanout.Fanout(client, model="sim-1", memory=False)
+        for _ in range(8):
+            fo.endpoint.observe_answer(40)
+        questions = [f"Essay {i} {{{{tokens=800}}}}" for i in range(3)]
+        answers = await fo.ask_many(
+            questions, policy=fanout.Policy(mode="split", expected_tokens=800)
+        )
+    assert answers.texts == [answer_for(q, 800) for q in questions]
+    assert answers.report.requests == 3, f"{answers.report.retries} attempts abandoned"
+
+
+@on_virtual_time
+async def test_a_merged_request_gives_its_reply_the_time_of_all_its_answers(
+    sim: SimFactory,
+) -> None:
+    """The same for a merged request of six questions with no ``max_tokens``: its reply
+    holds six answers, and the deadline allows for six (one answer's length, learned
+    from the answers seen alone, abandoned the merged request at 30 s)."""
+    async with sim(step_s=0.05, timeout=600) as (_, client):
+        fo = fanout.Fanout(client, model="sim-1", memory=False)
+        for _ in range(8):
+            fo.endpoint.observe_answer(100)
+        questions = [f"Long question {i} {{{{tokens=100}}}}" for i in range(6)]
+        answers = await fo.ask_many(questions, policy=fanout.Policy(mode="merge"))
+    assert answers.texts == [answer_for(q, 100) for q in questions]
+    assert answers.report.requests == 1, f"{answers.report.retries} attempts abandoned"
+
+
+@on_virtual_time
+async def test_an_attempt_abandoned_at_its_deadline_is_tried_again_with_twice_the_time(
+    sim: SimFactory,
+) -> None:
+    """The same 800-token answers (40 s each) with nothing said of their length: the
+    deadline made from the 40-token answers seen (the 30 s floor) abandons the first
+    attempt; the next has twice the time, and its answer comes. Each question is
+    answered, in two requests (every one of six attempts was abandoned at 30 s, and the
+    questions failed)."""
+    async with sim(step_s=0.05, timeout=600) as (_, client):
+        fo = fanout.Fanout(client, model="sim-1", memory=False)
+        for _ in range(8):
+            fo.endpoint.observe_answer(40)
+        questions = [f"Essay {i} {{{{tokens=800}}}}" for i in range(3)]
+        answers = await fo.ask_many(questions, policy="split")
+    assert answers.texts == [answer_for(q, 800) for q in questions]
+    assert answers.report.requests == 6

@@ -133,9 +133,16 @@ class CallStats:
 
 @dataclass
 class Tally:
+    """One request's record: its attempts (those abandoned at their deadline among
+    them), what they cost, their ids, and how long its reply is expected to be (the
+    answer tokens its questions were told to expect, or were planned with: its attempt
+    deadline allows for them; None: the lengths seen on the endpoint)."""
+
     attempts: int = 0
     usage: Usage = field(default_factory=Usage)
     request_ids: list[str] = field(default_factory=list)
+    abandoned: int = 0
+    answer_tokens: int | None = None
 
 
 def check_create_kwargs(create_kwargs: Mapping[str, Any]) -> None:

@@ -37,7 +37,7 @@ from .call import CallOptions, CallStats, Tally
 from .codec import MergedReply, merged_params, read_merged
 from .intake import Job
 from .merging import build_merged
-from .planning import MERGE_ANSWER_OVERHEAD
+from .planning import MERGE_ANSWER_OVERHEAD, PRIOR_ANSWER_TOKENS, expected_answer_tokens
 from .reach import UnreachableError
 from .replies import judge, tool_calls_of
 from .retrying import (
@@ -181,9 +181,10 @@ def question_error(
 async def ask_one(transport: Transport, job: Job, opts: CallOptions, stats: CallStats) -> Answer:
     """Ask ``job``'s question alone."""
     start = clock.now()
-    tally = Tally()
-    job.tallies.append(tally)  # seen by the timeout path while the request is out
     q = job.question
+    # The answer's length, where the caller told it: its attempt deadline allows for it.
+    tally = Tally(answer_tokens=q.expected_tokens or opts.policy.expected_tokens)
+    job.tallies.append(tally)  # seen by the timeout path while the request is out
     try:
         # Empty is no answer, nor one that does not fit the question's structured
         # format: judged within the attempt, so that it is retried.
@@ -274,6 +275,11 @@ async def send_merged(
     fmt = "json" if structured is not None else transport.learner.merge_format(policy)
     texts = [job.question.text for job in group]
     request = build_merged(texts, fmt, structured=structured)
+    # The reply holds every answer: its attempt deadline allows for all of them.
+    assumed = policy.expected_tokens or transport.learner.endpoint.answer_tokens
+    assumed = assumed or PRIOR_ANSWER_TOKENS
+    tally.answer_tokens = sum(expected_answer_tokens(job, assumed) for job in group)
+    tally.answer_tokens += MERGE_ANSWER_OVERHEAD * len(group)
     while True:
         try:
             params = merged_params(

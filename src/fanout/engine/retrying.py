@@ -77,13 +77,22 @@ def attempt_deadline(
     prompt_tokens: int,
     endpoint: EndpointModel,
     others: int = 0,
+    *,
+    answer_tokens: int | None = None,
+    abandoned: int = 0,
 ) -> float | None:
     """Seconds one attempt of a request may run (``Retry.attempt_timeout``); with
     ``"auto"``, ``attempt_timeout_factor`` times what the endpoint model expects of it
     sent with ``others`` requests in flight (on a server that queues them or shares its
     slots, as much of their work as the model says delays it; behind the slots it
     learned, the rounds of the others that go first), never under
-    ``min_attempt_timeout``."""
+    ``min_attempt_timeout``, and doubled for each attempt of the request ``abandoned``
+    at its deadline before (the deadline is a guess, and that one was short).
+
+    Its reply is costed at its ``max_tokens``, or else at four times the longer of the
+    answers seen on the endpoint and the reply's own expected length
+    (``answer_tokens``: the answers its questions were told to expect, all of them for
+    a merged request)."""
     timeout = retry.attempt_timeout
     if timeout is None:
         return None
@@ -91,8 +100,8 @@ def attempt_deadline(
         return float(timeout)
     cap = answer_cap(params)
     if not isinstance(cap, int) or cap <= 0:
-        seen = endpoint.answer_tokens
-        cap = int(4 * seen) if seen else PRIOR_ANSWER_CAP
+        longest = max(endpoint.answer_tokens or 0, answer_tokens or 0)
+        cap = int(4 * longest) if longest else PRIOR_ANSWER_CAP
     estimate = endpoint.recent_estimate()
     slots = estimate.slots
     if slots and others >= slots:
@@ -103,7 +112,8 @@ def attempt_deadline(
         expected = rounds * estimate.request_s(prompt_tokens, cap, busy * prompt_tokens, busy * cap)
     else:
         expected = estimate.request_s(prompt_tokens, cap, others * prompt_tokens, others * cap)
-    return max(retry.min_attempt_timeout, retry.attempt_timeout_factor * expected)
+    longer = 2.0**abandoned
+    return max(retry.min_attempt_timeout, retry.attempt_timeout_factor * expected) * longer
 
 
 _RETRY_STATUS = frozenset({408, 409, 429})

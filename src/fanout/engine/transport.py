@@ -249,10 +249,24 @@ class Transport:
             ) from refused
 
     def deadline(
-        self, params: dict[str, Any], prompt_tokens: int, retry: Retry, others: int = 0
+        self,
+        params: dict[str, Any],
+        prompt_tokens: int,
+        retry: Retry,
+        others: int = 0,
+        tally: Tally | None = None,
     ) -> float | None:
-        """Seconds one attempt of this request may run (``retrying.attempt_deadline``)."""
-        return attempt_deadline(retry, params, prompt_tokens, self.learner.endpoint, others)
+        """Seconds one attempt of this request may run (``retrying.attempt_deadline``;
+        ``tally``: the request's, with its expected reply and abandoned attempts)."""
+        return attempt_deadline(
+            retry,
+            params,
+            prompt_tokens,
+            self.learner.endpoint,
+            others,
+            answer_tokens=None if tally is None else tally.answer_tokens,
+            abandoned=0 if tally is None else tally.abandoned,
+        )
 
     async def _attempt(
         self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
@@ -277,7 +291,7 @@ class Transport:
             stats.peak = max(stats.peak, stats.in_flight)
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-            deadline = self.deadline(params, prompt, opts.retry, others=self.in_flight - 1)
+            deadline = self.deadline(params, prompt, opts.retry, self.in_flight - 1, tally)
             sent = clock.now()
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
@@ -295,6 +309,7 @@ class Transport:
                     with self._queue_clock.attempt(deadline) as queued_at:
                         completion, first_token = await self._exchange(params, tally, opts.api)
                     if completion is None:
+                        tally.abandoned += 1
                         raise AttemptTimeoutError(
                             f"no answer within the attempt's deadline of {deadline:.1f}s; abandoned"
                         )
