@@ -25,7 +25,7 @@ from fanout.sim import answer_for
 
 from .._scripted import scripted_server
 from .._virtual import on_virtual_time
-from ._merged_prompts import _faithful, _policy, _shifting
+from ._merged_prompts import _faithful, _layout, _listed, _policy, _shifting
 
 if TYPE_CHECKING:
     from ..conftest import SimFactory
@@ -53,6 +53,35 @@ class TestTheJudge:
     def test_different_or_empty_answers_disagree(self, a: str, b: str) -> None:
         """Another word, another number, or nothing at all: no agreement."""
         assert not answers_agree(a, b)
+
+    @pytest.mark.parametrize(
+        ("a", "b", "question"),
+        [("Tokyo", "The capital of Japan is Tokyo.", "What is the capital of Japan?"),
+         ("The sun", "sun", "Which is larger, the sun or the moon?"),
+         ("Yes", "Yes, Paris is in France.", "Is Paris in France?"),
+         ("50", "30 + 20 = 50", "What is 30 + 20?")],
+    )  # fmt: skip
+    def test_answers_that_say_the_same_agree_given_their_question(
+        self, a: str, b: str, question: str
+    ) -> None:
+        """The question's own words set aside where an answer says more, or kept where
+        the answer is one of them (a choice)."""
+        assert answers_agree(a, b, question)
+
+    @pytest.mark.parametrize(
+        ("a", "b", "question"),
+        [("Japan", "The capital of Japan is Tokyo.", "What is the capital of Japan?"),
+         ("Egypt", "Cairo is the capital of Egypt.", "What is the capital of Egypt?"),
+         ("The moon", "The sun", "Which is larger, the sun or the moon?")],
+    )  # fmt: skip
+    def test_an_answer_that_only_repeats_its_question_agrees_with_no_answer(
+        self, a: str, b: str, question: str
+    ) -> None:
+        """SmolLM2's merged slip ("Japan" to "What is the capital of Japan?") agreed
+        with the split answer that names the country and its capital, when the
+        question's words were counted: three such slips made a first check agree."""
+        assert answers_agree(a, b) or a == "The moon"  # what the plain rule said
+        assert not answers_agree(a, b, question)
 
     def test_an_answer_that_belongs_to_another_question_is_counted(self) -> None:
         """Japan -> Paris, Italy -> Tokyo: shifted by one, as a small model does."""
@@ -322,6 +351,33 @@ async def test_a_check_that_disagrees_asks_the_rest_of_its_group_alone() -> None
         "0 of 2 merged answers (json) agreed with split ones, 1 with another question's; "
         "2 questions more of the group asked alone instead"
     ]
+
+
+@on_virtual_time
+async def test_a_check_that_disagrees_anywhere_keeps_the_unchecked_merged_answers_out() -> None:
+    """A call that is one merged group of eight, its last four asked alone beside it;
+    three of the four agree (the endpoint's threshold, 0.75) and one does not, and the
+    merged reply is wrong at two positions not checked as well. The group's other
+    questions are asked alone: a reply wrong at one checked position vouches for no
+    unchecked one (they took the wrong merged answers when three of four sufficed)."""
+
+    def model(body: dict[str, Any]) -> str:
+        listed = _listed(body)
+        if not listed:
+            return _faithful(body)
+        answers = {tag: answer_for(q, 2) for tag, q in listed}
+        for position in (0, 1, 4):  # two unchecked, one sampled
+            answers[listed[position][0]] = f"unrelated text {position}"
+        return _layout(body, answers)
+
+    async with scripted_server(model) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="k")
+        fo = fanout.Fanout(client, model="m", limits=fanout.Limits(rpm=12), memory=False)
+        answers = await fo.ask_many(QUESTIONS[:8], policy=_policy(max_group_size=8))
+        await client.close()
+    assert answers.report.merge_checks[0].startswith("3 of 4 merged answers")
+    assert answers.texts == [answer_for(q, 2) for q in QUESTIONS[:8]]
+    assert all(a.mode == "split" for a in answers[:4]), [a.mode for a in answers]
 
 
 @on_virtual_time

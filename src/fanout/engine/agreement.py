@@ -10,13 +10,20 @@ free-text answers, and errs towards "disagree" where it cannot tell:
 * an empty answer agrees with nothing;
 * two short answers (at most :data:`SHORT_WORDS` content words each) agree when the
   content words of one are all among those of the other ("Paris" and "The capital
-  of France is Paris." agree; "Paris" and "Berlin" do not);
+  of France is Paris." agree; "Paris" and "Berlin" do not). Given the question, its
+  own words are set aside first where either answer says more than them: an answer
+  that only repeats the question ("Japan" to "What is the capital of Japan?", a
+  small model's merged slip) agrees with nothing that says more ("The capital of
+  Japan is Tokyo."); where neither says more ("The sun" and "sun" to "Which is
+  larger, the sun or the moon?"), they are compared whole;
 * longer answers agree when their content words overlap by at least
   :data:`LONG_OVERLAP` (Jaccard): a loose bar, since two right answers of a paragraph
   rarely share their words. Merging is rarely chosen for long answers anyway.
 
 A merged answer that agrees with another question's split answer and not with its own
-is counted as *misattributed*: the merged reply answered the wrong question.
+is counted as *misattributed*: the merged reply answered the wrong question (judged
+without the questions: a doubt counts as a misattribution, which no number of agreeing
+checks outweighs).
 """
 
 from __future__ import annotations
@@ -119,12 +126,19 @@ def content_words(text: str) -> list[str]:
     return words
 
 
-def answers_agree(a: str, b: str) -> bool:
-    """Whether two answers to one question say the same thing (see the module doc)."""
+def answers_agree(a: str, b: str, question: str | None = None) -> bool:
+    """Whether two answers to one question (``question``, if known) say the same thing
+    (see the module doc)."""
     wa, wb = set(content_words(a)), set(content_words(b))
     if not wa or not wb:
         return False
     if len(wa) <= SHORT_WORDS and len(wb) <= SHORT_WORDS:
+        if question is not None:
+            asked = set(content_words(question))
+            if (wa - asked) or (wb - asked):  # one says more than the question's words
+                wa, wb = wa - asked, wb - asked
+                if not wa or not wb:
+                    return False
         return wa <= wb or wb <= wa
     return len(wa & wb) / len(wa | wb) >= LONG_OVERLAP
 
@@ -138,17 +152,23 @@ class CheckResult:
     misattributed: int
 
 
-def compare(split: Sequence[str | None], merged: Sequence[str | None]) -> CheckResult:
-    """Compare a group's merged answers with its split ones, position by position.
+def compare(
+    split: Sequence[str | None],
+    merged: Sequence[str | None],
+    questions: Sequence[str | None] | None = None,
+) -> CheckResult:
+    """Compare a group's merged answers with its split ones, position by position
+    (``questions``: the questions asked, for the judge).
 
     A position whose split answer failed (None) is not compared; a merged answer that
     is missing (None: the reply did not answer it) is compared and disagrees."""
+    asked = list(questions) if questions is not None else [None] * len(split)
     compared = agreed = misattributed = 0
-    for i, (own, mine) in enumerate(zip(split, merged, strict=True)):
+    for i, (own, mine, question) in enumerate(zip(split, merged, asked, strict=True)):
         if own is None:
             continue
         compared += 1
-        if mine is not None and answers_agree(own, mine):
+        if mine is not None and answers_agree(own, mine, question):
             agreed += 1
         elif mine is not None and any(
             other is not None and answers_agree(other, mine)

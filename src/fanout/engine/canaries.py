@@ -161,7 +161,7 @@ async def judge_canary(
     # shares agrees (that question is asked alone, ``deliver_merged``).
     found = reply.with_repeats
     mine = found.get(request.tags[-1])
-    agreed = mine is not None and answers_agree(canary.answer, mine)
+    agreed = mine is not None and answers_agree(canary.answer, mine, q.question.text)
     result = CheckResult(compared=1, agreed=int(agreed), misattributed=0)
     fmt = SCHEMA_FORMAT if request.structured else request.format
     if reply.replied and not filtered:  # a filtered reply tells nothing of merging

@@ -231,7 +231,7 @@ class _Run:
                     stats,
                     self.finish,
                     start,
-                    rider=None if canary is None else canary.answer,
+                    rider=None if canary is None else (canary.job.question.text, canary.answer),
                 )
             else:
                 if send.how == "alone":

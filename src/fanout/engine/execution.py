@@ -18,7 +18,6 @@ import openai
 
 from .. import telemetry as telemetry
 from ..core import clock
-from ..core.config import DEFAULT_MERGE_AGREEMENT
 from ..core.exceptions import (
     BudgetExceededError,
     EmptyAnswerError,
@@ -474,8 +473,8 @@ async def check_merged(
     repeated). Those split answers are the sampled questions' answers, and the merged
     ones are compared with them (``agreement.compare``); what was found is kept in the
     endpoint model (and so in its memory). The rest of the group takes its merged
-    answers if the sample agreed (at least ``merge_agreement`` of it, none with another
-    question's answer), and is asked alone if not. The merged request's usage is
+    answers if every answer of the sample agreed, and is asked alone if not (the
+    endpoint's agreement, kept against ``merge_agreement``, decides later groups). The merged request's usage is
     shared out over the group. ``on_alone``: told each sampled question's answer as it
     comes back, before the merged reply (it is that question's answer either way)."""
     start = clock.now()
@@ -510,14 +509,14 @@ async def check_reply(
     finish: Finish,
     start: float,
     *,
-    rider: str | None = None,
+    rider: tuple[str, str] | None = None,
 ) -> CheckResult:
     """A spot check (sample of one) of a merged reply already back, decided after it
     was sent (a group held while the checks it waited for were out: ``dispatch``):
     its last question is asked alone now, and the group takes its merged answers as
     ``check_merged`` would have (the same comparison, made after the reply instead of
-    beside it). ``rider``: the known answer of a canary that rode the request after the
-    group's questions (not delivered, ``deliver_merged``). Its merged answer is compared
+    beside it). ``rider``: the question and the known answer of a canary that rode the
+    request after the group's questions (not delivered, ``deliver_merged``). Its merged answer is compared
     too, for no request, as a veto only: one that disagrees keeps the group's merged
     answers out whatever the sample found, and is counted as a disagreement; one that
     agrees is not counted (before agreement is established a canary's agreement says
@@ -529,8 +528,9 @@ async def check_reply(
         group[-1].answered_alone = alone[checked.start]
     vetoed = False
     if rider is not None:
+        question, known = rider
         mine = reply.with_repeats.get(reply.request.tags[-1])
-        vetoed = mine is None or not answers_agree(rider, mine)
+        vetoed = mine is None or not answers_agree(known, mine, question)
     return await _judge_check(
         transport,
         group,
@@ -572,6 +572,7 @@ async def _judge_check(
     result = compare(
         [alone[i].text if alone[i].error is None else None for i in checked],
         [found.get(request.tags[i]) for i in checked],
+        [group[i].question.text for i in checked],
     )
     if vetoed:
         result = CheckResult(result.compared + 1, result.agreed, result.misattributed)
@@ -579,14 +580,17 @@ async def _judge_check(
         transport.learner.endpoint.observe_merge_check(
             fmt, result.compared, result.agreed, result.misattributed
         )
-    agreement = opts.policy.merge_agreement
-    threshold = DEFAULT_MERGE_AGREEMENT if agreement is None else agreement
+    # The group's unchecked questions take their merged answers only if every answer
+    # compared agreed: a reply wrong at one checked position may be wrong at an
+    # unchecked one (on SmolLM2, 3 of 4 agreeing let "Egypt" answer "What is the
+    # capital of Egypt?"). ``Policy.merge_agreement`` weighs the endpoint's agreement,
+    # for the groups to come (``spotting``).
     trusted = (
         reply.replied
         and not vetoed
         and result.compared > 0
         and result.misattributed == 0
-        and result.agreed >= threshold * result.compared
+        and result.agreed == result.compared
     )
     rest = checked.start
     stats.merge_checks.append(
