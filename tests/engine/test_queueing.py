@@ -6,15 +6,21 @@ and abandoning it at its deadline only sends it again at the back of the queue."
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import pytest
+from openai import AsyncOpenAI
 
 import fanout
 from fanout.engine.queueing import SAME_TIME_S, QueueClock
 from fanout.sim import answer_for
 
-from .._virtual import on_virtual_time
+from .._virtual import loop_time, on_virtual_time
 from ..conftest import SimFactory
 
 
@@ -210,3 +216,73 @@ async def test_an_attempt_abandoned_at_its_deadline_is_tried_again_with_twice_th
         answers = await fo.ask_many(questions, policy="split")
     assert answers.texts == [answer_for(q, 800) for q in questions]
     assert answers.report.requests == 6
+
+
+@asynccontextmanager
+async def _hung_server() -> AsyncIterator[tuple[str, list[float]]]:
+    """A server on loopback that takes requests and never answers: its base URL, and
+    when each request came (the loop's clock)."""
+    arrivals: list[float] = []
+    done = asyncio.Event()
+    handlers: set[asyncio.Task[None]] = set()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        handlers.add(task)
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            arrivals.append(loop_time())
+            await done.wait()  # never answers; returns when the test is over
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1", arrivals
+    finally:
+        server.close()
+        done.set()
+        await asyncio.gather(*handlers, return_exceptions=True)
+
+
+@on_virtual_time
+async def test_a_hung_endpoint_holds_a_question_a_bounded_few_deadlines() -> None:
+    """An endpoint that never answers: each abandoned attempt doubles the next one's
+    deadline, at most twice, so the six attempts take 61, 122 and then 245 s each
+    (1.2 thousand seconds in all; doubling without a bound took 2.1 thousand, the
+    later attempts held to the client's own 600 s)."""
+    async with _hung_server() as (url, arrivals):
+        client = AsyncOpenAI(base_url=url, api_key="k", timeout=10_000)
+        fo = fanout.Fanout(client, model="m", memory=False)
+        answers = await fo.ask_many(["Question?"], policy="split", on_error="return")
+        await client.close()
+    assert isinstance(answers[0].error, fanout.FanoutError)
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert len(arrivals) == 6
+    assert gaps[1] == pytest.approx(2 * gaps[0], rel=0.05)
+    assert all(gap <= 4.2 * gaps[0] for gap in gaps), gaps
+
+
+@on_virtual_time
+async def test_an_attempt_does_not_run_past_the_question_s_max_elapsed() -> None:
+    """``Retry(max_elapsed=100)`` on an endpoint that never answers: the second attempt
+    (its deadline doubled to 122 s) is cut to the 39 s left, and the question fails
+    at about 100 s (it failed at 183 s). (The retry layer reads the process's clock,
+    which does not move on virtual time: it lets the next attempts go, each cut to
+    the least an attempt is given, 1 s.)"""
+    async with _hung_server() as (url, arrivals):
+        client = AsyncOpenAI(base_url=url, api_key="k", timeout=10_000)
+        fo = fanout.Fanout(client, model="m", memory=False)
+        start = loop_time()
+        answers = await fo.ask_many(
+            ["Question?"], policy="split", retry=fanout.Retry(max_elapsed=100), on_error="return"
+        )
+        failed_at = loop_time() - start
+        await client.close()
+    assert isinstance(answers[0].error, fanout.FanoutError)
+    assert arrivals[1] - arrivals[0] == pytest.approx(61, abs=1)
+    assert arrivals[2] == pytest.approx(100, abs=1), arrivals  # the second cut at 100 s
+    assert failed_at < 110, (failed_at, arrivals)

@@ -120,9 +120,11 @@ class Retry:
     attempt_timeout: float | str | None = "auto"
     """How long one attempt may run before it is abandoned and retried: seconds;
     ``"auto"``: ``attempt_timeout_factor`` times what the endpoint model expects for
-    the request (its prompt, and ``max_tokens`` or four times the answers seen so
-    far), never less than ``min_attempt_timeout``; None: only the client's own
-    timeout (the SDK's default is 600 s)."""
+    the request (its prompt, and ``max_tokens`` or else four times the longer of the
+    answers seen so far and the reply's expected length), never less than
+    ``min_attempt_timeout``, doubled after each abandoned attempt of the request (at
+    most twice); None: only the client's own timeout (the SDK's default is 600 s).
+    Never past ``max_elapsed``."""
     min_attempt_timeout: float = 30.0
     """The floor of the ``"auto"`` deadline: a hosted API's slow first token is no hang."""
     attempt_timeout_factor: float = 4.0

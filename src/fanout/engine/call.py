@@ -134,7 +134,8 @@ class CallStats:
 @dataclass
 class Tally:
     """One request's record: its attempts (those abandoned at their deadline among
-    them), what they cost, their ids, and how long its reply is expected to be (the
+    them, and when the first was sent), what they cost, their ids, and how long its
+    reply is expected to be (the
     answer tokens its questions were told to expect, or were planned with: its attempt
     deadline allows for them; None: the lengths seen on the endpoint)."""
 
@@ -143,6 +144,9 @@ class Tally:
     request_ids: list[str] = field(default_factory=list)
     abandoned: int = 0
     answer_tokens: int | None = None
+    first_sent: float | None = None
+    """When its first attempt was sent (``clock.now()``): ``Retry.max_elapsed`` counts
+    from then."""
 
 
 def check_create_kwargs(create_kwargs: Mapping[str, Any]) -> None:

@@ -516,18 +516,19 @@ async def check_reply(
     its last question is asked alone now, and the group takes its merged answers as
     ``check_merged`` would have (the same comparison, made after the reply instead of
     beside it). ``rider``: the question and the known answer of a canary that rode the
-    request after the group's questions (not delivered, ``deliver_merged``). Its merged answer is compared
-    too, for no request, as a veto only: one that disagrees keeps the group's merged
-    answers out whatever the sample found, and is counted as a disagreement; one that
-    agrees is not counted (before agreement is established a canary's agreement says
-    little of the group's own answers: ``canaries``). Every question of the group is
-    finished."""
+    request after the group's questions (not delivered, ``deliver_merged``). Its merged
+    answer is compared too, for no request, as a veto only: one that disagrees (or is
+    missing from a reply that came) keeps the group's merged answers out whatever the
+    sample found. It is not counted in the endpoint's agreement either way: before
+    agreement is established a canary's agreement says little of the group's own
+    answers (``canaries``), and counting only its disagreements would bias the counts
+    down. Every question of the group is finished."""
     checked = range(len(group) - 1, len(group))
     alone = {checked.start: await ask_one(transport, group[-1], opts, stats)}
     if alone[checked.start].error is None:  # its answer, if the call's timeout comes first
         group[-1].answered_alone = alone[checked.start]
     vetoed = False
-    if rider is not None:
+    if rider is not None and reply.replied and not reply.filtered:
         question, known = rider
         mine = reply.with_repeats.get(reply.request.tags[-1])
         vetoed = mine is None or not answers_agree(known, mine, question)
@@ -566,7 +567,7 @@ async def _judge_check(
 ) -> CheckResult:
     """Compare the ``checked`` questions' answers ``alone`` with the merged ones, keep
     what was found, and deliver the group: its merged answers only if they agreed (and
-    no canary riding it disagreed: ``vetoed``, counted as one more disagreement)."""
+    no canary riding it disagreed: ``vetoed``)."""
     request, found, filtered = reply.request, reply.found, reply.filtered
     fmt = SCHEMA_FORMAT if request.structured else request.format
     result = compare(
@@ -574,8 +575,6 @@ async def _judge_check(
         [found.get(request.tags[i]) for i in checked],
         [group[i].question.text for i in checked],
     )
-    if vetoed:
-        result = CheckResult(result.compared + 1, result.agreed, result.misattributed)
     if reply.replied and not filtered:  # a filtered reply tells nothing of merging
         transport.learner.endpoint.observe_merge_check(
             fmt, result.compared, result.agreed, result.misattributed

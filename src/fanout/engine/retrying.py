@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from ..endpoint.model import EndpointModel
 
 __all__ = [
+    "MOST_DOUBLINGS",
     "PRIOR_ANSWER_CAP",
     "AttemptTimeoutError",
     "EmptyReplyError",
@@ -69,6 +70,10 @@ T = TypeVar("T")
 
 PRIOR_ANSWER_CAP = 1000
 """Tokens an answer may run to, before any was seen."""
+MOST_DOUBLINGS = 2
+"""An ``"auto"`` attempt deadline doubles after each abandoned attempt up to this many
+times (4x): answers twice to four times longer than expected get their time; a hung
+endpoint holds a question at most a few deadlines longer than before."""
 
 
 def attempt_deadline(
@@ -87,7 +92,9 @@ def attempt_deadline(
     slots, as much of their work as the model says delays it; behind the slots it
     learned, the rounds of the others that go first), never under
     ``min_attempt_timeout``, and doubled for each attempt of the request ``abandoned``
-    at its deadline before (the deadline is a guess, and that one was short).
+    at its deadline before (the deadline is a guess, and that one was short), at most
+    :data:`MOST_DOUBLINGS` times (a hung endpoint holds a question for a bounded
+    multiple of the deadline, as a retransmission timeout backs off to its ceiling).
 
     Its reply is costed at its ``max_tokens``, or else at four times the longer of the
     answers seen on the endpoint and the reply's own expected length
@@ -112,7 +119,7 @@ def attempt_deadline(
         expected = rounds * estimate.request_s(prompt_tokens, cap, busy * prompt_tokens, busy * cap)
     else:
         expected = estimate.request_s(prompt_tokens, cap, others * prompt_tokens, others * cap)
-    longer = 2.0**abandoned
+    longer = 2.0 ** min(abandoned, MOST_DOUBLINGS)
     return max(retry.min_attempt_timeout, retry.attempt_timeout_factor * expected) * longer
 
 

@@ -64,6 +64,10 @@ room) arrive with the first token: a call's first wave, which the rest waits on.
 log = logging.getLogger("fanout")
 
 _DEFAULT_COOL_DOWN_S = 1.0
+_LEAST_ATTEMPT_S = 1.0
+"""The shortest deadline ``Retry.max_elapsed`` leaves an attempt (one sent with less
+would be abandoned before its answer could come)."""
+
 # A request with these is not rebuilt from streamed chunks (tool calls, several
 # choices, log probabilities): if it is the first request, it is sent whole.
 _NOT_STREAMED = frozenset({"tools", "functions", "n", "logprobs", "top_logprobs", "audio"})
@@ -170,7 +174,8 @@ class Transport:
         if is_flex(params):  # refusals retried later, or sent standard (engine/flex.py)
             prompt = estimate_messages_tokens(params["messages"], opts.model)
             endpoint = self.learner.endpoint
-            answer = answer_cap(params) or endpoint.answer_tokens or PRIOR_ANSWER_CAP
+            seen = max(endpoint.answer_tokens or 0, tally.answer_tokens or 0)
+            answer = answer_cap(params) or seen or PRIOR_ANSWER_CAP
             expected = endpoint.recent_estimate().request_s(prompt, answer)
             return await send_flex(
                 lambda p: self._send(p, opts, stats, tally, check), params, opts.retry, expected
@@ -213,7 +218,9 @@ class Transport:
                 opts.pricer,
                 params,
                 opts.model,
-                self.learner.endpoint.answer_tokens,
+                # The reply's length: the longer of the answers seen and its own
+                # expected one (every answer of a merged request).
+                max(self.learner.endpoint.answer_tokens or 0, tally.answer_tokens or 0) or None,
                 lambda: tally.usage,
                 lambda: tally.attempts,
                 lambda: self._attempt(params, opts, stats, tally),
@@ -257,8 +264,10 @@ class Transport:
         tally: Tally | None = None,
     ) -> float | None:
         """Seconds one attempt of this request may run (``retrying.attempt_deadline``;
-        ``tally``: the request's, with its expected reply and abandoned attempts)."""
-        return attempt_deadline(
+        ``tally``: the request's, with its expected reply and abandoned attempts), and
+        never past the question's ``Retry.max_elapsed`` counted from its first attempt
+        (an attempt then abandoned is not retried: the retry layer's bound is spent)."""
+        deadline = attempt_deadline(
             retry,
             params,
             prompt_tokens,
@@ -267,6 +276,12 @@ class Transport:
             answer_tokens=None if tally is None else tally.answer_tokens,
             abandoned=0 if tally is None else tally.abandoned,
         )
+        if retry.max_elapsed is None or tally is None:
+            return deadline
+        now = clock.now()
+        first = now if tally.first_sent is None else tally.first_sent
+        left = max(_LEAST_ATTEMPT_S, retry.max_elapsed - (now - first))
+        return left if deadline is None else min(deadline, left)
 
     async def _attempt(
         self, params: dict[str, Any], opts: CallOptions, stats: CallStats, tally: Tally
@@ -293,6 +308,8 @@ class Transport:
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             deadline = self.deadline(params, prompt, opts.retry, self.in_flight - 1, tally)
             sent = clock.now()
+            if tally.first_sent is None:
+                tally.first_sent = sent
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
                     "request sent",
